@@ -1,0 +1,33 @@
+# angr-ram: `make demo` runs the headline example, `make test` the test suite.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test samples bench lint clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+samples:
+	$(MAKE) -C samples
+
+demo: $(STAMP) samples
+	$(VENV)/bin/angr-ram run samples/build/matrix40_O0 --stdin-bytes 2 --model fork
+
+test: $(STAMP) samples
+	$(VENV)/bin/ruff check angr_ram tests
+	$(PY) -m pytest -q tests
+
+bench: $(STAMP) samples
+	$(VENV)/bin/angr-ram bench
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check angr_ram tests
+
+clean:
+	$(MAKE) -C samples clean
+	rm -rf $(VENV) *.egg-info
