@@ -1,0 +1,1 @@
+"""Quantified state merging (planned)."""

@@ -1,0 +1,298 @@
+"""The relocatable address space: memory objects with symbolic bases and their address constraints.
+
+A state plugin (``state.ram``). Each heap allocation creates a :class:`MemoryObject` whose base the
+program sees as a fresh symbol ``ram_base_*``; the hidden concrete address lives only in the
+*address constraints* (``bindings``), which are substituted into expressions before solver queries
+and address resolution and never stored in the path constraints. Relocating an object therefore
+changes one binding and no constraint.
+
+Objects are copy-on-write between forked states: a copy shares every object until one is written.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right, insort
+from dataclasses import dataclass, replace
+
+import claripy
+from angr.errors import SimMergeError
+from angr.state_plugins.plugin import SimStatePlugin
+
+from .object_store import ObjectStore
+from .substitution import BASE_PREFIX, Substitution
+
+HEAP_BASE = 0x1000_0000_0000
+HEAP_LIMIT = 0x1800_0000_0000
+ALIGN = 16
+RED_ZONE = 32
+
+
+@dataclass
+class MemoryObject:
+    """One allocation: symbolic base, size, contents, allocation site and k-context."""
+
+    id: int
+    base: claripy.ast.BV          # what the program sees: a BVS (symbolic bases) or a BVV
+    name: str | None              # variable name of the symbolic base, None for concrete bases
+    size: int
+    site: int                     # address of the allocating call
+    context: tuple[int, ...]      # the last k call sites, innermost first
+    store: ObjectStore
+    addr: int | None              # hidden concrete address while placed; None once embedded
+    freed: bool = False
+    parent: tuple[int, int] | None = None  # (segment object id, offset) once relocated into one
+
+    @property
+    def placed(self) -> bool:
+        """True while the object occupies its own address range."""
+        return self.addr is not None
+
+
+class AddressSpace(SimStatePlugin):
+    """Heap objects, their address constraints, and the relocation primitive."""
+
+    def __init__(self, symbolic_bases: bool = True, context_k: int = 4, regions=(), stats=None):
+        super().__init__()
+        self.symbolic_bases = symbolic_bases
+        self.context_k = context_k
+        self.regions = tuple(regions)      # fixed (non-heap) ranges: (lo, hi, name)
+        self.stats = stats
+        self.objects: dict[int, MemoryObject] = {}
+        self._starts: list[int] = []       # sorted hidden addresses of placed objects
+        self._ids: dict[int, int] = {}     # hidden address -> object id
+        self.bindings: dict[str, tuple[int | None, int]] = {}  # name -> (segment id|None, offset|address)
+        self.next_addr = HEAP_BASE
+        self.next_id = 1
+        self._owned: set[int] = set()
+        self._memo: dict = {}              # substitution memo shared until a relocation
+        self._subst: Substitution | None = None
+        self.error = None                  # MemoryErrorInfo once this state is an error path
+        self.in_step = False               # set by the technique while it steps this state
+
+    # ------------------------------------------------------------------ plugin protocol
+    @SimStatePlugin.memo
+    def copy(self, memo):  # pylint: disable=unused-argument
+        o = AddressSpace.__new__(AddressSpace)
+        SimStatePlugin.__init__(o)
+        o.symbolic_bases, o.context_k, o.regions, o.stats = (
+            self.symbolic_bases, self.context_k, self.regions, self.stats)
+        o.objects = dict(self.objects)
+        o._starts = self._starts           # shared; replaced (not mutated) on change
+        o._ids = self._ids
+        o.bindings = self.bindings         # shared; replaced (not mutated) on change
+        o.next_addr, o.next_id = self.next_addr, self.next_id
+        o._owned = set()
+        self._owned = set()                # both sides must copy before writing
+        o._memo, o._subst = self._memo, self._subst
+        o.error = self.error
+        o.in_step = False
+        return o
+
+    def merge(self, others, merge_conditions, common_ancestor=None):  # pylint: disable=unused-argument
+        if all(o.objects == self.objects and o.bindings == self.bindings for o in others):
+            return False
+        raise SimMergeError("angr-ram: states with different heap objects cannot be merged by angr's merge")
+
+    def widen(self, others):  # pylint: disable=unused-argument
+        return False
+
+    # ------------------------------------------------------------------ substitution
+    def substitution(self) -> Substitution:
+        """The current address constraints as a memoized substitution."""
+        s = self._subst
+        if s is None:
+            s = Substitution({n: self.concrete_of(n) for n in self.bindings})
+            s.memo = self._memo
+            self._subst = s
+        return s
+
+    def substitute(self, e):
+        """``e`` with all address constraints substituted (for queries and resolution)."""
+        if not self.bindings or isinstance(e, (int, bool)):
+            return e
+        return self.substitution()(e)
+
+    def concrete_of(self, name: str) -> int:
+        """Hidden concrete address bound to the base variable ``name`` (follows segment chains)."""
+        seg, off = self.bindings[name]
+        while seg is not None:
+            o = self.objects[seg]
+            if o.name is None:
+                return o.addr + off
+            seg, off2 = self.bindings[o.name]
+            off += off2
+        return off
+
+    def _rebind(self, changes: dict[str, tuple[int | None, int]], relocation: bool) -> None:
+        b = dict(self.bindings)
+        b.update(changes)
+        self.bindings = b
+        self._subst = None
+        if relocation:
+            self._memo = {}
+
+    # ------------------------------------------------------------------ objects
+    def writable(self, obj_id: int) -> MemoryObject:
+        """The object ``obj_id`` owned by this state (copied on first write after a fork)."""
+        o = self.objects[obj_id]
+        if obj_id not in self._owned:
+            o = replace(o, store=o.store.copy())
+            self.objects[obj_id] = o
+            self._owned.add(obj_id)
+        return o
+
+    def _place(self, obj: MemoryObject, addr: int) -> None:
+        starts = list(self._starts)
+        insort(starts, addr)
+        ids = dict(self._ids)
+        ids[addr] = obj.id
+        self._starts, self._ids = starts, ids
+        obj.addr = addr
+
+    def _unplace(self, obj: MemoryObject) -> None:
+        starts = list(self._starts)
+        starts.remove(obj.addr)
+        ids = dict(self._ids)
+        del ids[obj.addr]
+        self._starts, self._ids = starts, ids
+        obj.addr = None
+
+    def _reserve(self, size: int) -> int:
+        addr = self.next_addr
+        span = max(size, 1)
+        self.next_addr = addr + ((span + RED_ZONE + ALIGN - 1) // ALIGN) * ALIGN
+        if self.next_addr > HEAP_LIMIT:
+            raise MemoryError("angr-ram: hidden heap address range exhausted")
+        return addr
+
+    def allocate(self, size: int, site: int = 0, context: tuple[int, ...] = (), uninit=None) -> MemoryObject:
+        """Create an object of ``size`` bytes; ``uninit`` is its default-contents symbol (None: zeros)."""
+        oid = self.next_id
+        self.next_id += 1
+        addr = self._reserve(size)
+        if self.symbolic_bases:
+            base = claripy.BVS(f"{BASE_PREFIX}{oid}", 64)
+            name = next(iter(base.variables))
+        else:
+            base, name = claripy.BVV(addr, 64), None
+        obj = MemoryObject(oid, base, name, size, site, tuple(context[: self.context_k]),
+                           ObjectStore(size, uninit), None)
+        self._place(obj, addr)
+        self.objects[oid] = obj
+        self._owned.add(oid)
+        if name is not None:
+            self._rebind({name: (None, addr)}, relocation=False)
+        if self.stats is not None:
+            self.stats.objects += 1
+        return obj
+
+    def free(self, obj_id: int) -> None:
+        """Mark an object freed; its range stays reserved so later accesses are caught."""
+        self.writable(obj_id).freed = True
+
+    def find(self, addr: int) -> tuple[MemoryObject, int] | None:
+        """The placed object whose range ``[addr, addr+size)`` contains ``addr``, and the offset."""
+        i = bisect_right(self._starts, addr) - 1
+        if i < 0:
+            return None
+        start = self._starts[i]
+        o = self.objects[self._ids[start]]
+        if addr < start + max(o.size, 1):
+            return o, addr - start
+        return None
+
+    def placed_objects(self) -> list[MemoryObject]:
+        """Objects that currently occupy their own address range, by hidden address."""
+        return [self.objects[self._ids[a]] for a in self._starts]
+
+    def in_heap_range(self, addr: int) -> bool:
+        """True if ``addr`` lies in the hidden heap range (so it is an object, a red zone or a gap)."""
+        return HEAP_BASE <= addr < self.next_addr
+
+    def object_of_base(self, ptr) -> MemoryObject | None:
+        """The object whose base address ``ptr`` (an expression) is, or None."""
+        c = self.substitute(ptr)
+        if c.symbolic:
+            return None
+        hit = self.find(c.concrete_value)
+        return hit[0] if hit is not None and hit[1] == 0 else None
+
+    # ------------------------------------------------------------------ relocation
+    def relocate(self, obj_id: int, new_addr: int | None = None) -> int:
+        """Move a placed object to a fresh hidden address (or ``new_addr``), keeping its contents.
+
+        The object's base symbol is re-bound; no path constraint is rewritten. Returns the new
+        hidden address. Raises ValueError if ``new_addr`` overlaps another object.
+        """
+        obj = self.writable(obj_id)
+        if obj.addr is None:
+            raise ValueError(f"object {obj_id} is embedded in a segment and cannot be moved on its own")
+        if obj.name is None:
+            raise ValueError("objects with concrete bases (symbolic_bases=False) cannot be relocated")
+        if new_addr is None:
+            new_addr = self._reserve(obj.size)
+        else:
+            self._check_free_range(new_addr, obj.size, ignore=obj_id)
+        self._unplace(obj)
+        self._place(obj, new_addr)
+        self._rebind({obj.name: (None, new_addr)}, relocation=True)
+        if self.stats is not None:
+            self.stats.relocations += 1
+        return new_addr
+
+    def relocate_into(self, obj_id: int, segment_id: int, offset: int) -> None:
+        """Relocate an object into another object (a segment) at ``offset``, copying its contents.
+
+        Afterwards the object's base is bound to ``segment base + offset`` and every access through
+        it reaches the segment's store.
+        """
+        obj = self.writable(obj_id)
+        seg = self.writable(segment_id)
+        if obj.name is None or seg.name is None:
+            raise ValueError("only objects with symbolic bases can be relocated into a segment")
+        if not 0 <= offset or offset + obj.size > seg.size:
+            raise ValueError(f"object of size {obj.size} does not fit segment of size {seg.size} at {offset}")
+        if obj.addr is None:
+            raise ValueError(f"object {obj_id} is already embedded")
+        seg.store.embed(obj.store, offset)
+        self._unplace(obj)
+        obj.parent = (segment_id, offset)
+        self._rebind({obj.name: (segment_id, offset)}, relocation=True)
+        if self.stats is not None:
+            self.stats.relocations += 1
+
+    def _check_free_range(self, addr: int, size: int, ignore: int | None = None) -> None:
+        for o in self.placed_objects():
+            if o.id == ignore:
+                continue
+            if addr < o.addr + o.size + RED_ZONE and o.addr < addr + size + RED_ZONE:
+                raise ValueError(f"range {addr:#x}+{size} overlaps object {o.id} at {o.addr:#x}")
+        if addr + size + RED_ZONE > self.next_addr:
+            self.next_addr = ((addr + size + RED_ZONE + ALIGN - 1) // ALIGN) * ALIGN
+
+    def region_of(self, addr: int):
+        """The fixed (non-heap) region containing ``addr``, or None."""
+        for r in self.regions:
+            if r[0] <= addr < r[1]:
+                return r
+        return None
+
+
+AddressSpace.register_default("ram")
+
+
+def gap_around(space: AddressSpace, v: int) -> tuple[int, int]:
+    """The maximal range around ``v`` that holds no placed object and no fixed region."""
+    lo, hi = 0, (1 << 64) - 1
+    i = bisect_right(space._starts, v) - 1
+    if i >= 0:
+        o = space.objects[space._ids[space._starts[i]]]
+        lo = max(lo, o.addr + max(o.size, 1))
+    if i + 1 < len(space._starts):
+        hi = min(hi, space._starts[i + 1] - 1)
+    for r_lo, r_hi, _ in space.regions:
+        if r_hi <= v:
+            lo = max(lo, r_hi)
+        elif r_lo > v:
+            hi = min(hi, r_lo - 1)
+    return lo, hi

@@ -1,0 +1,162 @@
+"""malloc / calloc / realloc / free SimProcedures that allocate relocatable memory objects.
+
+Each allocation creates a :class:`~angr_ram.plugins.address_space.MemoryObject` and returns its
+base as the program-visible pointer. Sizes must be concrete on the path: a symbolic size with a few
+feasible values forks the state once per value; more values, or a size above ``MAX_ALLOCATION``,
+end the path as an error path with a clear reason. ``free`` and ``realloc`` resolve their pointer
+completely (every object whose base it may equal, NULL, and "not a heap object").
+"""
+
+from __future__ import annotations
+
+import angr
+import claripy
+
+from ..errors import ForkRequest, MemoryFault, Target
+from ..strategies.fork import forking_enabled
+
+MAX_ALLOCATION = 1 << 30
+MAX_SIZE_VALUES = 16
+
+
+def _context(state, k: int) -> tuple[int, ...]:
+    """Call sites of the innermost ``k`` frames (the allocating call first)."""
+    out = []
+    for frame in state.callstack:
+        if len(out) >= k:
+            break
+        out.append(frame.call_site_addr or 0)
+    return tuple(out)
+
+
+def concrete_size(state, size, what: str) -> int:
+    """The single value of an allocation size, forking on a few values, faulting otherwise."""
+    s = state.ram.substitute(size)
+    if not s.symbolic:
+        v = s.concrete_value
+    else:
+        vals = state.solver.eval_upto(size, MAX_SIZE_VALUES + 1)
+        if len(vals) == 1:
+            v = vals[0]
+        elif len(vals) <= MAX_SIZE_VALUES and forking_enabled():
+            raise ForkRequest([Target(size == x, "value") for x in sorted(vals)], f"{what} size")
+        else:
+            raise MemoryFault("symbolic-allocation-size",
+                              f"{what} called with a symbolic size that has more than {MAX_SIZE_VALUES} values"
+                              if len(vals) > MAX_SIZE_VALUES else f"{what} called with a symbolic size")
+    if v > MAX_ALLOCATION:
+        raise MemoryFault("allocation-too-large", f"{what} of {v} bytes exceeds the limit of {MAX_ALLOCATION}")
+    return v
+
+
+def resolve_heap_pointer(state, ptr, what: str):
+    """The object whose base ``ptr`` equals on this path; None for NULL. Forks or faults otherwise."""
+    space = state.ram
+    p = space.substitute(ptr)
+    if not p.symbolic:
+        v = p.concrete_value
+        if v == 0:
+            return None
+        hit = space.find(v)
+        if hit is None or hit[1] != 0:
+            raise MemoryFault("invalid-free", f"{what} of {v:#x}, which is not the start of a heap object", v)
+        obj = hit[0]
+        if obj.freed:
+            raise MemoryFault("double-free" if what == "free" else "use-after-free",
+                              f"{what} of object #{obj.id} (allocated at {obj.site:#x}) which was already freed", v)
+        return obj
+    targets: list[Target] = []
+    excl = []
+    while True:
+        vals = state.solver.eval_upto(p, 1, extra_constraints=excl)
+        if not vals:
+            break
+        v = vals[0]
+        hit = space.find(v)
+        if v == 0:
+            targets.append(Target(ptr == 0, "value"))
+        elif hit is not None and hit[1] == 0:
+            obj = hit[0]
+            if obj.freed:
+                targets.append(Target(p == v, "error", "double-free", f"{what} of an already freed object"))
+            else:
+                targets.append(Target(ptr == obj.base, "object", obj_id=obj.id))
+        else:
+            targets.append(Target(p == v, "error", "invalid-free", f"{what} of {v:#x}, not a heap object start"))
+        excl.append(p != v)
+        if len(targets) > 4096:
+            raise MemoryFault("invalid-free", f"{what} of a pointer with too many possible values")
+    if not targets:
+        raise angr.errors.SimUnsatError("no feasible pointer value")
+    if forking_enabled():
+        raise ForkRequest(targets, what)
+    raise MemoryFault("ambiguous-free", f"{what} of a pointer that may be one of {len(targets)} objects")
+
+
+class RamMalloc(angr.SimProcedure):
+    """malloc(size): a fresh object with uninitialized (unconstrained) contents."""
+
+    def run(self, sim_size):  # pylint: disable=arguments-differ
+        n = concrete_size(self.state, sim_size, "malloc")
+        return allocate(self.state, n, zero=False).base
+
+
+class RamCalloc(angr.SimProcedure):
+    """calloc(nmemb, size): a fresh zero-filled object."""
+
+    def run(self, sim_nmemb, sim_size):  # pylint: disable=arguments-differ
+        n = concrete_size(self.state, sim_nmemb.zero_extend(64 - sim_nmemb.length) *
+                          sim_size.zero_extend(64 - sim_size.length)
+                          if sim_nmemb.length < 64 else sim_nmemb * sim_size, "calloc")
+        return allocate(self.state, n, zero=True).base
+
+
+class RamFree(angr.SimProcedure):
+    """free(ptr): marks the object freed; invalid and double frees become error paths."""
+
+    def run(self, ptr):  # pylint: disable=arguments-differ
+        obj = resolve_heap_pointer(self.state, ptr, "free")
+        if obj is not None:
+            self.state.ram.free(obj.id)
+
+
+class RamRealloc(angr.SimProcedure):
+    """realloc(ptr, size): a new object holding the old contents; the old one is freed."""
+
+    def run(self, ptr, sim_size):  # pylint: disable=arguments-differ
+        n = concrete_size(self.state, sim_size, "realloc")
+        old = resolve_heap_pointer(self.state, ptr, "realloc")
+        if old is None:
+            return allocate(self.state, n, zero=False).base
+        space = self.state.ram
+        new = allocate(self.state, n, zero=False)
+        new = space.writable(new.id)
+        new.store = old.store.resized(n, new.store.fills[0].symbol if new.store.fills else None)
+        space.free(old.id)
+        return new.base
+
+
+def allocate(state, n: int, zero: bool):
+    """Create an object of ``n`` bytes for the current call site."""
+    space = state.ram
+    uninit = None
+    if not zero and angr.options.ZERO_FILL_UNCONSTRAINED_MEMORY not in state.options:
+        uninit = claripy.BVS(f"ram_uninit_{space.next_id}", max(n, 1) * 8)
+    ctx = _context(state, space.context_k)
+    site = ctx[0] if ctx else state.addr
+    return space.allocate(n, site=site, context=ctx, uninit=uninit)
+
+
+class RamLibcStartMain(angr.SIM_PROCEDURES["glibc"]["__libc_start_main"]):
+    """__libc_start_main whose exit code is main's return value (stock angr always exits 0)."""
+
+    def after_main(self, main, argc, argv, init, fini, exit_addr=0):  # pylint: disable=arguments-differ
+        self.exit(self.state.regs.eax.zero_extend(32))
+
+
+HEAP_PROCEDURES = {
+    "malloc": RamMalloc,
+    "calloc": RamCalloc,
+    "free": RamFree,
+    "realloc": RamRealloc,
+}

@@ -1,0 +1,282 @@
+"""The memory plugin: angr's default memory with a relocatable-addressing layer on top.
+
+:class:`RelocatableMixin` sits directly above angr's ``AddressConcretizationMixin`` (sizes are ints,
+names resolved, inspect/actions already recorded with the symbolic address). For every access it
+
+1. substitutes the address constraints into the address;
+2. concrete result inside the hidden heap range -> the object's store, no solver call;
+   concrete elsewhere -> angr's own memory below, with an int address (stack, globals);
+3. symbolic result -> complete resolution (:mod:`angr_ram.strategies.resolution`); one in-bounds
+   target -> an exact symbolic-offset access (never concretized); several targets or a possible
+   fault -> :class:`~angr_ram.errors.ForkRequest` (forking model), or an if-then-else outside a step.
+
+Symbolic addresses into fixed regions (stack, globals) become an if-then-else over every feasible
+address of the region (range from the solver, stride from the address's alignment), up to
+``region_limit`` candidates; beyond that the path ends as an error path
+``symbolic-range-too-large`` instead of being silently concretized.
+"""
+
+from __future__ import annotations
+
+import claripy
+from angr.storage.memory_mixins import (
+    ActionsMixinHigh,
+    ActionsMixinLow,
+    AddressConcretizationMixin,
+    ClemoryBackerMixin,
+    ConcreteBackerMixin,
+    ConditionalMixin,
+    ConvenientMappingsMixin,
+    DataNormalizationMixin,
+    DefaultFillerMixin,
+    DictBackerMixin,
+    DirtyAddrsMixin,
+    HexDumperMixin,
+    InspectMixinHigh,
+    NameResolutionMixin,
+    PagedMemoryMixin,
+    PrivilegedPagingMixin,
+    SimplificationMixin,
+    SizeConcretizationMixin,
+    SizeNormalizationMixin,
+    SmartFindMixin,
+    StackAllocationMixin,
+    SymbolicMergerMixin,
+    UltraPagesMixin,
+    UnderconstrainedMixin,
+    UnwrapperMixin,
+)
+from angr.storage.memory_mixins.memory_mixin import MemoryMixin
+
+from ..errors import ForkRequest, MemoryFault, Target
+from ..strategies.fork import forking_enabled
+from ..strategies.resolution import NULL_PAGE, Hit, classify, in_interval, resolve
+from .address_space import MemoryObject
+from .object_store import known_alignment
+
+REGION_LIMIT = 4096
+
+
+def object_offset(addr, base):
+    """``addr - base`` in the program's (unsubstituted) terms, dropping ``base`` when it is a summand."""
+    if addr.op == "__add__":
+        args = list(addr.args)
+        for i, x in enumerate(args):
+            if x is base:
+                del args[i]
+                out = args[0]
+                for r in args[1:]:
+                    out = out + r
+                return out
+    return addr - base
+
+
+def object_constraint(addr, obj: MemoryObject, size: int):
+    """Relocation-safe constraint: an access of ``size`` bytes at ``addr`` lies inside ``obj``."""
+    if obj.size == size:
+        return addr == obj.base
+    return claripy.And(claripy.UGE(addr, obj.base), claripy.ULE(addr, obj.base + (obj.size - size)))
+
+
+class RelocatableMixin(MemoryMixin):
+    """Memory layer that implements the relocatable addressing model for heap objects."""
+
+    # ------------------------------------------------------------------ entry points
+    def load(self, addr, size=None, *, endness=None, condition=None, fallback=None, **kwargs):
+        if isinstance(addr, int):
+            if self.category != "mem" or (addr >= NULL_PAGE and not self.state.ram.in_heap_range(addr)):
+                return super().load(addr, size, endness=endness, condition=condition, fallback=fallback, **kwargs)
+            addr = claripy.BVV(addr, self.state.arch.bits)
+        elif self.category != "mem":
+            return super().load(addr, size, endness=endness, condition=condition, fallback=fallback, **kwargs)
+        endness = endness or self.endness
+        space = self.state.ram
+        a = space.substitute(addr)
+        if not a.symbolic:
+            c = a.concrete_value
+            if c >= NULL_PAGE and not space.in_heap_range(c):
+                return super().load(c, size, endness=endness, condition=condition, fallback=fallback, **kwargs)
+            h = classify(space, c, size)
+            self._fault_if_error(h, c, size, "read")
+            v = self._convert_out(h.obj.store.read(c - h.obj.addr, size), endness)
+        else:
+            hits = resolve(self.state, a, size)
+            v = self._load_symbolic(addr, a, size, hits, endness, condition, fallback, kwargs)
+        if condition is not None and fallback is not None:
+            v = claripy.If(condition, v, fallback)
+        return v
+
+    def store(self, addr, data, size=None, *, endness=None, condition=None, **kwargs):
+        if isinstance(addr, int):
+            if self.category != "mem" or (addr >= NULL_PAGE and not self.state.ram.in_heap_range(addr)):
+                return super().store(addr, data, size, endness=endness, condition=condition, **kwargs)
+            addr = claripy.BVV(addr, self.state.arch.bits)
+        elif self.category != "mem":
+            return super().store(addr, data, size, endness=endness, condition=condition, **kwargs)
+        endness = endness or self.endness
+        space = self.state.ram
+        a = space.substitute(addr)
+        if not a.symbolic:
+            c = a.concrete_value
+            if c >= NULL_PAGE and not space.in_heap_range(c):
+                return super().store(c, data, size, endness=endness, condition=condition, **kwargs)
+            h = classify(space, c, size)
+            self._fault_if_error(h, c, size, "write")
+            obj = space.writable(h.obj.id)
+            off = c - obj.addr
+            value = self._convert_in(data, endness)
+            if condition is not None:
+                value = claripy.If(condition, value, obj.store.read(off, size))
+            obj.store.write(off, value, size)
+            return None
+        hits = resolve(self.state, a, size)
+        self._store_symbolic(addr, a, data, size, hits, endness, condition, kwargs)
+        return None
+
+    # ------------------------------------------------------------------ helpers
+    @staticmethod
+    def _convert_out(v, endness):
+        return v.reversed if endness == "Iend_LE" and v.length > 8 else v
+
+    @staticmethod
+    def _convert_in(v, endness):
+        return v.reversed if endness == "Iend_LE" and v.length > 8 else v
+
+    def _fault_if_error(self, h: Hit, c: int, size: int, what: str) -> None:
+        if h.kind == "object":
+            return
+        if h.kind == "region":  # a concrete heap-range address never lands in a region
+            return
+        raise MemoryFault(h.error, f"{what} of {size} bytes at {c:#x} hits {h.describe()}", c)
+
+    def _targets(self, addr, a, size, hits: list[Hit]) -> list[Target]:
+        out = []
+        for h in hits:
+            if h.kind == "object":
+                out.append(Target(object_constraint(addr, h.obj, size), "object", obj_id=h.obj.id))
+            elif h.kind == "region":
+                out.append(Target(in_interval(addr, h.lo, h.hi), "region"))
+            else:
+                out.append(Target(in_interval(a, h.lo, h.hi), "error", h.error,
+                                  f"access of {size} bytes may hit {h.describe()}"))
+        return out
+
+    def _split(self, addr, a, size, hits, what):
+        """Decide single target vs fork; returns the list of non-error hits to serve here."""
+        if not hits:
+            from angr.errors import SimUnsatError
+            raise SimUnsatError("angr-ram: no feasible address for a memory access on an unsat path")
+        if len(hits) == 1 and hits[0].kind != "error":
+            return hits
+        if len(hits) == 1:
+            h = hits[0]
+            raise MemoryFault(h.error, f"{what} of {size} bytes hits {h.describe()}")
+        targets = self._targets(addr, a, size, hits)
+        if forking_enabled():
+            raise ForkRequest(targets, what)
+        # outside a step: keep every in-bounds target in one if-then-else, drop the faulting part
+        good = [(h, t) for h, t in zip(hits, targets, strict=True) if h.kind != "error"]
+        if not good:
+            raise MemoryFault(hits[0].error, f"{what} of {size} bytes hits {hits[0].describe()}")
+        if len(good) < len(hits):
+            self.state.add_constraints(claripy.Or(*[t.constraint for _, t in good]))
+        return [h for h, _ in good]
+
+    def _load_symbolic(self, addr, a, size, hits, endness, condition, fallback, kwargs):
+        served = self._split(addr, a, size, hits, "read")
+        values = []
+        for h in served:
+            if h.kind == "object":
+                off = object_offset(addr, h.obj.base)
+                align = known_alignment(a - h.obj.addr, 8)
+                v = self._convert_out(h.obj.store.read(off, size, align), endness)
+                cond = object_constraint(addr, h.obj, size)
+            else:
+                v = self._region_load(addr, a, size, h, endness, kwargs)
+                cond = in_interval(addr, h.lo, h.hi)
+            values.append((cond, v))
+        out = values[-1][1]
+        for cond, v in reversed(values[:-1]):
+            out = claripy.If(cond, v, out)
+        return out
+
+    def _store_symbolic(self, addr, a, data, size, hits, endness, condition, kwargs):
+        served = self._split(addr, a, size, hits, "write")
+        many = len(served) > 1
+        for h in served:
+            if h.kind == "object":
+                obj = self.state.ram.writable(h.obj.id)
+                off = object_offset(addr, obj.base)
+                align = known_alignment(a - obj.addr, 8)
+                value = self._convert_in(data, endness)
+                guard = object_constraint(addr, obj, size) if many else None
+                if condition is not None:
+                    guard = condition if guard is None else claripy.And(guard, condition)
+                if guard is not None:
+                    value = claripy.If(guard, value, obj.store.read(off, size, align))
+                obj.store.write(off, value, size, align)
+            else:
+                guard = in_interval(addr, h.lo, h.hi) if many else None
+                if condition is not None:
+                    guard = condition if guard is None else claripy.And(guard, condition)
+                self._region_store(addr, a, data, size, h, endness, guard, kwargs)
+
+    def _region_candidates(self, a, size, h: Hit) -> list[int]:
+        solver = self.state.solver
+        within = [in_interval(a, h.lo, h.hi)]
+        lo = solver.min(a, extra_constraints=within)
+        hi = solver.max(a, extra_constraints=within)
+        stride = min(known_alignment(a, 8), 8)
+        count = (hi - lo) // stride + 1
+        if count > REGION_LIMIT:
+            raise MemoryFault("symbolic-range-too-large",
+                              f"symbolic address spans {count} candidates in {h.describe()} (limit {REGION_LIMIT})")
+        return list(range(lo, hi + 1, stride))
+
+    def _region_load(self, addr, a, size, h, endness, kwargs):
+        cands = self._region_candidates(a, size, h)
+        sup = super()
+        out = sup.load(cands[-1], size, endness=endness, **kwargs)
+        for c in reversed(cands[:-1]):
+            out = claripy.If(addr == c, sup.load(c, size, endness=endness, **kwargs), out)
+        return out
+
+    def _region_store(self, addr, a, data, size, h, endness, guard, kwargs):
+        cands = self._region_candidates(a, size, h)
+        sup = super()
+        for c in cands:
+            cond = addr == c if len(cands) > 1 else None
+            if guard is not None:
+                cond = guard if cond is None else claripy.And(cond, guard)
+            sup.store(c, data, size, endness=endness, condition=cond, **kwargs)
+
+
+class RamMemory(
+    HexDumperMixin,
+    SmartFindMixin,
+    UnwrapperMixin,
+    NameResolutionMixin,
+    DataNormalizationMixin,
+    SimplificationMixin,
+    InspectMixinHigh,
+    ActionsMixinHigh,
+    UnderconstrainedMixin,
+    SizeConcretizationMixin,
+    SizeNormalizationMixin,
+    RelocatableMixin,
+    AddressConcretizationMixin,
+    ActionsMixinLow,
+    ConditionalMixin,
+    ConvenientMappingsMixin,
+    DirtyAddrsMixin,
+    StackAllocationMixin,
+    ConcreteBackerMixin,
+    ClemoryBackerMixin,
+    DictBackerMixin,
+    PrivilegedPagingMixin,
+    UltraPagesMixin,
+    DefaultFillerMixin,
+    SymbolicMergerMixin,
+    PagedMemoryMixin,
+):
+    """angr's DefaultMemory with :class:`RelocatableMixin` above address concretization."""

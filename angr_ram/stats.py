@@ -1,0 +1,24 @@
+"""Run-wide counters shared by every state of one exploration."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass
+class RunStats:
+    """Counters updated by the memory layer, the solver layer and the technique."""
+
+    forks: int = 0
+    fork_states: int = 0
+    objects: int = 0
+    relocations: int = 0
+    solver_queries: int = 0
+    solver_seconds: float = 0.0
+    resolutions: int = 0
+    resolution_queries: int = 0
+    multiple_resolutions: int = 0
+
+    def as_dict(self) -> dict:
+        """The counters as a plain dict."""
+        return asdict(self)

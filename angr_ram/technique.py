@@ -1,0 +1,149 @@
+"""RelocatableMemory: the exploration technique that switches a simulation manager to angr-ram.
+
+``simgr.use_technique(RelocatableMemory(...))`` hooks the heap functions and ``__libc_start_main``
+on the project, gives every state the relocatable memory, address space and substituting solver,
+and performs the forks that the memory layer requests: a state whose access may reach n targets
+is replaced by n copies of its pre-step state, each constrained to one target, which re-execute
+the block. Targets that fault become error paths in the ``memory_errors`` stash with a reason and
+a reproducing stdin; exploration of the other targets continues.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import angr
+
+from .errors import AngrRamError, ForkRequest, MemoryErrorInfo, MemoryFault
+from .plugins.address_space import AddressSpace
+from .plugins.heap import HEAP_PROCEDURES, RamLibcStartMain
+from .plugins.memory import RamMemory
+from .plugins.solver import RamSolver
+from .stats import RunStats
+from .strategies.fork import forking
+
+log = logging.getLogger(__name__)
+
+MODELS = ("fork",)
+ERROR_STASH = "memory_errors"
+
+
+def fixed_regions(project, state) -> list[tuple[int, int, str]]:
+    """Address ranges that are not heap objects: loaded objects, the stack, angr's own heap."""
+    regions = []
+    for obj in project.loader.all_objects:
+        if obj.max_addr > obj.min_addr:
+            regions.append((obj.min_addr, obj.max_addr + 1, obj.binary_basename or repr(obj)))
+    mem = state.memory
+    stack_end = getattr(mem, "_stack_end", None) or state.arch.initial_sp
+    stack_size = getattr(mem, "_stack_size", None) or 8 * 1024 * 1024
+    regions.append((stack_end - max(stack_size, 0x800000) * 4, stack_end + 0x10000, "stack"))
+    heap_base = angr.state_plugins.heap.heap_base.DEFAULT_HEAP_LOCATION
+    regions.append((heap_base, heap_base + angr.state_plugins.heap.heap_base.DEFAULT_HEAP_SIZE, "angr-heap"))
+    regions.sort()
+    merged: list[list] = []
+    for lo, hi, name in regions:
+        if merged and lo <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], hi)
+            merged[-1][2] += "+" + name
+        else:
+            merged.append([lo, hi, name])
+    return [tuple(r) for r in merged]
+
+
+class RelocatableMemory(angr.ExplorationTechnique):
+    """Relocatable addressing model with complete symbolic-pointer resolution.
+
+    :param model: how multiple resolutions are handled; ``"fork"`` (one state per target).
+    :param symbolic_bases: give heap objects symbolic base addresses (False: concrete bases with the
+        same forking model, the baseline for measuring the model's overhead).
+    :param context_k: how many call sites an object's allocation context keeps.
+    """
+
+    def __init__(self, model: str = "fork", symbolic_bases: bool = True, context_k: int = 4):
+        super().__init__()
+        if model not in MODELS:
+            raise AngrRamError(f"unknown model {model!r}; supported: {', '.join(MODELS)}")
+        if not isinstance(context_k, int) or context_k < 0:
+            raise AngrRamError(f"context_k must be a non-negative integer, not {context_k!r}")
+        self.model = model
+        self.symbolic_bases = bool(symbolic_bases)
+        self.context_k = context_k
+        self.stats = RunStats()
+        self._regions = None
+
+    # ------------------------------------------------------------------ installation
+    def setup(self, simgr):
+        project = simgr._project
+        if project.arch.name != "AMD64":
+            raise AngrRamError(f"angr-ram supports x86-64 binaries only, not {project.arch.name}")
+        install_hooks(project)
+        for stash in list(simgr.stashes):
+            for state in simgr.stashes[stash]:
+                self.prepare_state(state)
+
+    def prepare_state(self, state) -> None:
+        """Give ``state`` angr-ram's memory, address space and solver (idempotent)."""
+        if isinstance(state.memory, RamMemory):
+            return
+        if self._regions is None:
+            self._regions = fixed_regions(state.project, state)
+        state.memory.__class__ = RamMemory
+        state.register_plugin("ram", AddressSpace(self.symbolic_bases, self.context_k, self._regions, self.stats))
+        RamSolver.install(state)
+
+    # ------------------------------------------------------------------ stepping
+    def step_state(self, simgr, state, **kwargs):
+        self.prepare_state(state)
+        try:
+            with forking():
+                return simgr.step_state(state, **kwargs)
+        except ForkRequest as fr:
+            return self._fork(state, fr)
+        except MemoryFault as mf:
+            err = state.copy()
+            self._mark_error(err, mf.kind, mf.message)
+            return {ERROR_STASH: [err]}
+
+    def _fork(self, state, fr: ForkRequest) -> dict:
+        self.stats.forks += 1
+        cont, errors = [], []
+        for t in fr.targets:
+            s = state.copy()
+            s.add_constraints(t.constraint)
+            if t.kind == "error":
+                self._mark_error(s, t.error, t.message)
+                errors.append(s)
+            else:
+                cont.append(s)
+        self.stats.fork_states += len(cont)
+        out = {None: cont}
+        if errors:
+            out[ERROR_STASH] = errors
+        return out
+
+    @staticmethod
+    def _mark_error(state, kind: str, message: str) -> None:
+        try:
+            stdin = state.posix.dumps(0)
+        except Exception:  # noqa: BLE001 - an unsat error path still gets reported, without input
+            stdin = None
+        state.ram.error = MemoryErrorInfo(kind, message, state.addr, stdin)
+
+
+def install_hooks(project) -> None:
+    """Hook the heap functions and ``__libc_start_main`` of ``project`` with angr-ram's procedures."""
+    for name, cls in HEAP_PROCEDURES.items():
+        if project.loader.find_symbol(name) is not None:
+            project.hook_symbol(name, cls(), replace=True)
+    if project.loader.find_symbol("__libc_start_main") is not None:
+        project.hook_symbol("__libc_start_main", RamLibcStartMain(), replace=True)
+
+
+def stats(simgr) -> dict:
+    """Statistics of a run: paths, errors, forks, objects, solver queries and seconds, resolutions."""
+    tech = next((t for t in simgr._techniques if isinstance(t, RelocatableMemory)), None)
+    d = tech.stats.as_dict() if tech is not None else RunStats().as_dict()
+    d["paths"] = len(simgr.stashes.get("deadended", []))
+    d["errors"] = len(simgr.stashes.get(ERROR_STASH, [])) + len(simgr.errored)
+    return d

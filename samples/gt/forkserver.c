@@ -1,0 +1,48 @@
+/* Ground-truth fork server, loaded with LD_PRELOAD into an unmodified sample binary.
+ * When GT_INPUTS names a file of GT_LEN-byte records, the constructor runs the program once per
+ * record (fork before main, the record on stdin, stdout captured) and writes one line per record
+ * to GT_OUT: "<exit status> <stdout as hex>". Signals are reported as 128 + signal number. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+__attribute__((constructor)) static void gt_forkserver(void) {
+    const char *inputs = getenv("GT_INPUTS");
+    if (!inputs) return;
+    int len = atoi(getenv("GT_LEN") ? getenv("GT_LEN") : "0");
+    FILE *in = fopen(inputs, "rb");
+    FILE *out = fopen(getenv("GT_OUT") ? getenv("GT_OUT") : "/dev/stdout", "w");
+    if (!in || !out || len <= 0 || len > 4096) { fprintf(stderr, "forkserver: bad GT_* settings\n"); _exit(70); }
+    unsetenv("GT_INPUTS");
+    unsigned char rec[4096];
+    char captured[1 << 16];
+    while (fread(rec, 1, len, in) == (size_t)len) {
+        int ifd = memfd_create("gt_in", 0), ofd = memfd_create("gt_out", 0);
+        if (write(ifd, rec, len) != len) _exit(71);
+        lseek(ifd, 0, SEEK_SET);
+        fflush(out);
+        pid_t pid = fork();
+        if (pid == 0) {
+            dup2(ifd, 0);
+            dup2(ofd, 1);
+            close(ifd);
+            close(ofd);
+            fclose(in);
+            return; /* continue into main with this record on stdin */
+        }
+        int st = 0;
+        waitpid(pid, &st, 0);
+        ssize_t n = pread(ofd, captured, sizeof captured, 0);
+        close(ifd);
+        close(ofd);
+        fprintf(out, "%d ", WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+        for (ssize_t k = 0; k < n; k++) fprintf(out, "%02x", (unsigned char)captured[k]);
+        fputc('\n', out);
+    }
+    fclose(out);
+    _exit(0);
+}
