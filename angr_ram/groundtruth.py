@@ -15,17 +15,25 @@ from pathlib import Path
 FORKSERVER = Path(__file__).resolve().parent.parent / "samples" / "build" / "forkserver.so"
 
 
-def run_inputs(binary: str, inputs: list[bytes], forkserver: Path = FORKSERVER) -> list[tuple[int, bytes]]:
-    """(exit status, stdout) of ``binary`` for each input (all inputs must have the same length)."""
+def run_inputs(binary: str, inputs: list[bytes], forkserver: Path = FORKSERVER, workers: int = 2,
+               env: dict | None = None) -> list[tuple[int, bytes]]:
+    """(exit status, stdout) of ``binary`` for each input, in order, using ``workers`` processes."""
     if not inputs:
         return []
+    if workers > 1 and len(inputs) >= 1024:
+        from concurrent.futures import ThreadPoolExecutor
+        k = (len(inputs) + workers - 1) // workers
+        parts = [inputs[i:i + k] for i in range(0, len(inputs), k)]
+        with ThreadPoolExecutor(workers) as ex:
+            results = list(ex.map(lambda p: run_inputs(binary, p, forkserver, 1, env), parts))
+        return [r for part in results for r in part]
     n = len(inputs[0])
     if any(len(i) != n for i in inputs):
         raise ValueError("all inputs must have the same length")
     with tempfile.TemporaryDirectory() as d:
         inp, out = Path(d, "in"), Path(d, "out")
         inp.write_bytes(b"".join(inputs))
-        env = dict(os.environ, GT_INPUTS=str(inp), GT_LEN=str(n), GT_OUT=str(out), LD_PRELOAD=str(forkserver))
+        env = dict(os.environ, **(env or {}), GT_INPUTS=str(inp), GT_LEN=str(n), GT_OUT=str(out), LD_PRELOAD=str(forkserver))
         subprocess.run([binary], env=env, check=True, stdin=subprocess.DEVNULL, timeout=600)
         lines = out.read_text().splitlines()
     res = []

@@ -66,7 +66,7 @@ def explore(binary: str, stdin_bytes: int, engine: str = "ram", model: str = "fo
     if engine == "ram":
         simgr.use_technique(RelocatableMemory(model=model, symbolic_bases=symbolic_bases))
     elif engine == "stock":
-        from .plugins.heap import RamLibcStartMain
+        from .plugins.libc import RamLibcStartMain
         proj.hook_symbol("__libc_start_main", RamLibcStartMain(), replace=True)
     else:
         raise ValueError(f"unknown engine {engine!r}")

@@ -16,7 +16,8 @@ import angr
 
 from .errors import AngrRamError, ForkRequest, MemoryErrorInfo, MemoryFault
 from .plugins.address_space import AddressSpace
-from .plugins.heap import HEAP_PROCEDURES, RamLibcStartMain
+from .plugins.heap import HEAP_PROCEDURES
+from .plugins.libc import RamLibcStartMain, install_format_fix
 from .plugins.memory import RamMemory
 from .plugins.solver import RamSolver
 from .stats import RunStats
@@ -136,6 +137,7 @@ def install_hooks(project) -> None:
     for name, cls in HEAP_PROCEDURES.items():
         if project.loader.find_symbol(name) is not None:
             project.hook_symbol(name, cls(), replace=True)
+    install_format_fix()
     if project.loader.find_symbol("__libc_start_main") is not None:
         project.hook_symbol("__libc_start_main", RamLibcStartMain(), replace=True)
 

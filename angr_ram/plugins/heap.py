@@ -147,13 +147,6 @@ def allocate(state, n: int, zero: bool):
     return space.allocate(n, site=site, context=ctx, uninit=uninit)
 
 
-class RamLibcStartMain(angr.SIM_PROCEDURES["glibc"]["__libc_start_main"]):
-    """__libc_start_main whose exit code is main's return value (stock angr always exits 0)."""
-
-    def after_main(self, main, argc, argv, init, fini, exit_addr=0):  # pylint: disable=arguments-differ
-        self.exit(self.state.regs.eax.zero_extend(32))
-
-
 HEAP_PROCEDURES = {
     "malloc": RamMalloc,
     "calloc": RamCalloc,

@@ -1,0 +1,95 @@
+"""Command line: ``angr-ram run BINARY --stdin-bytes N`` and ``angr-ram bench``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .errors import AngrRamError
+from .technique import MODELS
+
+
+def _progress(stream):
+    def show(simgr):
+        stream.write(f"\r  active {len(simgr.active):5d}  finished {len(simgr.deadended):5d}  "
+                     f"errors {len(simgr.stashes.get('memory_errors', [])) + len(simgr.errored):4d}")
+        stream.flush()
+    return show
+
+
+def cmd_run(args) -> int:
+    """Explore one binary and print its outcomes, error paths and statistics."""
+    from .runner import explore
+
+    progress = _progress(sys.stderr) if sys.stderr.isatty() and not args.json else None
+    res = explore(args.binary, args.stdin_bytes, engine=args.engine, model=args.model,
+                  symbolic_bases=not args.concrete_bases, timeout=args.timeout, progress=progress)
+    if progress is not None:
+        sys.stderr.write("\n")
+    if args.json:
+        print(json.dumps({
+            "outcomes": [{"exit": c, "stdout": o.decode("latin-1")} for c, o in sorted(res.outcomes, key=repr)],
+            "errors": [{"kind": k, "message": m, "stdin": s.hex() if s is not None else None}
+                       for k, m, s in res.errors],
+            "stats": res.stats, "seconds": round(res.seconds, 3), "timed_out": res.timed_out,
+        }, indent=2))
+        return 0
+    print(f"{args.binary}: {res.stats.get('paths', 0)} paths in {res.seconds:.2f}s"
+          + (" (timed out)" if res.timed_out else ""))
+    print("outcomes (exit code, stdout):")
+    for code, out in sorted(res.outcomes, key=repr):
+        print(f"  exit {code}: {out!r}")
+    if res.errors:
+        print("error paths:")
+        for kind, msg, stdin in res.errors:
+            print(f"  {kind}: {msg}  stdin={stdin!r}")
+    print("stats: " + ", ".join(f"{k}={round(v, 3) if isinstance(v, float) else v}" for k, v in res.stats.items()))
+    return 0
+
+
+def cmd_bench(args) -> int:
+    """Run the benchmark table (see :mod:`angr_ram.bench`)."""
+    from .bench import main as bench_main
+
+    return bench_main(args.samples, args.timeout, args.json)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``angr-ram`` command."""
+    p = argparse.ArgumentParser(prog="angr-ram", description=__doc__)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="explore a binary with symbolic stdin")
+    r.add_argument("binary")
+    r.add_argument("--stdin-bytes", type=int, required=True, help="number of symbolic stdin bytes")
+    r.add_argument("--model", choices=MODELS, default="fork", help="multiple-resolution model")
+    r.add_argument("--engine", choices=("ram", "stock"), default="ram", help="angr-ram or plain angr")
+    r.add_argument("--concrete-bases", action="store_true", help="concrete heap bases (baseline)")
+    r.add_argument("--json", action="store_true", help="machine-readable output")
+    r.add_argument("--timeout", type=float, default=None, help="stop exploring after S seconds")
+    r.set_defaults(func=cmd_run)
+    b = sub.add_parser("bench", help="compare stock angr and angr-ram on the samples")
+    b.add_argument("samples", nargs="*", help="sample names (default: all)")
+    b.add_argument("--timeout", type=float, default=300.0, help="per-run timeout in seconds")
+    b.add_argument("--json", action="store_true")
+    b.set_defaults(func=cmd_bench)
+    return p
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``angr-ram`` command."""
+    args = build_parser().parse_args(argv)
+    if getattr(args, "stdin_bytes", 1) is not None and getattr(args, "stdin_bytes", 1) <= 0:
+        print("angr-ram: --stdin-bytes must be a positive number", file=sys.stderr)
+        return 2
+    try:
+        return args.func(args)
+    except AngrRamError as e:
+        print(f"angr-ram: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

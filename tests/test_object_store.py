@@ -1,0 +1,121 @@
+"""The object store against a byte-array reference model, and its sparseness guarantees."""
+
+import random
+
+import claripy
+import pytest
+
+from angr_ram.plugins.object_store import ObjectStore, known_alignment
+
+
+def count_ifs(e) -> int:
+    """Number of distinct If nodes in an AST."""
+    seen, stack, n = set(), [e], 0
+    while stack:
+        x = stack.pop()
+        if not isinstance(x, claripy.ast.Base) or x.hash() in seen:
+            continue
+        seen.add(x.hash())
+        n += x.op == "If"
+        stack.extend(x.args)
+    return n
+
+
+def value_under(e, assignment: dict) -> int:
+    s = claripy.Solver()
+    for var, val in assignment.items():
+        s.add(var == val)
+    vals = s.eval(e, 2)
+    assert len(vals) == 1, "expression not determined by the assignment"
+    return vals[0]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_writes_and_reads_match_reference(seed):
+    rng = random.Random(seed)
+    size = 48
+    store = ObjectStore(size)  # zero-filled, like calloc
+    ref = bytearray(size)
+    assignment = {}
+    for step in range(10):
+        n = rng.choice([1, 2, 4, 8])
+        off = rng.randrange(0, size - n + 1)
+        if rng.random() < 0.4:  # write at a symbolic offset whose value we fix in the assignment
+            if rng.random() < 0.5:
+                off -= off % n
+            var = claripy.BVS(f"o{step}", 64)
+            assignment[var] = off
+            sym_off = var
+        else:
+            sym_off = off
+        val = rng.randrange(0, 1 << (8 * n))
+        store.write(sym_off, claripy.BVV(val, 8 * n), n)
+        ref[off:off + n] = val.to_bytes(n, "big")
+        # read back at a concrete and at a symbolic offset
+        for _ in range(2):
+            rn = rng.choice([1, 2, 4, 8])
+            ro = rng.randrange(0, size - rn + 1)
+            expect = int.from_bytes(ref[ro:ro + rn], "big")
+            assert value_under(store.read(ro, rn), assignment) == expect
+            rv = claripy.BVS("r", 64)
+            got = value_under(store.read(rv, rn), {**assignment, rv: ro})
+            assert got == expect
+
+
+def test_concrete_reads_build_no_ite():
+    s = ObjectStore(64)
+    s.write(0, claripy.BVV(0x1122334455667788, 64), 8)
+    s.write(8, claripy.BVS("x", 32), 4)
+    v = s.read(0, 8)
+    assert v.op == "BVV" and v.concrete_value == 0x1122334455667788
+    assert s.read(8, 4).op == "BVS"  # the stored value itself, no Extract/Concat
+    assert count_ifs(s.read(2, 8)) == 0
+
+
+def test_symbolic_read_of_mostly_zero_object_is_sparse():
+    s = ObjectStore(6400)  # 40 x 40 ints, calloc'd
+    s.write(0, claripy.BVV(120, 32), 4)
+    j = claripy.BVS("j", 64)
+    v = s.read(j * 4, 4)
+    assert count_ifs(v) == 1  # only the stored cell, never 1600 default cells
+    sol = claripy.Solver()
+    sol.add(claripy.ULT(j, 1600))
+    assert set(sol.eval(v, 3)) == {0, 120}
+
+
+def test_symbolic_write_then_concrete_read_sees_it():
+    s = ObjectStore(16)
+    i = claripy.BVS("i", 64)
+    s.write(4, claripy.BVV(7, 8), 1)
+    s.write(i, claripy.BVV(9, 8), 1)
+    v = s.read(4, 1)
+    assert value_under(v, {i: 4}) == 9
+    assert value_under(v, {i: 5}) == 7
+    s.write(4, claripy.BVV(1, 8), 1)  # newer concrete write wins without an ITE
+    assert s.read(4, 1).op == "BVV"
+
+
+def test_embed_and_resize_keep_contents():
+    a = ObjectStore(16)
+    a.write(0, claripy.BVV(0xAABB, 16), 2)
+    seg = ObjectStore(64)
+    seg.embed(a, 32)
+    assert seg.read(32, 2).concrete_value == 0xAABB
+    assert seg.read(34, 2).concrete_value == 0
+    r = a.resized(4)
+    assert r.size == 4 and r.read(0, 2).concrete_value == 0xAABB
+
+
+def test_uninitialized_bytes_are_consistent():
+    u = claripy.BVS("u", 8 * 8)
+    s = ObjectStore(8, u)
+    assert s.read(0, 4) is s.read(0, 4)
+    assert s.read(0, 4).variables == u.variables
+
+
+def test_known_alignment():
+    x = claripy.BVS("x", 64)
+    assert known_alignment(x * 8) == 8
+    assert known_alignment((x << 2) + 16) == 4
+    assert known_alignment(x + 1) == 1
+    assert known_alignment(claripy.If(x == 0, claripy.BVV(32, 64), claripy.BVV(48, 64)) + x * 4) == 4
