@@ -52,7 +52,7 @@ def cmd_bench(args) -> int:
     """Run the benchmark table (see :mod:`angr_ram.bench`)."""
     from .bench import main as bench_main
 
-    return bench_main(args.samples, args.timeout, args.json)
+    return bench_main(args.samples, args.timeout, args.json, args.repeat)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("samples", nargs="*", help="sample names (default: all)")
     b.add_argument("--timeout", type=float, default=300.0, help="per-run timeout in seconds")
     b.add_argument("--json", action="store_true")
+    b.add_argument("--repeat", type=int, default=1, help="runs per configuration; the minimum time is shown")
     b.set_defaults(func=cmd_bench)
     return p
 

@@ -41,3 +41,18 @@ def test_out_of_bounds_write_is_an_error_path():
 def test_use_after_free_double_free_invalid_free():
     r = check("uaf", {"use-after-free", "double-free", "invalid-free"})
     assert sorted(s for _, _, s in r.errors) == [b"d", b"f", b"i"]
+
+
+def test_bad_allocation_sizes_become_error_paths():
+    """A few feasible sizes fork; an absurd size or one with many values is an error path."""
+    b = os.fspath(BUILD / "allocsize_O0")
+    r = explore(b, 1)
+    inputs = domain(1)
+    native = dict(zip(inputs, run_inputs(b, inputs), strict=True))
+    ok = {native[i] for i in inputs if i[0] < 0x80 and i != b"H"}
+    assert r.outcomes == ok == {(8, b""), (9, b""), (10, b""), (11, b"")}
+    kinds = {k: s for k, _, s in r.errors}
+    assert set(kinds) == {"allocation-too-large", "symbolic-allocation-size"}
+    assert kinds["allocation-too-large"] == b"H"
+    assert kinds["symbolic-allocation-size"][0] >= 0x80
+    assert r.stats["forks"] >= 1
