@@ -64,6 +64,7 @@ class AddressSpace(SimStatePlugin):
         self.next_addr = HEAP_BASE
         self.next_id = 1
         self._owned: set[int] = set()
+        self._shared = False               # _starts, _ids and bindings are shared with a copy
         self._memo: dict = {}              # substitution memo shared until a relocation
         self._subst: Substitution | None = None
         self.error = None                  # MemoryErrorInfo once this state is an error path
@@ -77,9 +78,10 @@ class AddressSpace(SimStatePlugin):
         o.symbolic_bases, o.context_k, o.regions, o.stats = (
             self.symbolic_bases, self.context_k, self.regions, self.stats)
         o.objects = dict(self.objects)
-        o._starts = self._starts           # shared; replaced (not mutated) on change
+        o._starts = self._starts           # shared until either side changes them
         o._ids = self._ids
-        o.bindings = self.bindings         # shared; replaced (not mutated) on change
+        o.bindings = self.bindings
+        o._shared = self._shared = True
         o.next_addr, o.next_id = self.next_addr, self.next_id
         o._owned = set()
         self._owned = set()                # both sides must copy before writing
@@ -123,13 +125,20 @@ class AddressSpace(SimStatePlugin):
             off += off2
         return off
 
+    def _unshare(self) -> None:
+        if self._shared:
+            self._starts, self._ids, self.bindings = list(self._starts), dict(self._ids), dict(self.bindings)
+            self._shared = False
+
     def _rebind(self, changes: dict[str, tuple[int | None, int]], relocation: bool) -> None:
-        b = dict(self.bindings)
-        b.update(changes)
-        self.bindings = b
-        self._subst = None
+        self._unshare()
+        self.bindings.update(changes)
         if relocation:
+            self._subst = None
             self._memo = {}
+        elif self._subst is not None:
+            for name in changes:
+                self._subst.add(name, self.concrete_of(name))
 
     # ------------------------------------------------------------------ objects
     def writable(self, obj_id: int) -> MemoryObject:
@@ -142,19 +151,15 @@ class AddressSpace(SimStatePlugin):
         return o
 
     def _place(self, obj: MemoryObject, addr: int) -> None:
-        starts = list(self._starts)
-        insort(starts, addr)
-        ids = dict(self._ids)
-        ids[addr] = obj.id
-        self._starts, self._ids = starts, ids
+        self._unshare()
+        insort(self._starts, addr)
+        self._ids[addr] = obj.id
         obj.addr = addr
 
     def _unplace(self, obj: MemoryObject) -> None:
-        starts = list(self._starts)
-        starts.remove(obj.addr)
-        ids = dict(self._ids)
-        del ids[obj.addr]
-        self._starts, self._ids = starts, ids
+        self._unshare()
+        self._starts.remove(obj.addr)
+        del self._ids[obj.addr]
         obj.addr = None
 
     def _reserve(self, size: int) -> int:

@@ -19,10 +19,17 @@ class Substitution:
     __slots__ = ("bindings", "names", "memo", "_leaves")
 
     def __init__(self, bindings: dict[str, int], bits: int = 64):
-        self.bindings = bindings
-        self.names = frozenset(bindings)
+        self.bindings = dict(bindings)
+        self.names = set(bindings)
         self.memo: dict[int, claripy.ast.Base] = {}
         self._leaves = {n: claripy.BVV(c, bits) for n, c in bindings.items()}
+
+    def add(self, name: str, address: int, bits: int = 64) -> None:
+        """Bind a new base name. Safe on a substitution shared by several states: base names are
+        unique per run, so no other state's expressions mention ``name``."""
+        self.bindings[name] = address
+        self.names.add(name)
+        self._leaves[name] = claripy.BVV(address, bits)
 
     def touches(self, e) -> bool:
         """True if ``e`` mentions a bound base address."""
