@@ -82,21 +82,30 @@ class RelocatableMixin(MemoryMixin):
     """Memory layer that implements the relocatable addressing model for heap objects."""
 
     # ------------------------------------------------------------------ entry points
-    def load(self, addr, size=None, *, endness=None, condition=None, fallback=None, **kwargs):
+    def _route(self, addr):
+        """Where an access goes: ``(int, None)`` for angr's memory below (not heap), or
+        ``(program-level address, substituted address)`` for the relocatable layer."""
+        if self.category != "mem":
+            return addr, None
         if isinstance(addr, int):
-            if self.category != "mem" or (addr >= NULL_PAGE and not self.state.ram.in_heap_range(addr)):
-                return super().load(addr, size, endness=endness, condition=condition, fallback=fallback, **kwargs)
+            if addr >= NULL_PAGE and not self.state.ram.in_heap_range(addr):
+                return addr, None
             addr = claripy.BVV(addr, self.state.arch.bits)
-        elif self.category != "mem":
-            return super().load(addr, size, endness=endness, condition=condition, fallback=fallback, **kwargs)
-        endness = endness or self.endness
-        space = self.state.ram
-        a = space.substitute(addr)
+        a = self.state.ram.substitute(addr)
         if not a.symbolic:
             c = a.concrete_value
-            if c >= NULL_PAGE and not space.in_heap_range(c):
-                return super().load(c, size, endness=endness, condition=condition, fallback=fallback, **kwargs)
-            h = classify(space, c, size)
+            if c >= NULL_PAGE and not self.state.ram.in_heap_range(c):
+                return c, None
+        return addr, a
+
+    def load(self, addr, size=None, *, endness=None, condition=None, fallback=None, **kwargs):
+        addr, a = self._route(addr)
+        if a is None:
+            return super().load(addr, size, endness=endness, condition=condition, fallback=fallback, **kwargs)
+        endness = endness or self.endness
+        if not a.symbolic:
+            c = a.concrete_value
+            h = classify(self.state.ram, c, size)
             self._fault_if_error(h, c, size, "read")
             v = self._convert_out(h.obj.store.read(c - h.obj.addr, size), endness)
         else:
@@ -107,30 +116,23 @@ class RelocatableMixin(MemoryMixin):
         return v
 
     def store(self, addr, data, size=None, *, endness=None, condition=None, **kwargs):
-        if isinstance(addr, int):
-            if self.category != "mem" or (addr >= NULL_PAGE and not self.state.ram.in_heap_range(addr)):
-                return super().store(addr, data, size, endness=endness, condition=condition, **kwargs)
-            addr = claripy.BVV(addr, self.state.arch.bits)
-        elif self.category != "mem":
+        addr, a = self._route(addr)
+        if a is None:
             return super().store(addr, data, size, endness=endness, condition=condition, **kwargs)
         endness = endness or self.endness
-        space = self.state.ram
-        a = space.substitute(addr)
-        if not a.symbolic:
-            c = a.concrete_value
-            if c >= NULL_PAGE and not space.in_heap_range(c):
-                return super().store(c, data, size, endness=endness, condition=condition, **kwargs)
-            h = classify(space, c, size)
-            self._fault_if_error(h, c, size, "write")
-            obj = space.writable(h.obj.id)
-            off = c - obj.addr
-            value = self._convert_in(data, endness)
-            if condition is not None:
-                value = claripy.If(condition, value, obj.store.read(off, size))
-            obj.store.write(off, value, size)
+        if a.symbolic:
+            hits = resolve(self.state, a, size)
+            self._store_symbolic(addr, a, data, size, hits, endness, condition, kwargs)
             return None
-        hits = resolve(self.state, a, size)
-        self._store_symbolic(addr, a, data, size, hits, endness, condition, kwargs)
+        c = a.concrete_value
+        h = classify(self.state.ram, c, size)
+        self._fault_if_error(h, c, size, "write")
+        obj = self.state.ram.writable(h.obj.id)
+        off = c - obj.addr
+        value = self._convert_in(data, endness)
+        if condition is not None:
+            value = claripy.If(condition, value, obj.store.read(off, size))
+        obj.store.write(off, value, size)
         return None
 
     # ------------------------------------------------------------------ helpers
