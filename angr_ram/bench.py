@@ -57,17 +57,26 @@ class Z3Counter:
         z3.Solver.check = self._orig
 
 
-def run_one(binary: str, n: int, engine: str, symbolic_bases: bool, timeout: float, repeat: int = 1) -> dict:
-    """One exploration with z3 calls counted; time is the minimum over ``repeat`` runs."""
-    secs = float("inf")
-    for _ in range(max(repeat, 1)):
-        with Z3Counter() as zc:
-            t = time.perf_counter()
-            r = explore(binary, n, engine=engine, symbolic_bases=symbolic_bases, timeout=timeout)
-            secs = min(secs, time.perf_counter() - t)
+def run_one(binary: str, n: int, engine: str, symbolic_bases: bool, timeout: float) -> dict:
+    """One exploration with z3 calls counted."""
+    with Z3Counter() as zc:
+        t = time.perf_counter()
+        r = explore(binary, n, engine=engine, symbolic_bases=symbolic_bases, timeout=timeout)
+        secs = time.perf_counter() - t
     return {"seconds": secs, "paths": r.stats.get("paths", 0), "errors": len(r.errors),
             "forks": r.stats.get("forks", 0), "queries": r.stats.get("solver_queries", 0),
             "z3_checks": zc.count, "outcomes": len(r.outcomes), "timed_out": r.timed_out}
+
+
+def run_sample(path: str, n: int, timeout: float, repeat: int) -> dict:
+    """Every configuration on one sample, interleaved round-robin ``repeat`` times; minimum time kept."""
+    res: dict = {}
+    for _ in range(max(repeat, 1)):
+        for label, engine, sym in CONFIGS:
+            r = run_one(path, n, engine, sym, timeout)
+            if label not in res or r["seconds"] < res[label]["seconds"]:
+                res[label] = r
+    return res
 
 
 def main(names=None, timeout: float = 300.0, as_json: bool = False, repeat: int = 1) -> int:
@@ -86,10 +95,9 @@ def main(names=None, timeout: float = 300.0, as_json: bool = False, repeat: int 
     for name in names:
         binary, n, _ = SAMPLES[name]
         path = str(SAMPLES_DIR / binary)
-        res = {}
-        for label, engine, sym in CONFIGS:
-            r = run_one(path, n, engine, sym, timeout, repeat)
-            res[label] = r
+        res = run_sample(path, n, timeout, repeat)
+        for label, _, _ in CONFIGS:
+            r = res[label]
             rows.append({"sample": name, "config": label, **r})
             if not as_json:
                 print(f"{name:12} {label:13} {r['seconds']:8.2f} {r['paths']:6d} {r['errors']:5d} {r['outcomes']:5d} "

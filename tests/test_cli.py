@@ -49,3 +49,13 @@ def test_unknown_option_values_are_rejected():
     r = subprocess.run([sys.executable, "-m", "angr_ram.cli", "run", "x", "--stdin-bytes", "1", "--model", "nope"],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "invalid choice" in r.stderr
+
+
+def test_bench_prints_every_configuration_and_the_ratio(capsys):
+    from angr_ram.bench import main as bench_main
+
+    assert bench_main(["uaf"], timeout=60) == 0
+    out = capsys.readouterr().out
+    for label in ("stock", "ram-concrete", "ram-symbolic", "sym/concrete"):
+        assert label in out
+    assert bench_main(["nope"]) == 2
