@@ -58,13 +58,17 @@ def make_state(proj: angr.Project, stdin_bytes: int):
 
 
 def explore(binary: str, stdin_bytes: int, engine: str = "ram", model: str = "fork",
-            symbolic_bases: bool = True, timeout: float | None = None, progress=None) -> RunResult:
-    """Explore ``binary`` completely; ``engine`` is "ram" (angr-ram) or "stock" (plain angr)."""
+            symbolic_bases: bool = True, timeout: float | None = None, progress=None,
+            **options) -> RunResult:
+    """Explore ``binary`` completely; ``engine`` is "ram" (angr-ram) or "stock" (plain angr).
+
+    ``options`` go to :class:`RelocatableMemory` (``reuse_segments``, ``split``, ...).
+    """
     proj = load_project(binary)
     state = make_state(proj, stdin_bytes)
     simgr = proj.factory.simulation_manager(state)
     if engine == "ram":
-        simgr.use_technique(RelocatableMemory(model=model, symbolic_bases=symbolic_bases))
+        simgr.use_technique(RelocatableMemory(model=model, symbolic_bases=symbolic_bases, **options))
     elif engine == "stock":
         from .plugins.libc import RamLibcStartMain
         proj.hook_symbol("__libc_start_main", RamLibcStartMain(), replace=True)

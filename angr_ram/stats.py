@@ -18,6 +18,11 @@ class RunStats:
     resolutions: int = 0
     resolution_queries: int = 0
     multiple_resolutions: int = 0
+    segments: int = 0
+    segments_reused: int = 0
+    max_segment_size: int = 0
+    splits: int = 0
+    max_split_object_size: int = 0
 
     def as_dict(self) -> dict:
         """The counters as a plain dict."""

@@ -22,10 +22,11 @@ from .plugins.memory import RamMemory
 from .plugins.solver import RamSolver
 from .stats import RunStats
 from .strategies.fork import forking
+from .strategies.models import MODELS, make_model
+from .strategies.split import Splitter
 
 log = logging.getLogger(__name__)
 
-MODELS = ("fork",)
 ERROR_STASH = "memory_errors"
 
 
@@ -55,19 +56,35 @@ def fixed_regions(project, state) -> list[tuple[int, int, str]]:
 class RelocatableMemory(angr.ExplorationTechnique):
     """Relocatable addressing model with complete symbolic-pointer resolution.
 
-    :param model: how multiple resolutions are handled; ``"fork"`` (one state per target).
+    :param model: how multiple resolutions are handled: ``fork``, ``ite``, ``dsmm``, ``smm``, ``flat``
+        (see :mod:`angr_ram.strategies.models`).
     :param symbolic_bases: give heap objects symbolic base addresses (False: concrete bases with the
-        same forking model, the baseline for measuring the model's overhead).
+        same model, the baseline for measuring the model's overhead).
     :param context_k: how many call sites an object's allocation context keeps.
+    :param reuse_segments: segment models give the same hidden address to the segment built at the
+        same location from the same objects in every state.
+    :param split: chunk size (a multiple of 8) for dynamic splitting, or None (no splitting).
+    :param split_threshold: objects larger than this many bytes are split.
+    :param smm_threshold: the static segmented model forks instead of building bigger segments.
     """
 
-    def __init__(self, model: str = "fork", symbolic_bases: bool = True, context_k: int = 4):
+    def __init__(self, model: str = "fork", symbolic_bases: bool = True, context_k: int = 4,
+                 reuse_segments: bool = False, split: int | None = None, split_threshold: int = 300,
+                 smm_threshold: int = 10 * 1024):
         super().__init__()
         if model not in MODELS:
             raise AngrRamError(f"unknown model {model!r}; supported: {', '.join(MODELS)}")
         if not isinstance(context_k, int) or context_k < 0:
             raise AngrRamError(f"context_k must be a non-negative integer, not {context_k!r}")
+        if split is not None and (not isinstance(split, int) or split <= 0 or split % 8):
+            raise AngrRamError(f"split must be a positive multiple of 8 (bytes per chunk), not {split!r}")
+        if not symbolic_bases and model in ("dsmm", "smm", "flat"):
+            raise AngrRamError(f"model {model!r} relocates objects and needs symbolic_bases=True")
+        if not symbolic_bases and split is not None:
+            raise AngrRamError("splitting relocates objects and needs symbolic_bases=True")
         self.model = model
+        self.model_policy = make_model(model, reuse_segments, smm_threshold)
+        self.splitter = Splitter(split, split_threshold) if split is not None else None
         self.symbolic_bases = bool(symbolic_bases)
         self.context_k = context_k
         self.stats = RunStats()
@@ -90,7 +107,8 @@ class RelocatableMemory(angr.ExplorationTechnique):
         if self._regions is None:
             self._regions = fixed_regions(state.project, state)
         state.memory.__class__ = RamMemory
-        state.register_plugin("ram", AddressSpace(self.symbolic_bases, self.context_k, self._regions, self.stats))
+        state.register_plugin("ram", AddressSpace(self.symbolic_bases, self.context_k, self._regions, self.stats,
+                                                  self.model_policy, self.splitter))
         RamSolver.install(state)
 
     # ------------------------------------------------------------------ stepping

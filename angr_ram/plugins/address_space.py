@@ -22,7 +22,9 @@ from .object_store import ObjectStore
 from .substitution import BASE_PREFIX, Substitution
 
 HEAP_BASE = 0x1000_0000_0000
-HEAP_LIMIT = 0x1800_0000_0000
+HEAP_LIMIT = 0x1400_0000_0000      # per-state allocations
+SEGMENT_BASE = HEAP_LIMIT          # run-wide range for reused segments (same key, same address)
+SEGMENT_LIMIT = 0x1800_0000_0000
 ALIGN = 16
 RED_ZONE = 32
 
@@ -41,6 +43,14 @@ class MemoryObject:
     addr: int | None              # hidden concrete address while placed; None once embedded
     freed: bool = False
     parent: tuple[int, int] | None = None  # (segment object id, offset) once relocated into one
+    kind: str = "heap"            # heap | segment (objects merged into one) | chunk (a split piece)
+    members: tuple[int, ...] = ()  # objects merged into a segment, or the object a chunk came from
+    anchor: claripy.ast.BV | None = None  # chunk: its start as ``original base + offset``
+
+    @property
+    def start(self) -> claripy.ast.BV:
+        """The object's start address in program terms (stable across a split's re-execution)."""
+        return self.anchor if self.anchor is not None else self.base
 
     @property
     def placed(self) -> bool:
@@ -51,8 +61,14 @@ class MemoryObject:
 class AddressSpace(SimStatePlugin):
     """Heap objects, their address constraints, and the relocation primitive."""
 
-    def __init__(self, symbolic_bases: bool = True, context_k: int = 4, regions=(), stats=None):
+    def __init__(self, symbolic_bases: bool = True, context_k: int = 4, regions=(), stats=None,
+                 model=None, splitter=None):
         super().__init__()
+        if model is None:
+            from ..strategies.models import ForkModel
+            model = ForkModel()
+        self.model = model                 # multiple-resolution model, shared by the run
+        self.splitter = splitter           # split policy or None, shared by the run
         self.symbolic_bases = symbolic_bases
         self.context_k = context_k
         self.regions = tuple(regions)      # fixed (non-heap) ranges: (lo, hi, name)
@@ -77,6 +93,7 @@ class AddressSpace(SimStatePlugin):
         SimStatePlugin.__init__(o)
         o.symbolic_bases, o.context_k, o.regions, o.stats = (
             self.symbolic_bases, self.context_k, self.regions, self.stats)
+        o.model, o.splitter = self.model, self.splitter
         o.objects = dict(self.objects)
         o._starts = self._starts           # shared until either side changes them
         o._ids = self._ids
@@ -170,26 +187,87 @@ class AddressSpace(SimStatePlugin):
             raise MemoryError("angr-ram: hidden heap address range exhausted")
         return addr
 
-    def allocate(self, size: int, site: int = 0, context: tuple[int, ...] = (), uninit=None) -> MemoryObject:
-        """Create an object of ``size`` bytes; ``uninit`` is its default-contents symbol (None: zeros)."""
+    def allocate(self, size: int, site: int = 0, context: tuple[int, ...] = (), uninit=None,
+                 at: int | None = None, kind: str = "heap") -> MemoryObject:
+        """Create an object of ``size`` bytes; ``uninit`` is its default-contents symbol (None: zeros).
+
+        ``at`` places it at a given hidden address (the caller guarantees the range is free).
+        """
         oid = self.next_id
         self.next_id += 1
-        addr = self._reserve(size)
+        addr = self._reserve(size) if at is None else at
         if self.symbolic_bases:
             base = claripy.BVS(f"{BASE_PREFIX}{oid}", 64)
             name = next(iter(base.variables))
         else:
             base, name = claripy.BVV(addr, 64), None
         obj = MemoryObject(oid, base, name, size, site, tuple(context[: self.context_k]),
-                           ObjectStore(size, uninit), None)
+                           ObjectStore(size, uninit), None, kind=kind)
         self._place(obj, addr)
         self.objects[oid] = obj
         self._owned.add(oid)
         if name is not None:
             self._rebind({name: (None, addr)}, relocation=False)
-        if self.stats is not None:
+        if self.stats is not None and kind == "heap":
             self.stats.objects += 1
         return obj
+
+    # ------------------------------------------------------------------ partitioning
+    def segment_layout(self, obj_ids) -> tuple[list[MemoryObject], list[int], int]:
+        """Objects sorted by hidden address, their 16-aligned offsets in a segment, and its size."""
+        objs = sorted((self.objects[i] for i in obj_ids), key=lambda o: o.addr)
+        offsets, total = [], 0
+        for o in objs:
+            offsets.append(total)
+            total += ((max(o.size, 1) + ALIGN - 1) // ALIGN) * ALIGN
+        return objs, offsets, total
+
+    def make_segment(self, obj_ids, at: int | None = None, site: int = 0) -> MemoryObject:
+        """Merge placed objects into one new segment object (dynamically segmented memory).
+
+        Each object is relocated into the segment (its base becomes ``segment base + offset``) and
+        its contents copied; the segment replaces them in the address space. ``at`` gives the
+        segment a fixed hidden address (segment reuse).
+        """
+        objs, offsets, total = self.segment_layout(obj_ids)
+        if any(o.name is None or o.addr is None or o.kind == "chunk" for o in objs):
+            raise ValueError("only placed objects with symbolic bases can be merged into a segment")
+        seg = self.allocate(total, site=site, at=at, kind="segment")
+        for o, off in zip(objs, offsets, strict=True):
+            self.relocate_into(o.id, seg.id, off)
+        seg.members = tuple(o.id for o in objs)
+        if self.stats is not None:
+            self.stats.segments += 1
+            self.stats.max_segment_size = max(self.stats.max_segment_size, total)
+        return seg
+
+    def split(self, obj_id: int, chunk: int) -> list[MemoryObject]:
+        """Replace a placed object by adjacent chunks of ``chunk`` bytes (the last may be shorter).
+
+        The chunks get their own symbolic bases and the object's base is re-bound to the first one,
+        so every pointer into the object now reaches the chunk that holds the byte.
+        """
+        obj = self.writable(obj_id)
+        if obj.name is None or obj.addr is None:
+            raise ValueError("only placed objects with symbolic bases can be split")
+        if chunk <= 0 or chunk % 8:
+            raise ValueError(f"chunk size must be a positive multiple of 8, not {chunk}")
+        start = self._reserve(obj.size)
+        pieces = []
+        for lo in range(0, obj.size, chunk):
+            hi = min(lo + chunk, obj.size)
+            p = self.allocate(hi - lo, site=obj.site, context=obj.context, at=start + lo, kind="chunk")
+            p.store = obj.store.slice(lo, hi)
+            p.members = (obj.id,)
+            p.anchor = obj.base + lo if lo else obj.base
+            pieces.append(p)
+        self._unplace(obj)
+        obj.parent = (pieces[0].id, 0)
+        self._rebind({obj.name: (pieces[0].id, 0)}, relocation=True)
+        if self.stats is not None:
+            self.stats.splits += 1
+            self.stats.max_split_object_size = max(self.stats.max_split_object_size, obj.size)
+        return pieces
 
     def free(self, obj_id: int) -> None:
         """Mark an object freed; its range stays reserved so later accesses are caught."""
@@ -206,13 +284,59 @@ class AddressSpace(SimStatePlugin):
             return o, addr - start
         return None
 
+    def object_at_base(self, v: int) -> MemoryObject | None:
+        """The allocation (heap object, possibly merged into a segment or split) whose base is ``v``."""
+        hit = self.find(v)
+        if hit is None:
+            return None
+        o, off = hit
+        while o.kind == "segment":
+            inner = [self.objects[m] for m in o.members]
+            nxt = None
+            for m in inner:
+                if m.parent is not None and m.parent[1] <= off < m.parent[1] + max(m.size, 1):
+                    nxt, off = m, off - m.parent[1]
+                    break
+            if nxt is None:
+                return None
+            o = nxt
+        if off != 0:
+            return None
+        if o.kind == "chunk":
+            return self.objects[o.members[0]]
+        return o
+
+    def contents(self, obj: MemoryObject):
+        """The store holding ``obj``'s bytes now, and the offset of ``obj`` in it."""
+        if obj.placed and obj.kind != "segment":
+            return obj.store, 0
+        if obj.parent is not None:
+            parent = self.objects[obj.parent[0]]
+            if parent.kind == "chunk":  # split: reassemble from the chunks
+                from .object_store import ObjectStore
+                whole = ObjectStore(obj.size)
+                for c in self.objects.values():
+                    if c.kind == "chunk" and c.members == (obj.id,) and c.placed:
+                        whole.embed(c.store, c.addr - parent.addr)
+                return whole, 0
+            store, off = self.contents(parent)
+            return store, off + obj.parent[1]
+        return obj.store, 0
+
+    def free_allocation(self, obj_id: int) -> None:
+        """Free an allocation and, if it was split, every chunk of it."""
+        self.free(obj_id)
+        for c in list(self.objects.values()):
+            if c.kind == "chunk" and c.members == (obj_id,):
+                self.free(c.id)
+
     def placed_objects(self) -> list[MemoryObject]:
         """Objects that currently occupy their own address range, by hidden address."""
         return [self.objects[self._ids[a]] for a in self._starts]
 
     def in_heap_range(self, addr: int) -> bool:
         """True if ``addr`` lies in the hidden heap range (so it is an object, a red zone or a gap)."""
-        return HEAP_BASE <= addr < self.next_addr
+        return HEAP_BASE <= addr < SEGMENT_LIMIT
 
     def object_of_base(self, ptr) -> MemoryObject | None:
         """The object whose base address ``ptr`` (an expression) is, or None."""

@@ -57,10 +57,9 @@ def resolve_heap_pointer(state, ptr, what: str):
         v = p.concrete_value
         if v == 0:
             return None
-        hit = space.find(v)
-        if hit is None or hit[1] != 0:
+        obj = space.object_at_base(v)
+        if obj is None:
             raise MemoryFault("invalid-free", f"{what} of {v:#x}, which is not the start of a heap object", v)
-        obj = hit[0]
         if obj.freed:
             raise MemoryFault("double-free" if what == "free" else "use-after-free",
                               f"{what} of object #{obj.id} (allocated at {obj.site:#x}) which was already freed", v)
@@ -72,11 +71,10 @@ def resolve_heap_pointer(state, ptr, what: str):
         if not vals:
             break
         v = vals[0]
-        hit = space.find(v)
+        obj = space.object_at_base(v) if v else None
         if v == 0:
             targets.append(Target(ptr == 0, "value"))
-        elif hit is not None and hit[1] == 0:
-            obj = hit[0]
+        elif obj is not None:
             if obj.freed:
                 targets.append(Target(p == v, "error", "double-free", f"{what} of an already freed object"))
             else:
@@ -117,7 +115,7 @@ class RamFree(angr.SimProcedure):
     def run(self, ptr):  # pylint: disable=arguments-differ
         obj = resolve_heap_pointer(self.state, ptr, "free")
         if obj is not None:
-            self.state.ram.free(obj.id)
+            self.state.ram.free_allocation(obj.id)
 
 
 class RamRealloc(angr.SimProcedure):
@@ -131,8 +129,11 @@ class RamRealloc(angr.SimProcedure):
         space = self.state.ram
         new = allocate(self.state, n, zero=False)
         new = space.writable(new.id)
-        new.store = old.store.resized(n, new.store.fills[0].symbol if new.store.fills else None)
-        space.free(old.id)
+        store, off = space.contents(old)
+        if off or store.size != old.size:
+            store = store.slice(off, off + old.size)
+        new.store = store.resized(n, new.store.fills[0].symbol if new.store.fills else None)
+        space.free_allocation(old.id)
         return new.base
 
 

@@ -73,9 +73,10 @@ def object_offset(addr, base):
 
 def object_constraint(addr, obj: MemoryObject, size: int):
     """Relocation-safe constraint: an access of ``size`` bytes at ``addr`` lies inside ``obj``."""
+    start = obj.start
     if obj.size == size:
-        return addr == obj.base
-    return claripy.And(claripy.UGE(addr, obj.base), claripy.ULE(addr, obj.base + (obj.size - size)))
+        return addr == start
+    return claripy.And(claripy.UGE(addr, start), claripy.ULE(addr, start + (obj.size - size)))
 
 
 class RelocatableMixin(MemoryMixin):
@@ -163,33 +164,54 @@ class RelocatableMixin(MemoryMixin):
                                   f"access of {size} bytes may hit {h.describe()}"))
         return out
 
-    def _split(self, addr, a, size, hits, what):
-        """Decide single target vs fork; returns the list of non-error hits to serve here."""
+    def _serve(self, addr, a, size, hits, what):
+        """Apply splitting and the multiple-resolution model; returns the hits to access here and
+        the (possibly re-substituted) address. Raises ForkRequest or MemoryFault as needed."""
+        space = self.state.ram
         if not hits:
             from angr.errors import SimUnsatError
             raise SimUnsatError("angr-ram: no feasible address for a memory access on an unsat path")
-        if len(hits) == 1 and hits[0].kind != "error":
-            return hits
+        if space.splitter is not None and len(hits) == 1 and space.splitter.maybe_split(space, hits[0]):
+            a = space.substitute(addr)
+            hits = resolve(self.state, a, size)
+        good = [h for h in hits if h.kind != "error"]
         if len(hits) == 1:
-            h = hits[0]
-            raise MemoryFault(h.error, f"{what} of {size} bytes hits {h.describe()}")
+            if good:
+                return hits, a
+            raise MemoryFault(hits[0].error, f"{what} of {size} bytes hits {hits[0].describe()}")
+        model = space.model
         targets = self._targets(addr, a, size, hits)
-        if forking_enabled():
-            raise ForkRequest(targets, what)
-        # outside a step: keep every in-bounds target in one if-then-else, drop the faulting part
-        good = [(h, t) for h, t in zip(hits, targets, strict=True) if h.kind != "error"]
         if not good:
+            if forking_enabled():
+                raise ForkRequest(targets, what)
             raise MemoryFault(hits[0].error, f"{what} of {size} bytes hits {hits[0].describe()}")
         if len(good) < len(hits):
-            self.state.add_constraints(claripy.Or(*[t.constraint for _, t in good]))
-        return [h for h, _ in good]
+            good_targets = [t for h, t in zip(hits, targets, strict=True) if h.kind != "error"]
+            if forking_enabled():
+                if model.fallback == "fork" and model.name == "fork":
+                    raise ForkRequest(targets, what)
+                # other models: one state for every in-bounds target, error paths forked off
+                union = Target(claripy.Or(*[t.constraint for t in good_targets]), "object")
+                raise ForkRequest([union] + [t for t in targets if t.kind == "error"], what)
+            self.state.add_constraints(claripy.Or(*[t.constraint for t in good_targets]))
+        if len(good) == 1:
+            return good, a
+        if all(h.kind == "object" for h in good):
+            loc = self.state.scratch.ins_addr or self.state.addr
+            seg = model.merge(space, [h.obj for h in good], loc)
+            if seg is not None:
+                a = space.substitute(addr)
+                return self._serve(addr, a, size, resolve(self.state, a, size), what)
+        if model.fallback == "fork" and forking_enabled():
+            raise ForkRequest([t for h, t in zip(hits, targets, strict=True) if h.kind != "error"], what)
+        return good, a
 
     def _load_symbolic(self, addr, a, size, hits, endness, condition, fallback, kwargs):
-        served = self._split(addr, a, size, hits, "read")
+        served, a = self._serve(addr, a, size, hits, "read")
         values = []
         for h in served:
             if h.kind == "object":
-                off = object_offset(addr, h.obj.base)
+                off = object_offset(addr, h.obj.start)
                 align = known_alignment(a - h.obj.addr, 8)
                 v = self._convert_out(h.obj.store.read(off, size, align), endness)
                 cond = object_constraint(addr, h.obj, size)
@@ -203,12 +225,12 @@ class RelocatableMixin(MemoryMixin):
         return out
 
     def _store_symbolic(self, addr, a, data, size, hits, endness, condition, kwargs):
-        served = self._split(addr, a, size, hits, "write")
+        served, a = self._serve(addr, a, size, hits, "write")
         many = len(served) > 1
         for h in served:
             if h.kind == "object":
                 obj = self.state.ram.writable(h.obj.id)
-                off = object_offset(addr, obj.base)
+                off = object_offset(addr, obj.start)
                 align = known_alignment(a - obj.addr, 8)
                 value = self._convert_in(data, endness)
                 guard = object_constraint(addr, obj, size) if many else None

@@ -27,14 +27,21 @@ class Fill:
 
     lo: int
     hi: int
-    symbol: BV | None = None  # None means zero-filled (calloc); else a BVS of (hi - lo) bytes
+    symbol: BV | None = None  # None means zero-filled (calloc); else a BVS covering the range
+    skip: int = 0             # bytes of ``symbol`` that lie before ``lo`` (after a split)
 
     def byte(self, off: int) -> BV:
         """Default byte at concrete offset ``off`` (``lo <= off < hi``)."""
         if self.symbol is None:
             return claripy.BVV(0, 8)
-        top = self.symbol.length - (off - self.lo) * 8
+        top = self.symbol.length - (off - self.lo + self.skip) * 8
         return claripy.Extract(top - 1, top - 8, self.symbol)
+
+    def shifted(self, delta: int, lo: int | None = None, hi: int | None = None) -> Fill:
+        """This fill clipped to ``[lo, hi)`` (old offsets) and moved by ``delta`` bytes."""
+        nlo = self.lo if lo is None else max(self.lo, lo)
+        nhi = self.hi if hi is None else min(self.hi, hi)
+        return Fill(nlo + delta, nhi + delta, self.symbol, self.skip + (nlo - self.lo))
 
 
 @dataclass(frozen=True)
@@ -103,12 +110,22 @@ class ObjectStore:
         """A copy of this store cut or extended to ``n`` bytes (realloc); new bytes use ``uninit``."""
         o = self.copy()
         o.size = n
-        o.fills = [Fill(f.lo, min(f.hi, n), f.symbol) for f in self.fills if f.lo < n]
+        o.fills = [f.shifted(0, hi=n) for f in self.fills if f.lo < n]
         if n > self.size:
             tail = None if uninit is None else claripy.Extract((n - self.size) * 8 - 1, 0, uninit)
             o.fills.append(Fill(self.size, n, tail))
         else:
             o.conc = {b: r for b, r in self.conc.items() if b < n}
+        return o
+
+    def slice(self, lo: int, hi: int) -> ObjectStore:
+        """The contents of ``[lo, hi)`` as a store of its own (splitting an object into chunks)."""
+        o = ObjectStore.__new__(ObjectStore)
+        o.size, o.seq = hi - lo, self.seq
+        o.fills = [f.shifted(-lo, lo, hi) for f in self.fills if f.lo < hi and f.hi > lo]
+        o.conc = {b - lo: (seq, start - lo, v) for b, (seq, start, v) in self.conc.items() if lo <= b < hi}
+        o.syms = [SymbolicWrite(w.seq, w.offset - lo, w.value, w.size, min(w.align, (lo & -lo) or 64))
+                  for w in self.syms]
         return o
 
     # ------------------------------------------------------------------ defaults
@@ -146,7 +163,7 @@ class ObjectStore:
         """Copy ``other``'s contents into this store at offset ``at`` (segment building)."""
         base = self.seq
         self.fills = [f for f in self.fills if f.hi <= at or f.lo >= at + other.size]
-        self.fills.extend(Fill(f.lo + at, f.hi + at, f.symbol) for f in other.fills)
+        self.fills.extend(f.shifted(at) for f in other.fills)
         self.fills.sort(key=lambda f: f.lo)
         for b in range(at, at + other.size):
             self.conc.pop(b, None)

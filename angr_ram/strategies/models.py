@@ -1,0 +1,147 @@
+"""Multiple-resolution models: what to do when a symbolic pointer may reach several objects.
+
+* ``fork``  one state per target (forking model).
+* ``ite``   one state; the value is an if-then-else over the targets (complete merging model).
+* ``dsmm``  dynamically segmented memory: the objects the pointer resolved to are merged into one
+            new segment (relocation), the access is re-resolved to that single segment.
+* ``flat``  like dsmm, but the segment takes every live heap object.
+* ``smm``   static segments: objects are grouped by allocation site (what a context-insensitive
+            points-to analysis can tell apart on a binary); a pointer that resolves across groups
+            unites them for the whole run, and the segment takes every live object of the united
+            groups. Beyond ``threshold`` bytes the model falls back to forking (hybrid), as in the
+            segmented memory model paper.
+
+Whatever cannot be merged (fixed regions, split chunks) falls back to the model's ``fallback``
+(``fork`` for the segment models). Faulting targets are always forked off as error paths first.
+A model object is shared by every state of a run: its caches (segment reuse, site groups) are
+run-wide, like the static analysis and segment cache of the papers.
+"""
+
+from __future__ import annotations
+
+from ..plugins.address_space import SEGMENT_BASE, SEGMENT_LIMIT, AddressSpace, MemoryObject
+
+
+class ForkModel:
+    """One state per target."""
+
+    name = "fork"
+    fallback = "fork"
+
+    def merge(self, space: AddressSpace, objs: list[MemoryObject], loc: int) -> MemoryObject | None:
+        """Merge ``objs`` into a segment and return it, or None to use the fallback."""
+        return None
+
+
+class IteModel(ForkModel):
+    """One state with an if-then-else over the targets."""
+
+    name = "ite"
+    fallback = "ite"
+
+
+class DynamicSegments(ForkModel):
+    """Merge exactly the resolved objects into a new segment (optionally reusing its address)."""
+
+    name = "dsmm"
+
+    def __init__(self, reuse_segments: bool = False):
+        self.reuse_segments = reuse_segments
+        self._reuse: dict[tuple, int] = {}    # (location, member names) -> hidden segment address
+        self._next = SEGMENT_BASE
+
+    def members(self, space: AddressSpace, objs: list[MemoryObject]) -> list[MemoryObject] | None:
+        """The objects the new segment holds (None: do not merge)."""
+        return objs
+
+    def merge(self, space, objs, loc):
+        if any(o.kind == "chunk" or o.name is None for o in objs):
+            return None
+        members = self.members(space, objs)
+        if not members or len(members) < 2:
+            return None
+        at = self._address(space, members, loc) if self.reuse_segments else None
+        seg = space.make_segment([o.id for o in members], at=at, site=loc)
+        return seg
+
+    def _address(self, space: AddressSpace, members, loc) -> int | None:
+        _, _, total = space.segment_layout([o.id for o in members])
+        key = (loc, tuple(sorted(o.name for o in members)))
+        at = self._reuse.get(key)
+        if at is not None and space.find(at) is None:
+            if space.stats is not None:
+                space.stats.segments_reused += 1
+            return at
+        at = self._next
+        self._next += ((total + 64 + 15) // 16) * 16
+        if self._next > SEGMENT_LIMIT:
+            return None
+        self._reuse[key] = at
+        return at
+
+
+class FlatSegments(DynamicSegments):
+    """Merge every live heap object (and existing segment) into one segment."""
+
+    name = "flat"
+
+    def members(self, space, objs):
+        return [o for o in space.placed_objects() if not o.freed and o.kind != "chunk" and o.name is not None]
+
+
+class StaticSegments(DynamicSegments):
+    """Segments by allocation-site groups, united on multiple resolution; forks beyond ``threshold``."""
+
+    name = "smm"
+
+    def __init__(self, threshold: int = 10 * 1024, reuse_segments: bool = False):
+        super().__init__(reuse_segments)
+        self.threshold = threshold
+        self._parent: dict[int, int] = {}     # union-find over allocation sites, run-wide
+
+    def _find(self, site: int) -> int:
+        p = self._parent.setdefault(site, site)
+        while p != self._parent.setdefault(p, p):
+            self._parent[p] = self._parent[self._parent[p]]
+            p = self._parent[p]
+        return p
+
+    def _sites(self, space: AddressSpace, o: MemoryObject) -> set[int]:
+        if o.kind == "segment":
+            out: set[int] = set()
+            for m in o.members:
+                out |= self._sites(space, space.objects[m])
+            return out
+        return {o.site}
+
+    def members(self, space, objs):
+        sites = set().union(*(self._sites(space, o) for o in objs))
+        roots = {self._find(s) for s in sites}
+        root = min(roots)
+        for r in roots:
+            self._parent[r] = root
+        group = [o for o in space.placed_objects()
+                 if not o.freed and o.kind != "chunk" and o.name is not None
+                 and any(self._find(s) == root for s in self._sites(space, o))]
+        _, _, total = space.segment_layout([o.id for o in group])
+        if total > self.threshold:
+            return None
+        return group
+
+
+def make_model(model: str, reuse_segments: bool = False, smm_threshold: int = 10 * 1024) -> ForkModel:
+    """The model object for a ``RelocatableMemory(model=...)`` name."""
+    if model == "fork":
+        return ForkModel()
+    if model == "ite":
+        return IteModel()
+    if model == "dsmm":
+        return DynamicSegments(reuse_segments)
+    if model == "flat":
+        return FlatSegments(reuse_segments)
+    if model == "smm":
+        return StaticSegments(smm_threshold, reuse_segments)
+    raise ValueError(model)
+
+
+MODELS = ("fork", "ite", "dsmm", "smm", "flat")
