@@ -19,6 +19,7 @@ from .plugins.address_space import AddressSpace
 from .plugins.heap import HEAP_PROCEDURES
 from .plugins.libc import RamLibcStartMain, install_format_fix
 from .plugins.memory import RamMemory
+from .plugins.model_eval import install_fast_model_eval
 from .plugins.solver import RamSolver
 from .stats import RunStats
 from .strategies.fork import forking
@@ -156,6 +157,7 @@ def install_hooks(project) -> None:
         if project.loader.find_symbol(name) is not None:
             project.hook_symbol(name, cls(), replace=True)
     install_format_fix()
+    install_fast_model_eval()
     if project.loader.find_symbol("__libc_start_main") is not None:
         project.hook_symbol("__libc_start_main", RamLibcStartMain(), replace=True)
 

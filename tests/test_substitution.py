@@ -35,3 +35,27 @@ def test_shared_dag_is_linear_not_exponential():
     r = s(e)
     assert time.perf_counter() - t < 5
     assert not (r.variables & a.variables)
+
+
+def test_fast_model_eval_matches_claripy_and_is_linear():
+    from claripy.frontend.mixin.model_cache_mixin import ModelCache
+
+    from angr_ram.plugins.model_eval import fast_eval_ast
+
+    x, k = claripy.BVS("x", 32), claripy.BVS("k", 32)
+    e = x
+    for _ in range(12):
+        e = claripy.If(e == k, e + 1, e * 3)
+    m = ModelCache({next(iter(x.variables)): 5, next(iter(k.variables)): 16})
+    original = ModelCache.eval_ast
+    try:
+        expected = original(m, e)
+    finally:
+        ModelCache.eval_ast = original
+    assert fast_eval_ast(ModelCache(dict(m.model)), e) == expected
+    deep = x
+    for _ in range(60):
+        deep = (deep * 3) ^ (deep + k)
+    t = time.perf_counter()
+    fast_eval_ast(ModelCache(dict(m.model)), deep)
+    assert time.perf_counter() - t < 2

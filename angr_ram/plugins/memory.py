@@ -52,7 +52,7 @@ from ..errors import ForkRequest, MemoryFault, Target
 from ..strategies.fork import forking_enabled
 from ..strategies.resolution import NULL_PAGE, Hit, classify, in_interval, resolve
 from .address_space import MemoryObject
-from .object_store import known_alignment
+from .object_store import known_alignment, select
 
 REGION_LIMIT = 4096
 
@@ -260,10 +260,7 @@ class RelocatableMixin(MemoryMixin):
     def _region_load(self, addr, a, size, h, endness, kwargs):
         cands = self._region_candidates(a, size, h)
         sup = super()
-        out = sup.load(cands[-1], size, endness=endness, **kwargs)
-        for c in reversed(cands[:-1]):
-            out = claripy.If(addr == c, sup.load(c, size, endness=endness, **kwargs), out)
-        return out
+        return select(addr, cands, lambda c: sup.load(c, size, endness=endness, **kwargs), None)
 
     def _region_store(self, addr, a, data, size, h, endness, guard, kwargs):
         cands = self._region_candidates(a, size, h)

@@ -244,11 +244,8 @@ class ObjectStore:
             acc = self._default_symbolic(off, n)
             for w in self.syms:
                 acc = claripy.If(off == w.offset, w.value, acc)
-            starts = sorted({b - b % n for b in self.conc})
-            for s in starts:
-                if s + n <= self.size:
-                    acc = claripy.If(off == s, self._read_concrete(s, n), acc)
-            return acc
+            starts = sorted(s for s in {b - b % n for b in self.conc} if s + n <= self.size)
+            return select(off, starts, lambda s: self._read_concrete(s, n), acc)
         out = []
         keys = sorted(self.conc)
         for i in range(n):
@@ -256,14 +253,24 @@ class ObjectStore:
             acc = self._default_symbolic(x, 1)
             for w in self.syms:
                 acc = claripy.If(self._covers(w, x), _sym_byte(w, x), acc)
-            for b in keys:
-                acc = claripy.If(x == b, self._byte_concrete(b, self.conc[b]), acc)
-            out.append(acc)
+            out.append(select(x, keys, lambda b: self._byte_concrete(b, self.conc[b]), acc))
         return out[0] if n == 1 else claripy.Concat(*out)
 
     def stored_offsets(self) -> int:
         """Number of bytes held in the concrete map (for statistics and tests)."""
         return len(self.conc)
+
+
+def select(off: BV, keys: list[int], value, default: BV | None) -> BV:
+    """``value(k)`` where ``off == k`` for sorted concrete ``keys``, else ``default``, as a balanced
+    if-then-else (depth log2 n, not n). With ``default=None`` the last key is the fallback."""
+    if not keys:
+        return default
+    if len(keys) == 1:
+        return value(keys[0]) if default is None else claripy.If(off == keys[0], value(keys[0]), default)
+    mid = len(keys) // 2
+    return claripy.If(claripy.ULT(off, keys[mid]), select(off, keys[:mid], value, default),
+                      select(off, keys[mid:], value, default))
 
 
 def _sym_byte(w: SymbolicWrite, b: int | BV) -> BV:
