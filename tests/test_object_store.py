@@ -99,9 +99,10 @@ def test_embed_and_resize_keep_contents():
     a = ObjectStore(16)
     a.write(0, claripy.BVV(0xAABB, 16), 2)
     seg = ObjectStore(64)
-    seg.embed(a, 32)
-    assert seg.read(32, 2).concrete_value == 0xAABB
-    assert seg.read(34, 2).concrete_value == 0
+    seg.embed(a, 16)
+    assert seg.read(16, 2).concrete_value == 0xAABB
+    assert seg.read(18, 2).concrete_value == 0
+    assert seg.read(8, 8).concrete_value == 0 and seg.read(40, 8).concrete_value == 0  # padding keeps a default
     r = a.resized(4)
     assert r.size == 4 and r.read(0, 2).concrete_value == 0xAABB
 

@@ -15,14 +15,13 @@ from angr_ram.runner import load_project, make_state
 from .conftest import BUILD
 
 
-def probes(state):
-    """Queries whose answers must not depend on where objects live."""
+def probes(state, live):
+    """Queries whose answers must not depend on where objects live (``live``: objects to compare)."""
     s = state.solver
     out = [("sat", s.satisfiable())]
     for k, c in enumerate(s.constraints[-12:]):
         out.append((f"valid{k}", s.is_true(c)))
         out.append((f"neg{k}", s.satisfiable(extra_constraints=[claripy.Not(c)])))
-    live = [o for o in state.ram.objects.values() if o.placed and not o.freed][:6]
     for o in live:
         out.append((f"null{o.id}", s.is_false(o.base == 0)))
     for a, b in zip(live, live[1:], strict=False):
@@ -38,8 +37,9 @@ def probes(state):
 class RandomRelocator(angr.ExplorationTechnique):
     """After every step, move random objects of every active state and re-check the probes."""
 
-    def __init__(self, seed):
+    def __init__(self, seed, merge=False):
         super().__init__()
+        self.merge = merge
         self.rng = random.Random(seed)
         self.relocations = 0
         self.checked = 0
@@ -50,26 +50,37 @@ class RandomRelocator(angr.ExplorationTechnique):
             movable = [o for o in st.ram.objects.values() if o.placed and o.name]
             if not movable:
                 continue
-            before = probes(st)
-            for o in self.rng.sample(movable, min(3, len(movable))):
-                st.ram.relocate(o.id)
-                self.relocations += 1
-            assert probes(st) == before
+            live = [o for o in st.ram.objects.values() if o.placed and not o.freed][:6]
+            before = probes(st, live)
+            if self.merge:
+                if len(movable) < 2:
+                    continue
+                group = self.rng.sample(movable, min(self.rng.randint(2, 4), len(movable)))
+                st.ram.make_segment([o.id for o in group])
+                self.relocations += len(group)
+            else:
+                for o in self.rng.sample(movable, min(3, len(movable))):
+                    st.ram.relocate(o.id)
+                    self.relocations += 1
+            assert probes(st, live) == before
             self.checked += 1
         return simgr
 
 
-@pytest.mark.parametrize(("name", "n", "seed"), [("matrix10_O0", 2, 1), ("twolookup_O2", 2, 2),
-                                                  ("hashtables_O0", 1, 3), ("ptrarray_O0", 2, 4)])
-def test_random_relocation_keeps_queries_and_outcomes(name, n, seed):
+@pytest.mark.parametrize(("name", "n", "seed", "merge"), [
+    ("matrix10_O0", 2, 1, False), ("twolookup_O2", 2, 2, False), ("hashtables_O0", 1, 3, False),
+    ("ptrarray_O0", 2, 4, False), ("matrix10_O0", 2, 5, True), ("ptrarray_O0", 2, 6, True),
+    ("chainhash_O0", 1, 7, True)])
+def test_random_relocation_keeps_queries_and_outcomes(name, n, seed, merge):
+    """Random moves (or merges into segments) after every step change no answer and no outcome."""
     b = os.fspath(BUILD / name)
     proj = load_project(b)
     simgr = proj.factory.simulation_manager(make_state(proj, n))
     simgr.use_technique(angr_ram.RelocatableMemory())
-    reloc = RandomRelocator(seed)
+    reloc = RandomRelocator(seed, merge)
     simgr.use_technique(reloc)
     simgr.run()
-    assert reloc.relocations > 10 and reloc.checked > 5
+    assert reloc.relocations > 5 and reloc.checked > 3
     found = set()
     for s in simgr.deadended:
         found |= path_outcomes(s)

@@ -162,7 +162,17 @@ class ObjectStore:
     def embed(self, other: ObjectStore, at: int) -> None:
         """Copy ``other``'s contents into this store at offset ``at`` (segment building)."""
         base = self.seq
-        self.fills = [f for f in self.fills if f.hi <= at or f.lo >= at + other.size]
+        end = at + other.size
+        kept: list[Fill] = []
+        for f in self.fills:  # clip the fills the embedded range overlaps, keep the rest
+            if f.hi <= at or f.lo >= end:
+                kept.append(f)
+                continue
+            if f.lo < at:
+                kept.append(f.shifted(0, hi=at))
+            if f.hi > end:
+                kept.append(f.shifted(0, lo=end))
+        self.fills = kept
         self.fills.extend(f.shifted(at) for f in other.fills)
         self.fills.sort(key=lambda f: f.lo)
         for b in range(at, at + other.size):
@@ -261,16 +271,29 @@ class ObjectStore:
         return len(self.conc)
 
 
+CHAIN = 128
+
+
 def select(off: BV, keys: list[int], value, default: BV | None) -> BV:
-    """``value(k)`` where ``off == k`` for sorted concrete ``keys``, else ``default``, as a balanced
-    if-then-else (depth log2 n, not n). With ``default=None`` the last key is the fallback."""
+    """``value(k)`` where ``off == k`` for sorted concrete ``keys``, else ``default``.
+
+    Up to ``CHAIN`` keys this is a chain of equalities (what z3 solves fastest); longer selections
+    are split on ``off < key`` first, so the depth stays bounded (claripy converts recursively).
+    With ``default=None`` the last key is the fallback.
+    """
     if not keys:
         return default
-    if len(keys) == 1:
-        return value(keys[0]) if default is None else claripy.If(off == keys[0], value(keys[0]), default)
-    mid = len(keys) // 2
-    return claripy.If(claripy.ULT(off, keys[mid]), select(off, keys[:mid], value, default),
-                      select(off, keys[mid:], value, default))
+    if len(keys) > CHAIN:
+        mid = len(keys) // 2
+        return claripy.If(claripy.ULT(off, keys[mid]), select(off, keys[:mid], value, default),
+                          select(off, keys[mid:], value, default))
+    if default is None:
+        acc, keys = value(keys[-1]), keys[:-1]
+    else:
+        acc = default
+    for k in reversed(keys):
+        acc = claripy.If(off == k, value(k), acc)
+    return acc
 
 
 def _sym_byte(w: SymbolicWrite, b: int | BV) -> BV:

@@ -47,7 +47,7 @@ class DynamicSegments(ForkModel):
 
     def __init__(self, reuse_segments: bool = False):
         self.reuse_segments = reuse_segments
-        self._reuse: dict[tuple, int] = {}    # (location, member names) -> hidden segment address
+        self._reuse: dict[tuple, int] = {}    # (location, member shapes) -> hidden segment address
         self._next = SEGMENT_BASE
 
     def members(self, space: AddressSpace, objs: list[MemoryObject]) -> list[MemoryObject] | None:
@@ -66,9 +66,10 @@ class DynamicSegments(ForkModel):
 
     def _address(self, space: AddressSpace, members, loc) -> int | None:
         _, _, total = space.segment_layout([o.id for o in members])
-        key = (loc, tuple(sorted(o.name for o in members)))
+        # the shape of the merge: where it happens and what was allocated where, in address order
+        key = (loc, tuple((o.site, o.context, o.size, o.kind) for o in sorted(members, key=lambda o: o.addr)))
         at = self._reuse.get(key)
-        if at is not None and space.find(at) is None:
+        if at is not None and space.find(at) is None and space.find(at + total - 1) is None:
             if space.stats is not None:
                 space.stats.segments_reused += 1
             return at

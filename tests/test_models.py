@@ -1,0 +1,85 @@
+"""Every multiple-resolution model and split setting reaches exactly the native outcome set."""
+
+import os
+from functools import cache
+
+import pytest
+
+from angr_ram.groundtruth import outcome_set
+from angr_ram.runner import explore
+
+from .conftest import BUILD
+
+FAST = {"matrix10_O0": 2, "twolookup_O0": 2, "hashtables_O0": 1, "ptrarray_O0": 2}
+SETTINGS = [
+    ("ite", {}), ("dsmm", {}), ("dsmm", {"reuse_segments": True}), ("flat", {}), ("smm", {}),
+    ("fork", {"split": 32, "split_threshold": 16}), ("ite", {"split": 32, "split_threshold": 16}),
+    ("dsmm", {"split": 32, "split_threshold": 16}),
+]
+
+
+@cache
+def native(name: str, n: int) -> frozenset:
+    return frozenset(outcome_set(os.fspath(BUILD / name), n))
+
+
+@cache
+def fork_paths(name: str, n: int) -> int:
+    return explore(os.fspath(BUILD / name), n).stats["paths"]
+
+
+@pytest.mark.parametrize(("model", "opts"), SETTINGS, ids=[f"{m}-{o}" for m, o in SETTINGS])
+@pytest.mark.parametrize("name", list(FAST))
+def test_model_outcomes_equal_native_ground_truth(name, model, opts):
+    n = FAST[name]
+    r = explore(os.fspath(BUILD / name), n, model=model, **opts)
+    assert r.errors == []
+    assert r.outcomes == native(name, n)
+    if model in ("ite", "dsmm", "flat", "smm") and "split" not in opts:
+        assert r.stats["paths"] <= fork_paths(name, n)
+    if model in ("dsmm", "flat", "smm") and "split" not in opts:
+        assert r.stats["segments"] >= 1 and r.stats["max_segment_size"] > 0
+    if "split" in opts:
+        assert r.stats["splits"] >= 1
+
+
+def test_dsmm_segments_hold_only_resolved_objects_smm_whole_site_groups():
+    """On three hash tables the symbolic key only reaches table 0's nodes: dsmm merges those,
+    smm merges every node of the allocation site (all three tables)."""
+    b = os.fspath(BUILD / "hashtables_O0")
+    d = explore(b, 1, model="dsmm")
+    s = explore(b, 1, model="smm")
+    f = explore(b, 1, model="flat")
+    assert d.outcomes == s.outcomes == f.outcomes == native("hashtables_O0", 1)
+    assert d.stats["max_segment_size"] * 2 <= s.stats["max_segment_size"] <= f.stats["max_segment_size"]
+
+
+def test_segment_reuse_gives_the_same_address_across_states():
+    """ptrarray forks on a symbolic branch before allocating the matrix; both states merge rows of
+    the same shape at the same location, and the second one reuses the first one's address."""
+    r = explore(os.fspath(BUILD / "ptrarray_O0"), 2, model="dsmm", reuse_segments=True)
+    plain = explore(os.fspath(BUILD / "ptrarray_O0"), 2, model="dsmm")
+    assert r.outcomes == plain.outcomes == native("ptrarray_O0", 2)
+    assert r.stats["segments"] >= 2 and r.stats["segments_reused"] >= 1
+    assert plain.stats["segments_reused"] == 0
+
+
+@pytest.mark.parametrize(("model", "opts"), [("fork", {}), ("ite", {"split": 256}), ("fork", {"split": 256})])
+def test_big_table_with_and_without_splitting(model, opts):
+    r = explore(os.fspath(BUILD / "table512_O0"), 2, model=model, **opts)
+    assert r.outcomes == native("table512_O0", 2)
+    if opts:
+        assert r.stats["splits"] >= 1 and r.stats["max_split_object_size"] == 4096
+
+
+@pytest.mark.parametrize("model", ["fork", "dsmm"])
+def test_chained_hash_table(model):
+    r = explore(os.fspath(BUILD / "chainhash_O0"), 1, model=model)
+    assert r.outcomes == native("chainhash_O0", 1)
+
+
+@pytest.mark.parametrize("model", ["ite", "dsmm", "smm"])
+def test_error_paths_survive_every_model(model):
+    r = explore(os.fspath(BUILD / "oob_O0"), 1, model=model)
+    assert {k for k, _, _ in r.errors} == {"out-of-bounds"}
+    assert r.outcomes == {(0, b""), (1, b"")}
