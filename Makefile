@@ -23,7 +23,10 @@ test: $(STAMP) samples
 	$(PY) -m pytest -q tests
 
 bench: $(STAMP) samples
-	$(VENV)/bin/angr-ram bench
+	$(PY) -m pip install -q -e '.[test,bench]'
+	$(VENV)/bin/angr-ram bench --repeat 3
+	mkdir -p bench-results
+	$(VENV)/bin/angr-ram bench --models --plot bench-results/models_vs_matrix_size.png
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check angr_ram tests

@@ -50,6 +50,10 @@ def cmd_run(args) -> int:
 
 def cmd_bench(args) -> int:
     """Run the benchmark table (see :mod:`angr_ram.bench`)."""
+    if args.models:
+        from .bench_models import main as models_main
+
+        return models_main(args.timeout, args.repeat, args.plot)
     from .bench import main as bench_main
 
     return bench_main(args.samples, args.timeout, args.json, args.repeat)
@@ -73,6 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--timeout", type=float, default=300.0, help="per-run timeout in seconds")
     b.add_argument("--json", action="store_true")
     b.add_argument("--repeat", type=int, default=1, help="runs per configuration; the minimum time is shown")
+    b.add_argument("--models", action="store_true", help="compare the memory models and split sizes instead")
+    b.add_argument("--plot", metavar="PNG", default=None, help="with --models: plot time against matrix size")
     b.set_defaults(func=cmd_bench)
     return p
 
