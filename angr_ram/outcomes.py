@@ -20,24 +20,14 @@ def exit_code_expr(state):
 def path_outcomes(state, limit: int = 64) -> set[tuple[int | None, bytes]]:
     """Every (exit code, stdout) pair this path can produce (all solutions, up to ``limit``)."""
     code = exit_code_expr(state)
-    out = state.posix.stdout
-    data = out.concretize() if hasattr(out, "concretize") else [state.posix.dumps(1)]
-    chunks = state.posix.stdout.content if hasattr(state.posix.stdout, "content") else []
-    exprs = [c[0] if isinstance(c, tuple) else c for c in chunks]
-    if not exprs and code is None:
-        return {(None, b"".join(data) if isinstance(data, list) else data)}
-    parts = ([code] if code is not None else []) + exprs
+    chunks = [c[0] if isinstance(c, tuple) else c for c in state.posix.stdout.content]
+    parts = ([code] if code is not None else []) + chunks
+    if not parts:
+        return {(None, b"")}
     whole = claripy.Concat(*parts) if len(parts) > 1 else parts[0]
-    if not whole.symbolic:
-        vals = [whole.concrete_value]
-    else:
-        vals = state.solver.eval_upto(whole, limit)
+    vals = [whole.concrete_value] if not whole.symbolic else state.solver.eval_upto(whole, limit)
     res = set()
-    nbits = whole.length
     for v in vals:
-        raw = v.to_bytes(nbits // 8, "big")
-        if code is not None:
-            res.add((raw[0], raw[1:]))
-        else:
-            res.add((None, raw))
+        raw = v.to_bytes(whole.length // 8, "big")
+        res.add((raw[0], raw[1:]) if code is not None else (None, raw))
     return res

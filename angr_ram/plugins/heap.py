@@ -103,9 +103,9 @@ class RamCalloc(angr.SimProcedure):
     """calloc(nmemb, size): a fresh zero-filled object."""
 
     def run(self, sim_nmemb, sim_size):  # pylint: disable=arguments-differ
-        n = concrete_size(self.state, sim_nmemb.zero_extend(64 - sim_nmemb.length) *
-                          sim_size.zero_extend(64 - sim_size.length)
-                          if sim_nmemb.length < 64 else sim_nmemb * sim_size, "calloc")
+        # multiply in 128 bits: an overflowing nmemb * size is "too large", not a small wrap-around
+        total = sim_nmemb.zero_extend(128 - sim_nmemb.length) * sim_size.zero_extend(128 - sim_size.length)
+        n = concrete_size(self.state, total, "calloc")
         return allocate(self.state, n, zero=True).base
 
 
