@@ -51,8 +51,10 @@ def load_project(binary: str) -> angr.Project:
 
 
 def make_state(proj: angr.Project, stdin_bytes: int):
-    """An entry state whose stdin is ``stdin_bytes`` unconstrained symbolic bytes."""
-    data = claripy.BVS("stdin", stdin_bytes * 8)
+    """An entry state whose stdin is ``stdin_bytes`` unconstrained symbolic bytes, one variable per
+    byte (so constraints on different bytes stay independent for slicing and caching)."""
+    parts = [claripy.BVS(f"stdin_{k}", 8) for k in range(stdin_bytes)]
+    data = parts[0] if stdin_bytes == 1 else claripy.Concat(*parts)
     stdin = angr.SimFileStream(name="stdin", content=data, size=stdin_bytes, has_end=True)
     return proj.factory.entry_state(stdin=stdin, add_options=set(STATE_OPTIONS))
 

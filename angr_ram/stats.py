@@ -23,6 +23,10 @@ class RunStats:
     max_segment_size: int = 0
     splits: int = 0
     max_split_object_size: int = 0
+    cache_queries: int = 0
+    cache_hits_syntactic: int = 0
+    cache_hits_aa: int = 0
+    cache_size: int = 0
 
     def as_dict(self) -> dict:
         """The counters as a plain dict."""

@@ -20,6 +20,7 @@ from .plugins.heap import HEAP_PROCEDURES
 from .plugins.libc import RamLibcStartMain, install_format_fix
 from .plugins.memory import RamMemory
 from .plugins.model_eval import install_fast_model_eval
+from .plugins.query_cache import QueryCache
 from .plugins.solver import RamSolver
 from .stats import RunStats
 from .strategies.fork import forking
@@ -67,11 +68,13 @@ class RelocatableMemory(angr.ExplorationTechnique):
     :param split: chunk size (a multiple of 8) for dynamic splitting, or None (no splitting).
     :param split_threshold: objects larger than this many bytes are split.
     :param smm_threshold: the static segmented model forks instead of building bigger segments.
+    :param cache: run-wide satisfiability cache: None, ``"syntactic"`` or ``"aa"`` (address-aware).
+    :param validate: re-check every cache hit with the solver (raises CacheMismatch on a difference).
     """
 
     def __init__(self, model: str = "fork", symbolic_bases: bool = True, context_k: int = 4,
                  reuse_segments: bool = False, split: int | None = None, split_threshold: int = 300,
-                 smm_threshold: int = 10 * 1024):
+                 smm_threshold: int = 10 * 1024, cache: str | None = None, validate: bool = False):
         super().__init__()
         if model not in MODELS:
             raise AngrRamError(f"unknown model {model!r}; supported: {', '.join(MODELS)}")
@@ -83,12 +86,16 @@ class RelocatableMemory(angr.ExplorationTechnique):
             raise AngrRamError(f"model {model!r} relocates objects and needs symbolic_bases=True")
         if not symbolic_bases and split is not None:
             raise AngrRamError("splitting relocates objects and needs symbolic_bases=True")
+        if cache not in (None, "syntactic", "aa"):
+            raise AngrRamError(f"unknown cache {cache!r}; use None, 'syntactic' or 'aa'")
         self.model = model
         self.model_policy = make_model(model, reuse_segments, smm_threshold)
         self.splitter = Splitter(split, split_threshold) if split is not None else None
+        self.stats = RunStats()
+        self.cache = QueryCache(cache, validate, self.stats) if cache is not None else None
+        self.base_sizes: dict[str, int] = {}
         self.symbolic_bases = bool(symbolic_bases)
         self.context_k = context_k
-        self.stats = RunStats()
         self._regions = None
 
     # ------------------------------------------------------------------ installation
@@ -109,7 +116,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
             self._regions = fixed_regions(state.project, state)
         state.memory.__class__ = RamMemory
         state.register_plugin("ram", AddressSpace(self.symbolic_bases, self.context_k, self._regions, self.stats,
-                                                  self.model_policy, self.splitter))
+                                                  self.model_policy, self.splitter, self.cache, self.base_sizes))
         RamSolver.install(state)
 
     # ------------------------------------------------------------------ stepping

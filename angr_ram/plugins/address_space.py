@@ -62,8 +62,10 @@ class AddressSpace(SimStatePlugin):
     """Heap objects, their address constraints, and the relocation primitive."""
 
     def __init__(self, symbolic_bases: bool = True, context_k: int = 4, regions=(), stats=None,
-                 model=None, splitter=None):
+                 model=None, splitter=None, cache=None, base_sizes=None):
         super().__init__()
+        self.cache = cache                 # run-wide QueryCache or None
+        self.base_sizes = base_sizes if base_sizes is not None else {}  # run-wide: base name -> size
         if model is None:
             from ..strategies.models import ForkModel
             model = ForkModel()
@@ -93,7 +95,7 @@ class AddressSpace(SimStatePlugin):
         SimStatePlugin.__init__(o)
         o.symbolic_bases, o.context_k, o.regions, o.stats = (
             self.symbolic_bases, self.context_k, self.regions, self.stats)
-        o.model, o.splitter = self.model, self.splitter
+        o.model, o.splitter, o.cache, o.base_sizes = self.model, self.splitter, self.cache, self.base_sizes
         o.objects = dict(self.objects)
         o._starts = self._starts           # shared until either side changes them
         o._ids = self._ids
@@ -208,6 +210,7 @@ class AddressSpace(SimStatePlugin):
         self._owned.add(oid)
         if name is not None:
             self._rebind({name: (None, addr)}, relocation=False)
+            self.base_sizes[name] = size
         if self.stats is not None and kind == "heap":
             self.stats.objects += 1
         return obj

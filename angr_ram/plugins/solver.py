@@ -36,11 +36,17 @@ class SubstitutingFrontend(Frontend):
         self._epoch = None          # memo dict of the substitution the inner solver was built with
         self.stats = stats
         self._variables = frozenset()
+        self.cache = None
+        self.sizes: dict = {}
 
     # ------------------------------------------------------------------ plumbing
-    def bind(self, subst: Substitution) -> None:
-        """Use ``subst`` (the state's current address constraints) for the next queries."""
+    def bind(self, subst: Substitution, cache=None, sizes=None) -> None:
+        """Use ``subst`` (the state's current address constraints), and the run's query cache with
+        the sizes of the objects behind base names, for the next queries."""
         self.subst = subst
+        self.cache = cache
+        if sizes is not None:
+            self.sizes = sizes
 
     def _sync(self):
         s = self.subst
@@ -78,11 +84,13 @@ class SubstitutingFrontend(Frontend):
         c.constraints = []
         c.inner = None
         c.subst, c._epoch, c.stats, c._variables = self.subst, None, self.stats, frozenset()
+        c.cache, c.sizes = self.cache, self.sizes
 
     def _copy(self, c):
         c.constraints = list(self.constraints)
         c.inner = self.inner.branch()
         c.subst, c._epoch, c.stats, c._variables = self.subst, self._epoch, self.stats, self._variables
+        c.cache, c.sizes = self.cache, self.sizes
 
     def finalize(self):
         self.inner.finalize()
@@ -130,10 +138,18 @@ class SubstitutingFrontend(Frontend):
 
     # ------------------------------------------------------------------ queries
     def check_satisfiability(self, extra_constraints=(), exact=None):
+        if self.cache is not None:
+            return "SAT" if self.satisfiable(extra_constraints, exact) else "UNSAT"
         return self._query("check_satisfiability", extra_constraints=self._extra(extra_constraints), exact=exact)
 
     def satisfiable(self, extra_constraints=(), exact=None):
-        return self._query("satisfiable", extra_constraints=self._extra(extra_constraints), exact=exact)
+        def solve():
+            return self._query("satisfiable", extra_constraints=self._extra(extra_constraints), exact=exact)
+
+        if self.cache is None:
+            return solve()
+        goals = tuple(c for c in extra_constraints if not (c.op == "BoolV" and c.args[0] is True))
+        return self.cache.satisfiable(self.constraints, goals, self.subst, self.sizes, solve)
 
     def eval(self, e, n, extra_constraints=(), exact=None):
         return self._query("eval", self.subst(e), n, extra_constraints=self._extra(extra_constraints), exact=exact)
@@ -179,7 +195,8 @@ class RamSolver(SimSolver):
         if fe is None:
             space = self.state.ram
             fe = self._stored_solver = SubstitutingFrontend(stats=space.stats)
-        fe.bind(self.state.ram.substitution())
+        space = self.state.ram
+        fe.bind(space.substitution(), space.cache, space.base_sizes)
         return fe
 
     @classmethod
