@@ -27,6 +27,7 @@ bench: $(STAMP) samples
 	$(VENV)/bin/angr-ram bench --repeat 3
 	mkdir -p bench-results
 	$(VENV)/bin/angr-ram bench --models --plot bench-results/models_vs_matrix_size.png
+	$(VENV)/bin/angr-ram bench --cache --repeat 3
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check angr_ram tests

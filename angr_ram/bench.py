@@ -113,3 +113,39 @@ def main(names=None, timeout: float = 300.0, as_json: bool = False, repeat: int 
     if as_json:
         print(json.dumps(rows, indent=2))
     return 0
+
+
+CACHE_SAMPLES = ("ptrarray", "hashtables", "twolookup", "matrix40", "branches", "checksum")
+
+
+def cache_table(names=None, timeout: float = 300.0, repeat: int = 1) -> int:
+    """Per sample and cache mode: queries that reached the solver, cache hits, time, cache size."""
+    from .plugins.model_eval import install_fast_model_eval
+
+    install_fast_model_eval()
+    names = names or list(CACHE_SAMPLES)
+    hdr = f"{'sample':12} {'cache':10} {'time s':>8} {'paths':>6} {'asked':>6} {'to solver':>9} {'z3':>6} " \
+          f"{'hits syn':>8} {'hits aa':>8} {'size':>6}"
+    print(hdr)
+    print("-" * len(hdr))
+    for name in names:
+        binary, n, _ = SAMPLES[name]
+        best: dict = {}
+        for _ in range(max(repeat, 1)):
+            for mode in (None, "syntactic", "aa"):
+                with Z3Counter() as zc:
+                    t = time.perf_counter()
+                    r = explore(str(SAMPLES_DIR / binary), n, cache=mode, timeout=timeout)
+                    secs = time.perf_counter() - t
+                if mode not in best or secs < best[mode][0]:
+                    best[mode] = (secs, r, zc.count)
+        for mode in (None, "syntactic", "aa"):
+            secs, r, z3c = best[mode]
+            s = r.stats
+            print(f"{name:12} {str(mode):10} {secs:8.2f} {s['paths']:6d} {s['cache_queries'] or s['solver_queries']:6d} "
+                  f"{s['solver_queries']:9d} {z3c:6d} {s['cache_hits_syntactic']:8d} {s['cache_hits_aa']:8d} "
+                  f"{s['cache_size']:6d}", flush=True)
+        syn, aa = best["syntactic"][1].stats["solver_queries"], best["aa"][1].stats["solver_queries"]
+        print(f"{name:12} {'syn/aa':10} solver queries {syn / max(aa, 1):.2f}x, "
+              f"time aa/syn {best['aa'][0] / best['syntactic'][0]:.2f}x")
+    return 0

@@ -23,8 +23,9 @@ def cmd_run(args) -> int:
     from .runner import explore
 
     progress = _progress(sys.stderr) if sys.stderr.isatty() and not args.json else None
+    opts = {"cache": args.cache, "validate": args.validate} if args.engine == "ram" else {}
     res = explore(args.binary, args.stdin_bytes, engine=args.engine, model=args.model,
-                  symbolic_bases=not args.concrete_bases, timeout=args.timeout, progress=progress)
+                  symbolic_bases=not args.concrete_bases, timeout=args.timeout, progress=progress, **opts)
     if progress is not None:
         sys.stderr.write("\n")
     if args.json:
@@ -50,6 +51,10 @@ def cmd_run(args) -> int:
 
 def cmd_bench(args) -> int:
     """Run the benchmark table (see :mod:`angr_ram.bench`)."""
+    if args.cache:
+        from .bench import cache_table
+
+        return cache_table(args.samples, args.timeout, args.repeat)
     if args.models:
         from .bench_models import main as models_main
 
@@ -69,6 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--model", choices=MODELS, default="fork", help="multiple-resolution model")
     r.add_argument("--engine", choices=("ram", "stock"), default="ram", help="angr-ram or plain angr")
     r.add_argument("--concrete-bases", action="store_true", help="concrete heap bases (baseline)")
+    r.add_argument("--cache", choices=("syntactic", "aa"), default=None, help="run-wide query cache")
+    r.add_argument("--validate", action="store_true", help="re-check every cache hit with the solver")
     r.add_argument("--json", action="store_true", help="machine-readable output")
     r.add_argument("--timeout", type=float, default=None, help="stop exploring after S seconds")
     r.set_defaults(func=cmd_run)
@@ -78,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--json", action="store_true")
     b.add_argument("--repeat", type=int, default=1, help="runs per configuration; the minimum time is shown")
     b.add_argument("--models", action="store_true", help="compare the memory models and split sizes instead")
+    b.add_argument("--cache", action="store_true", help="compare the query-cache modes instead")
     b.add_argument("--plot", metavar="PNG", default=None, help="with --models: plot time against matrix size")
     b.set_defaults(func=cmd_bench)
     return p
