@@ -185,17 +185,20 @@ class QueryCache:
         sliced, syn, aa = self._keys(constraints, goals, subst, sizes)
         hit, where = self._lookup(sliced, goals, syn, aa, sizes)
         if hit is not None:
-            if st is not None:
-                setattr(st, f"cache_hits_{where}", getattr(st, f"cache_hits_{where}") + 1)
-            if self.validate:
-                truth = solve()
-                if truth != hit:
-                    raise CacheMismatch(f"{where} cache answered {hit} but the solver says {truth} for "
-                                        f"goals {list(goals)} under {sliced}")
-            return hit
+            return self._hit(hit, where, solve, lambda: f"goals {list(goals)} under {sliced}")
         result = solve()
         self._remember(syn, aa, sliced, goals, sizes, result)
         return result
+
+    def _hit(self, hit: bool, where: str, solve, describe) -> bool:
+        """Count a hit of cache ``where``; in validation mode check it against the solver."""
+        if self.stats is not None:
+            setattr(self.stats, f"cache_hits_{where}", getattr(self.stats, f"cache_hits_{where}") + 1)
+        if self.validate:
+            truth = solve()
+            if truth != hit:
+                raise CacheMismatch(f"{where} cache answered {hit} but the solver says {truth} for {describe()}")
+        return hit
 
     def _lookup(self, sliced, goals, syn, aa, sizes):
         hit = self._syntactic.get(syn)
@@ -212,17 +215,8 @@ class QueryCache:
         keyed = [(c, *self._keys(c, (), subst, sizes)[1:]) for c in comps]
         answers = [self._lookup(c, (), syn, aa, sizes) for c, syn, aa in keyed]
         if any(a is False for a, _ in answers) or all(a is True for a, _ in answers):
-            hit = all(a is True for a, _ in answers)
-            st = self.stats
-            if st is not None:
-                kind = "aa" if any(w == "aa" for _, w in answers) else "syntactic"
-                setattr(st, f"cache_hits_{kind}", getattr(st, f"cache_hits_{kind}") + 1)
-            if self.validate:
-                truth = solve()
-                if truth != hit:
-                    raise CacheMismatch(f"component cache answered {hit} but the solver says {truth} "
-                                        f"for {constraints}")
-            return hit
+            where = "aa" if any(w == "aa" for _, w in answers) else "syntactic"
+            return self._hit(all(a is True for a, _ in answers), where, solve, lambda: f"{constraints}")
         result = solve()
         if result:
             for (c, syn, aa), (a, _) in zip(keyed, answers, strict=True):
