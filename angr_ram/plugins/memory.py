@@ -88,14 +88,15 @@ class RelocatableMixin(MemoryMixin):
         ``(program-level address, substituted address)`` for the relocatable layer."""
         if self.category != "mem":
             return addr, None
+        space = self.state.ram
         if isinstance(addr, int):
-            if addr >= NULL_PAGE and not self.state.ram.in_heap_range(addr):
+            if addr >= NULL_PAGE and not space.in_heap_range(addr):
                 return addr, None
             addr = claripy.BVV(addr, self.state.arch.bits)
-        a = self.state.ram.substitute(addr)
+        a = space.substitute(addr)
         if not a.symbolic:
             c = a.concrete_value
-            if c >= NULL_PAGE and not self.state.ram.in_heap_range(c):
+            if c >= NULL_PAGE and not space.in_heap_range(c):
                 return c, None
         return addr, a
 

@@ -199,7 +199,7 @@ class ObjectStore:
         syms = self.syms
         if not syms or syms[-1].seq < seq:
             return []
-        i = bisect_right([w.seq for w in syms], seq)
+        i = bisect_right(syms, seq, key=_seq)
         return syms[i:]
 
     def _read_concrete(self, o: int, n: int) -> BV:
@@ -272,6 +272,10 @@ class ObjectStore:
 
 
 CHAIN = 128
+
+
+def _seq(w: SymbolicWrite) -> int:
+    return w.seq
 
 
 def select(off: BV, keys: list[int], value, default: BV | None) -> BV:

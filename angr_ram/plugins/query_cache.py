@@ -26,7 +26,7 @@ class CacheMismatch(AngrRamError):
     """A cached answer differs from the solver's answer (validation mode)."""
 
 
-def slice_constraints(constraints, goals, ignore: frozenset) -> list:
+def slice_constraints(constraints, goals, ignore) -> list:
     """The constraints that share (non-``ignore``) variables with ``goals``, transitively."""
     want = set()
     for g in goals:
@@ -49,7 +49,7 @@ def slice_constraints(constraints, goals, ignore: frozenset) -> list:
     return out
 
 
-def components(constraints, ignore: frozenset) -> list[list]:
+def components(constraints, ignore) -> list[list]:
     """Independent groups of constraints (no shared non-``ignore`` variable between groups)."""
     groups: list[tuple[set, list]] = []
     for c in constraints:
@@ -133,7 +133,7 @@ class QueryCache:
 
     # ------------------------------------------------------------------ keys
     def _keys(self, constraints, goals, subst, sizes):
-        sliced = slice_constraints(constraints, goals, frozenset(subst.names))
+        sliced = slice_constraints(constraints, goals, subst.names)
         syn = frozenset(subst(c).hash() for c in sliced) | frozenset(("goal", subst(g).hash()) for g in goals)
         if self.mode == "syntactic":
             return sliced, syn, None
@@ -211,7 +211,7 @@ class QueryCache:
         return None, None
 
     def _satisfiable_components(self, constraints, subst, sizes, solve) -> bool:
-        comps = components(constraints, frozenset(subst.names))
+        comps = components(constraints, subst.names)
         keyed = [(c, *self._keys(c, (), subst, sizes)[1:]) for c in comps]
         answers = [self._lookup(c, (), syn, aa, sizes) for c, syn, aa in keyed]
         if any(a is False for a, _ in answers) or all(a is True for a, _ in answers):
