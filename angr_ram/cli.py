@@ -23,7 +23,7 @@ def cmd_run(args) -> int:
     from .runner import explore
 
     progress = _progress(sys.stderr) if sys.stderr.isatty() and not args.json else None
-    opts = {"cache": args.cache, "validate": args.validate} if args.engine == "ram" else {}
+    opts = {"cache": args.cache, "validate": args.validate, "persist": args.persist} if args.engine == "ram" else {}
     res = explore(args.binary, args.stdin_bytes, engine=args.engine, model=args.model,
                   symbolic_bases=not args.concrete_bases, timeout=args.timeout, progress=progress, **opts)
     if progress is not None:
@@ -76,6 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--concrete-bases", action="store_true", help="concrete heap bases (baseline)")
     r.add_argument("--cache", choices=("syntactic", "aa"), default=None, help="run-wide query cache")
     r.add_argument("--validate", action="store_true", help="re-check every cache hit with the solver")
+    r.add_argument("--persist", nargs="?", const=True, default=None, metavar="DIR",
+                   help="keep cache answers on disk (default $ANGR_RAM_CACHE_DIR or ~/.cache/angr-ram)")
     r.add_argument("--json", action="store_true", help="machine-readable output")
     r.add_argument("--timeout", type=float, default=None, help="stop exploring after S seconds")
     r.set_defaults(func=cmd_run)

@@ -69,8 +69,9 @@ def explore(binary: str, stdin_bytes: int, engine: str = "ram", model: str = "fo
     proj = load_project(binary)
     state = make_state(proj, stdin_bytes)
     simgr = proj.factory.simulation_manager(state)
+    tech = None
     if engine == "ram":
-        simgr.use_technique(RelocatableMemory(model=model, symbolic_bases=symbolic_bases, **options))
+        tech = simgr.use_technique(RelocatableMemory(model=model, symbolic_bases=symbolic_bases, **options))
     elif engine == "stock":
         from .plugins.libc import RamLibcStartMain
         proj.hook_symbol("__libc_start_main", RamLibcStartMain(), replace=True)
@@ -86,6 +87,8 @@ def explore(binary: str, stdin_bytes: int, engine: str = "ram", model: str = "fo
             res.timed_out = True
             break
     res.seconds = time.perf_counter() - t0
+    if tech is not None:
+        tech.close()
     for s in simgr.deadended:
         res.outcomes |= path_outcomes(s)
     for s in simgr.stashes.get(ERROR_STASH, []):

@@ -26,7 +26,11 @@ class RunStats:
     cache_queries: int = 0
     cache_hits_syntactic: int = 0
     cache_hits_aa: int = 0
+    cache_hits_disk: int = 0
+    cache_tagged: int = 0
+    cache_models_rejected: int = 0
     cache_size: int = 0
+    cache_disk_size: int = 0
 
     def as_dict(self) -> dict:
         """The counters as a plain dict."""

@@ -68,13 +68,17 @@ class RelocatableMemory(angr.ExplorationTechnique):
     :param split: chunk size (a multiple of 8) for dynamic splitting, or None (no splitting).
     :param split_threshold: objects larger than this many bytes are split.
     :param smm_threshold: the static segmented model forks instead of building bigger segments.
-    :param cache: run-wide satisfiability cache: None, ``"syntactic"`` or ``"aa"`` (address-aware).
+    :param cache: run-wide query cache (satisfiability and one-solution model queries): None,
+        ``"syntactic"`` or ``"aa"`` (address-aware).
     :param validate: re-check every cache hit with the solver (raises CacheMismatch on a difference).
+    :param persist: also keep the cache's answers on disk: True (``$ANGR_RAM_CACHE_DIR`` or
+        ``~/.cache/angr-ram``) or a directory; a later run reuses them (needs ``cache``).
     """
 
     def __init__(self, model: str = "fork", symbolic_bases: bool = True, context_k: int = 4,
                  reuse_segments: bool = False, split: int | None = None, split_threshold: int = 300,
-                 smm_threshold: int = 10 * 1024, cache: str | None = None, validate: bool = False):
+                 smm_threshold: int = 10 * 1024, cache: str | None = None, validate: bool = False,
+                 persist: bool | str | None = None):
         super().__init__()
         if model not in MODELS:
             raise AngrRamError(f"unknown model {model!r}; supported: {', '.join(MODELS)}")
@@ -88,15 +92,24 @@ class RelocatableMemory(angr.ExplorationTechnique):
             raise AngrRamError("splitting relocates objects and needs symbolic_bases=True")
         if cache not in (None, "syntactic", "aa"):
             raise AngrRamError(f"unknown cache {cache!r}; use None, 'syntactic' or 'aa'")
+        if persist and cache is None:
+            raise AngrRamError("persist needs a query cache: pass cache='aa' or cache='syntactic'")
         self.model = model
         self.model_policy = make_model(model, reuse_segments, smm_threshold)
         self.splitter = Splitter(split, split_threshold) if split is not None else None
         self.stats = RunStats()
-        self.cache = QueryCache(cache, validate, self.stats) if cache is not None else None
+        self.cache = QueryCache(cache, validate, self.stats, persist) if cache is not None else None
         self.base_sizes: dict[str, int] = {}
         self.symbolic_bases = bool(symbolic_bases)
         self.context_k = context_k
         self._regions = None
+
+    def close(self) -> None:
+        """Flush and close what the run keeps open (the on-disk cache store)."""
+        if self.cache is not None:
+            if self.cache.store is not None:
+                self.stats.cache_disk_size = len(self.cache.store)
+            self.cache.close()
 
     # ------------------------------------------------------------------ installation
     def setup(self, simgr):

@@ -85,6 +85,7 @@ class AddressSpace(SimStatePlugin):
         self._shared = False               # _starts, _ids and bindings are shared with a copy
         self._memo: dict = {}              # substitution memo shared until a relocation
         self._subst: Substitution | None = None
+        self._embedded: frozenset | None = frozenset()  # base names embedded in segments
         self.error = None                  # MemoryErrorInfo once this state is an error path
         self.in_step = False               # set by the technique while it steps this state
 
@@ -104,7 +105,7 @@ class AddressSpace(SimStatePlugin):
         o.next_addr, o.next_id = self.next_addr, self.next_id
         o._owned = set()
         self._owned = set()                # both sides must copy before writing
-        o._memo, o._subst = self._memo, self._subst
+        o._memo, o._subst, o._embedded = self._memo, self._subst, self._embedded
         o.error = self.error
         o.in_step = False
         return o
@@ -126,6 +127,12 @@ class AddressSpace(SimStatePlugin):
             s.memo = self._memo
             self._subst = s
         return s
+
+    def embedded_names(self) -> frozenset:
+        """Base names currently embedded in a segment (their objects are contiguous there)."""
+        if self._embedded is None:
+            self._embedded = frozenset(n for n, (seg, _) in self.bindings.items() if seg is not None)
+        return self._embedded
 
     def substitute(self, e):
         """``e`` with all address constraints substituted (for queries and resolution)."""
@@ -152,6 +159,8 @@ class AddressSpace(SimStatePlugin):
     def _rebind(self, changes: dict[str, tuple[int | None, int]], relocation: bool) -> None:
         self._unshare()
         self.bindings.update(changes)
+        if relocation or any(seg is not None for seg, _ in changes.values()):
+            self._embedded = None
         if relocation:
             self._subst = None
             self._memo = {}

@@ -111,7 +111,7 @@ class RelocatableMixin(MemoryMixin):
             self._fault_if_error(h, c, size, "read")
             v = self._convert_out(h.obj.store.read(c - h.obj.addr, size), endness)
         else:
-            hits = resolve(self.state, a, size)
+            hits = resolve(self.state, a, size, addr)
             v = self._load_symbolic(addr, a, size, hits, endness, condition, fallback, kwargs)
         if condition is not None and fallback is not None:
             v = claripy.If(condition, v, fallback)
@@ -123,7 +123,7 @@ class RelocatableMixin(MemoryMixin):
             return super().store(addr, data, size, endness=endness, condition=condition, **kwargs)
         endness = endness or self.endness
         if a.symbolic:
-            hits = resolve(self.state, a, size)
+            hits = resolve(self.state, a, size, addr)
             self._store_symbolic(addr, a, data, size, hits, endness, condition, kwargs)
             return None
         c = a.concrete_value
@@ -174,7 +174,7 @@ class RelocatableMixin(MemoryMixin):
             raise SimUnsatError("angr-ram: no feasible address for a memory access on an unsat path")
         if space.splitter is not None and len(hits) == 1 and space.splitter.maybe_split(space, hits[0]):
             a = space.substitute(addr)
-            hits = resolve(self.state, a, size)
+            hits = resolve(self.state, a, size, addr)
         good = [h for h in hits if h.kind != "error"]
         if len(hits) == 1:
             if good:
@@ -202,7 +202,7 @@ class RelocatableMixin(MemoryMixin):
             seg = model.merge(space, [h.obj for h in good], loc)
             if seg is not None:
                 a = space.substitute(addr)
-                return self._serve(addr, a, size, resolve(self.state, a, size), what)
+                return self._serve(addr, a, size, resolve(self.state, a, size, addr), what)
         if model.fallback == "fork" and forking_enabled():
             raise ForkRequest([t for h, t in zip(hits, targets, strict=True) if h.kind != "error"], what)
         return good, a

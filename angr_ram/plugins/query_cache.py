@@ -5,21 +5,56 @@ A satisfiability question ``SAT(constraints /\\ goals)`` (``satisfiable``, ``is_
 addresses do not connect constraints: under substitution they are constants), then looked up:
 
 * ``syntactic``: key = the substituted slice and goals, compared exactly (like KLEE's cache).
-* ``aa``: key = a structural hash of the *unsubstituted* slice and goals in which every base
-  address hashes to the size of its object; a hit needs a bijection between the base addresses of
-  the two queries that maps objects to objects of equal size and makes the rest structurally equal
-  (Algorithm 1 of the address-aware query caching paper). Such queries are equisatisfiable for
-  programs whose behaviour does not depend on the numeric value of addresses.
+* ``aa``: key = a canonical digest of the *unsubstituted* slice and goals in which every base
+  address is numbered by first occurrence and stands for the size of its object
+  (:class:`~.persistent_cache.Canonicalizer`); a hit is then confirmed as in Algorithm 1 of the
+  address-aware query caching paper: the numbering gives a bijection between the base addresses of
+  the two queries, which must map objects to objects of equal size and make the rest structurally
+  equal (:func:`isomorphic`). Such queries are equisatisfiable for programs whose behaviour does
+  not depend on the numeric value of addresses.
+
+Model queries (``eval`` / ``batch_eval`` of one solution) are cached as well: the cache keeps the
+model (an assignment of every non-address variable of the sliced query) and, on a hit, evaluates
+the new query's constraints under it, with the new address constraints substituted. The model is
+used only when every constraint and goal holds, so a translated model is always a real solution;
+a model that does not carry over is counted as rejected and the solver is asked. Only one-solution
+queries are cached: a shorter answer to ``eval(e, n)`` claims there are no other solutions, and
+that cannot be checked without the solver.
+
+Engine-internal queries that compare a pointer with concrete heap addresses (a resolution that
+excludes an unmapped gap between objects) are not address-agnostic: they are asked inside
+:func:`address_specific` and are never answered or remembered by the address-aware part; nor are
+queries over bases that a segment model has embedded in a segment (contiguity is then visible).
 
 One cache serves every state of a run. With ``validate=True`` every hit is also answered by the
 solver, and a mismatch raises :class:`~angr_ram.errors.CacheMismatch` naming both queries.
+With ``persist`` the answers are also kept on disk (:mod:`.persistent_cache`).
 """
 
 from __future__ import annotations
 
+import contextvars
+from contextlib import contextmanager
+
 import claripy
+from claripy.errors import UnsatError
+from claripy.frontend.mixin.model_cache_mixin import ModelCache
 
 from ..errors import AngrRamError
+from .persistent_cache import Canonicalizer, PersistentStore
+
+_SPECIFIC = contextvars.ContextVar("angr_ram_address_specific", default=False)
+_MODEL_LEAVES = ("BVS", "BoolS")
+
+
+@contextmanager
+def address_specific():
+    """Queries asked inside this block are not address-agnostic (see the module docstring)."""
+    token = _SPECIFIC.set(True)
+    try:
+        yield
+    finally:
+        _SPECIFIC.reset(token)
 
 
 class CacheMismatch(AngrRamError):
@@ -66,102 +101,129 @@ def components(constraints, ignore) -> list[list]:
     return [gc for _, gc in groups]
 
 
-class AddressAwareHasher:
-    """Structural hashes in which each base address stands for the size of its object."""
-
-    def __init__(self):
-        self.memo: dict[tuple[int, frozenset], int] = {}
-
-    def __call__(self, e, sizes: dict[str, int]) -> int:
-        """Hash of ``e`` with every base name in ``sizes`` abstracted to its object size."""
-        bases = frozenset(n for n in e.variables if n in sizes)
-        if not bases:
-            return e.hash()
-        key = (e.hash(), frozenset((n, sizes[n]) for n in bases))
-        h = self.memo.get(key)
-        if h is None:
-            if e.op == "BVS":
-                h = hash(("ram-base", sizes[e.args[0]]))
-            else:
-                h = hash((e.op, e.length, tuple(self(a, sizes) if isinstance(a, claripy.ast.Base) else a
-                                                for a in e.args)))
-            self.memo[key] = h
-        return h
-
-
-def isomorphic(a, b, sizes_a: dict, sizes_b: dict, mapping: dict, back: dict) -> bool:
+def isomorphic(a, b, sizes_a: dict, sizes_b: dict, mapping: dict, back: dict, seen: set | None = None) -> bool:
     """Structural equality of ``a`` and ``b`` up to a size-preserving bijection of base addresses
-    (extended in ``mapping``/``back``)."""
-    if a is b and not (a.variables & sizes_a.keys()):
-        return True
-    if a.op != b.op or a.length != b.length or len(a.args) != len(b.args):
-        return False
-    if a.op == "BVS":
-        na, nb = a.args[0], b.args[0]
-        if na in sizes_a or nb in sizes_b:
-            if na not in sizes_a or nb not in sizes_b or sizes_a[na] != sizes_b[nb]:
+    (extended in ``mapping``/``back``). Linear in the DAG size: sub-expressions without bases are
+    compared by identity (claripy hash-conses ASTs), and a pair already matched is not re-walked
+    (the mapping only grows, so it stays matched)."""
+    if seen is None:
+        seen = set()
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        bx = x.variables & sizes_a.keys() if x.variables else ()
+        if not bx:
+            if y.variables and not y.variables.isdisjoint(sizes_b.keys()):
+                return False
+            if x.hash() != y.hash():
+                return False
+            continue
+        key = (x.hash(), y.hash())
+        if key in seen:
+            continue
+        if x.op != y.op or x.length != y.length or len(x.args) != len(y.args):
+            return False
+        if x.op == "BVS":
+            na, nb = x.args[0], y.args[0]
+            if nb not in sizes_b or sizes_a[na] != sizes_b[nb]:
                 return False
             if mapping.get(na, nb) != nb or back.get(nb, na) != na:
                 return False
             mapping[na], back[nb] = nb, na
-            return True
-        return na == nb
-    for x, y in zip(a.args, b.args, strict=True):
-        if isinstance(x, claripy.ast.Base):
-            if not isinstance(y, claripy.ast.Base) or not isomorphic(x, y, sizes_a, sizes_b, mapping, back):
+            seen.add(key)
+            continue
+        for u, v in zip(x.args, y.args, strict=True):
+            if isinstance(u, claripy.ast.Base):
+                if not isinstance(v, claripy.ast.Base):
+                    return False
+                stack.append((u, v))
+            elif u != v:
                 return False
-        elif x != y:
-            return False
+        seen.add(key)
     return True
 
 
-class QueryCache:
-    """A run-wide cache of satisfiability answers (modes ``syntactic`` and ``aa``)."""
+class _Query:
+    """One question in the cache's terms: kind, slice, goals, expressions and keys."""
 
-    def __init__(self, mode: str, validate: bool = False, stats=None):
+    __slots__ = ("kind", "sliced", "goals", "exprs", "syn", "aa", "names")
+
+    def __init__(self, kind, sliced, goals, exprs, syn, aa, names):
+        self.kind, self.sliced, self.goals, self.exprs = kind, sliced, goals, exprs
+        self.syn, self.aa, self.names = syn, aa, names
+
+    def describe(self) -> str:
+        """The query for error messages."""
+        return f"{self.kind} of {list(self.exprs)} with goals {list(self.goals)} under {self.sliced}"
+
+
+class QueryCache:
+    """A run-wide cache of satisfiability and model answers (modes ``syntactic`` and ``aa``)."""
+
+    def __init__(self, mode: str, validate: bool = False, stats=None, persist=None):
         if mode not in ("syntactic", "aa"):
             raise AngrRamError(f"unknown cache mode {mode!r}; use None, 'syntactic' or 'aa'")
         self.mode = mode
         self.validate = validate
         self.stats = stats
-        self._syntactic: dict[frozenset, bool] = {}
-        self._aa: dict[int, list] = {}
-        self._hasher = AddressAwareHasher()
+        self._syntactic: dict = {}
+        self._aa: dict[bytes, list] = {}
+        self._aa_size = 0
+        self._canon = Canonicalizer()
+        self.store = None
+        if persist:
+            self.store = PersistentStore(None if persist is True else persist)
 
     def __len__(self) -> int:
-        return len(self._syntactic) + sum(len(v) for v in self._aa.values())
+        return len(self._syntactic) + self._aa_size
+
+    def close(self) -> None:
+        """Flush and close the on-disk store, if any."""
+        if self.store is not None:
+            self.store.close()
+            self.store = None
 
     # ------------------------------------------------------------------ keys
-    def _keys(self, constraints, goals, subst, sizes):
-        sliced = slice_constraints(constraints, goals, subst.names)
-        syn = frozenset(subst(c).hash() for c in sliced) | frozenset(("goal", subst(g).hash()) for g in goals)
-        if self.mode == "syntactic":
-            return sliced, syn, None
-        h = self._hasher
-        aa = hash((frozenset(h(c, sizes) for c in sliced), frozenset(h(g, sizes) for g in goals)))
-        return sliced, syn, aa
+    def _prepare(self, kind, constraints, goals, exprs, subst, sizes, embedded) -> _Query:
+        focus = (*goals, *exprs)
+        sliced = tuple(slice_constraints(constraints, focus, subst.names)) if focus else tuple(constraints)
+        syn = (kind, frozenset(subst(c).hash() for c in sliced), frozenset(subst(g).hash() for g in goals),
+               tuple(subst(x).hash() for x in exprs))
+        aa, names = None, None
+        if self.mode == "aa":
+            tagged = _SPECIFIC.get()
+            if not tagged and embedded:
+                tagged = any(not x.variables.isdisjoint(embedded) for x in (*sliced, *focus))
+            if tagged:
+                if self.stats is not None:
+                    self.stats.cache_tagged += 1
+            else:
+                aa, names = self._canon.key(kind, sliced, goals, exprs, sizes)
+        return _Query(kind, sliced, goals, exprs, syn, aa, names)
 
-    def _aa_lookup(self, aa, sliced, goals, sizes):
-        for entry in self._aa.get(aa, ()):
-            e_sliced, e_goals, e_sizes, result = entry
-            if len(e_sliced) != len(sliced) or len(e_goals) != len(goals):
+    def _aa_lookup(self, q: _Query, sizes):
+        for e, result in self._aa.get(q.aa, ()):
+            if len(e.sliced) != len(q.sliced) or len(e.goals) != len(q.goals) or len(e.exprs) != len(q.exprs):
                 continue
-            mapping, back = {}, {}
-            if self._match(goals, e_goals, sizes, e_sizes, mapping, back) and \
-                    self._match(sliced, e_sliced, sizes, e_sizes, mapping, back):
-                return result, entry
-        return None, None
+            mapping = dict(zip(q.names, e.names, strict=True))
+            back = dict(zip(e.names, q.names, strict=True))
+            seen: set = set()
+            if all(isomorphic(x, y, sizes, sizes, mapping, back, seen) for x, y in zip(q.exprs, e.exprs, strict=True)) \
+                    and self._match(q.goals, e.goals, sizes, mapping, back) \
+                    and self._match(q.sliced, e.sliced, sizes, mapping, back):
+                return result
+        return None
 
-    def _match(self, xs, ys, sx, sy, mapping, back) -> bool:
-        h = self._hasher
+    def _match(self, xs, ys, sizes, mapping, back) -> bool:
+        plain = self._canon.plain
         pool = list(ys)
         for x in xs:
-            hx = h(x, sx)
+            hx = plain(x, sizes)
             for i, y in enumerate(pool):
-                if h(y, sy) != hx:
+                if plain(y, sizes) != hx:
                     continue
                 m2, b2 = dict(mapping), dict(back)
-                if isomorphic(x, y, sx, sy, m2, b2):
+                if isomorphic(x, y, sizes, sizes, m2, b2):
                     mapping.update(m2)
                     back.update(b2)
                     del pool[i]
@@ -170,8 +232,53 @@ class QueryCache:
                 return False
         return True
 
-    # ------------------------------------------------------------------ the question
-    def satisfiable(self, constraints, goals, subst, sizes, solve) -> bool:
+    def _disk_key(self, q: _Query, subst):
+        """The store key: the address-aware key, or for queries it does not cover the canonical key
+        of the substituted query (which has no base addresses left)."""
+        if q.aa is not None:
+            return q.aa
+        return self._canon.key(q.kind, [subst(c) for c in q.sliced], [subst(g) for g in q.goals],
+                               [subst(x) for x in q.exprs], {})[0]
+
+    def _lookup(self, q: _Query, subst, sizes):
+        """``(answer, where, disk key)`` from memory or disk; answer None on a miss. A model answer
+        is a dict of variable values."""
+        hit = self._syntactic.get(q.syn)
+        if hit is not None:
+            return hit, "syntactic", None
+        if q.aa is not None:
+            hit = self._aa_lookup(q, sizes)
+            if hit is not None:
+                return hit, "aa", None
+        if self.store is None:
+            return None, None, None
+        key = self._disk_key(q, subst)
+        raw = self.store.get(key)
+        if raw is None:
+            return None, None, key
+        if q.kind == "sat":
+            return raw, "disk", key
+        if raw == "unsat":
+            return _UNSAT, "disk", key
+        return raw, "disk", key
+
+    def _remember(self, q: _Query, sizes, result, disk) -> None:  # pylint: disable=unused-argument
+        self._syntactic[q.syn] = result
+        if q.aa is not None:
+            self._aa.setdefault(q.aa, []).append((q, result))
+            self._aa_size += 1
+        if self.store is not None and disk is not None:
+            self.store.put(disk, "unsat" if result is _UNSAT else result)
+        if self.stats is not None:
+            self.stats.cache_size = len(self)
+
+    def _count(self, where: str) -> None:
+        st = self.stats
+        if st is not None:
+            setattr(st, f"cache_hits_{where}", getattr(st, f"cache_hits_{where}") + 1)
+
+    # ------------------------------------------------------------------ satisfiability
+    def satisfiable(self, constraints, goals, subst, sizes, solve, embedded=frozenset()) -> bool:
         """``SAT(constraints /\\ goals)``, from the cache or from ``solve()`` (then remembered).
 
         Without goals (angr adds a branch guard to the constraints, then asks) the constraints are
@@ -181,56 +288,106 @@ class QueryCache:
         if st is not None:
             st.cache_queries += 1
         if not goals:
-            return self._satisfiable_components(constraints, subst, sizes, solve)
-        sliced, syn, aa = self._keys(constraints, goals, subst, sizes)
-        hit, where = self._lookup(sliced, goals, syn, aa, sizes)
+            return self._satisfiable_components(constraints, subst, sizes, solve, embedded)
+        q = self._prepare("sat", constraints, tuple(goals), (), subst, sizes, embedded)
+        hit, where, disk = self._lookup(q, subst, sizes)
         if hit is not None:
-            return self._hit(hit, where, solve, lambda: f"goals {list(goals)} under {sliced}")
+            return self._hit(hit, where, solve, q.describe)
         result = solve()
-        self._remember(syn, aa, sliced, goals, sizes, result)
+        self._remember(q, sizes, result, disk if self.store is not None else None)
         return result
 
     def _hit(self, hit: bool, where: str, solve, describe) -> bool:
         """Count a hit of cache ``where``; in validation mode check it against the solver."""
-        if self.stats is not None:
-            setattr(self.stats, f"cache_hits_{where}", getattr(self.stats, f"cache_hits_{where}") + 1)
+        self._count(where)
         if self.validate:
             truth = solve()
             if truth != hit:
                 raise CacheMismatch(f"{where} cache answered {hit} but the solver says {truth} for {describe()}")
         return hit
 
-    def _lookup(self, sliced, goals, syn, aa, sizes):
-        hit = self._syntactic.get(syn)
-        if hit is not None:
-            return hit, "syntactic"
-        if aa is not None:
-            hit, _ = self._aa_lookup(aa, sliced, goals, sizes)
-            if hit is not None:
-                return hit, "aa"
-        return None, None
-
-    def _satisfiable_components(self, constraints, subst, sizes, solve) -> bool:
+    def _satisfiable_components(self, constraints, subst, sizes, solve, embedded) -> bool:
         comps = components(constraints, subst.names)
-        keyed = [(c, *self._keys(c, (), subst, sizes)[1:]) for c in comps]
-        answers = [self._lookup(c, (), syn, aa, sizes) for c, syn, aa in keyed]
-        if any(a is False for a, _ in answers) or all(a is True for a, _ in answers):
-            where = "aa" if any(w == "aa" for _, w in answers) else "syntactic"
-            return self._hit(all(a is True for a, _ in answers), where, solve, lambda: f"{constraints}")
+        qs = [self._prepare("sat", c, (), (), subst, sizes, embedded) for c in comps]
+        answers = [self._lookup(q, subst, sizes) for q in qs]
+        if any(a is False for a, _, _ in answers) or all(a is True for a, _, _ in answers):
+            wheres = {w for a, w, _ in answers if a is not None}
+            where = next((w for w in ("disk", "aa") if w in wheres), "syntactic")
+            return self._hit(all(a is True for a, _, _ in answers), where, solve, lambda: f"{constraints}")
         result = solve()
         if result:
-            for (c, syn, aa), (a, _) in zip(keyed, answers, strict=True):
+            for q, (a, _, disk) in zip(qs, answers, strict=True):
                 if a is None:
-                    self._remember(syn, aa, c, (), sizes, True)
+                    self._remember(q, sizes, True, disk)
         elif len(comps) == 1:
-            self._remember(keyed[0][1], keyed[0][2], comps[0], (), sizes, False)
+            self._remember(qs[0], sizes, False, answers[0][2])
         return result
 
-    def _remember(self, syn, aa, sliced, goals, sizes, result) -> None:
-        self._syntactic[syn] = result
-        if aa is not None:
-            used = set().union(*(x.variables for x in (*sliced, *goals))) if (sliced or goals) else set()
-            self._aa.setdefault(aa, []).append((tuple(sliced), tuple(goals),
-                                                {n: sizes[n] for n in used if n in sizes}, result))
-        if self.stats is not None:
-            self.stats.cache_size = len(self)
+    # ------------------------------------------------------------------ models
+    def model(self, constraints, exprs, extra, subst, sizes, solve, embedded=frozenset()) -> tuple | None:
+        """Values of ``exprs`` in one solution of ``constraints /\\ extra``, or None when there is
+        none. ``solve(sliced)`` must return ``(values, model)`` or ``(None, None)`` when unsat, where
+        ``model`` maps every variable of the substituted slice, extra constraints and expressions to
+        its value (or is None when it cannot be kept)."""
+        st = self.stats
+        if st is not None:
+            st.cache_queries += 1
+        q = self._prepare("model", constraints, tuple(extra), tuple(exprs), subst, sizes, embedded)
+        hit, where, disk = self._lookup(q, subst, sizes)
+        if hit is _UNSAT:
+            self._count(where)
+            if self.validate and solve(q.sliced)[0] is not None:
+                raise CacheMismatch(f"{where} cache answered unsat but the solver found a model for {q.describe()}")
+            return None
+        if hit is not None:
+            values = self._translate(hit, q, subst)
+            if values is not None:
+                self._count(where)
+                return values
+            if st is not None:
+                st.cache_models_rejected += 1
+        values, model = solve(q.sliced)
+        if values is None:
+            self._remember(q, sizes, _UNSAT, disk if self.store is not None else None)
+        elif model is not None:
+            self._remember(q, sizes, model, disk if self.store is not None else None)
+        return values
+
+    @staticmethod
+    def _translate(model: dict, q: _Query, subst):
+        """The values of ``q.exprs`` under ``model`` if it satisfies every constraint of ``q``."""
+        mc = ModelCache(model)
+        try:
+            for c in (*q.sliced, *q.goals):
+                if mc.eval_ast(subst(c), allow_unconstrained=False) is not True:
+                    return None
+            return tuple(mc.eval_ast(subst(x), allow_unconstrained=False) for x in q.exprs)
+        except KeyError:
+            return None
+
+
+class _Unsat:
+    """The cached answer "no solution" of a model query."""
+
+    def __repr__(self) -> str:
+        return "UNSAT"
+
+
+_UNSAT = _Unsat()
+
+
+def model_leaves(exprs) -> list | None:
+    """The distinct variables of ``exprs`` (BVS/BoolS leaves), or None if one is of another kind."""
+    seen, out = set(), []
+    for e in exprs:
+        for leaf in e.leaf_asts():
+            if leaf.op not in ("BVS", "BoolS", "BVV", "BoolV", "FPV", "StringV"):
+                return None
+            if leaf.op in _MODEL_LEAVES and leaf.args[0] not in seen:
+                seen.add(leaf.args[0])
+                out.append(leaf)
+    return out
+
+
+__all__ = ["CacheMismatch", "QueryCache", "UnsatError", "address_specific",
+           "components", "isomorphic", "model_leaves", "slice_constraints"]

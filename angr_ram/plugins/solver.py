@@ -14,8 +14,10 @@ import time
 
 import claripy
 from angr.state_plugins.solver import SimSolver
+from claripy.errors import UnsatError
 from claripy.frontend import Frontend
 
+from .query_cache import model_leaves
 from .substitution import Substitution
 
 _EMPTY = Substitution({})
@@ -38,13 +40,16 @@ class SubstitutingFrontend(Frontend):
         self._variables = frozenset()
         self.cache = None
         self.sizes: dict = {}
+        self.embedded = frozenset()
 
     # ------------------------------------------------------------------ plumbing
-    def bind(self, subst: Substitution, cache=None, sizes=None) -> None:
+    def bind(self, subst: Substitution, cache=None, sizes=None, embedded=frozenset()) -> None:
         """Use ``subst`` (the state's current address constraints), and the run's query cache with
-        the sizes of the objects behind base names, for the next queries."""
+        the sizes of the objects behind base names and the bases embedded in segments, for the next
+        queries."""
         self.subst = subst
         self.cache = cache
+        self.embedded = embedded
         if sizes is not None:
             self.sizes = sizes
 
@@ -84,13 +89,13 @@ class SubstitutingFrontend(Frontend):
         c.constraints = []
         c.inner = None
         c.subst, c._epoch, c.stats, c._variables = self.subst, None, self.stats, frozenset()
-        c.cache, c.sizes = self.cache, self.sizes
+        c.cache, c.sizes, c.embedded = self.cache, self.sizes, self.embedded
 
     def _copy(self, c):
         c.constraints = list(self.constraints)
         c.inner = self.inner.branch()
         c.subst, c._epoch, c.stats, c._variables = self.subst, self._epoch, self.stats, self._variables
-        c.cache, c.sizes = self.cache, self.sizes
+        c.cache, c.sizes, c.embedded = self.cache, self.sizes, self.embedded
 
     def finalize(self):
         self.inner.finalize()
@@ -149,12 +154,41 @@ class SubstitutingFrontend(Frontend):
         if self.cache is None:
             return solve()
         goals = tuple(c for c in extra_constraints if not (c.op == "BoolV" and c.args[0] is True))
-        return self.cache.satisfiable(self.constraints, goals, self.subst, self.sizes, solve)
+        return self.cache.satisfiable(self.constraints, goals, self.subst, self.sizes, solve, self.embedded)
+
+    def _one_model(self, exprs, extra_constraints, exact):
+        """One solution of ``exprs`` through the query cache; raises UnsatError when there is none."""
+        subst = self.subst
+        extra = tuple(c for c in extra_constraints if not (c.op == "BoolV" and c.args[0] is True))
+
+        def solve(sliced):
+            sub = subst.many(exprs)
+            ex = self._extra(extra)
+            leaves = model_leaves([*sub, *ex, *subst.many(sliced)])
+            asked = [*sub, *(leaves or ())]
+            try:
+                rows = self._query("batch_eval", asked, 1, extra_constraints=ex, exact=exact)
+            except UnsatError:
+                return None, None
+            if not rows:
+                return None, None
+            row = rows[0]
+            model = None if leaves is None else {v.args[0]: x for v, x in zip(leaves, row[len(sub):], strict=True)}
+            return tuple(row[:len(sub)]), model
+
+        values = self.cache.model(self.constraints, exprs, extra, subst, self.sizes, solve, self.embedded)
+        if values is None:
+            raise UnsatError("angr-ram: no solution (query cache)")
+        return values
 
     def eval(self, e, n, extra_constraints=(), exact=None):
+        if self.cache is not None and n == 1:
+            return self._one_model((e,), extra_constraints, exact)
         return self._query("eval", self.subst(e), n, extra_constraints=self._extra(extra_constraints), exact=exact)
 
     def batch_eval(self, exprs, n, extra_constraints=(), exact=None):
+        if self.cache is not None and n == 1 and exprs:
+            return [self._one_model(tuple(exprs), extra_constraints, exact)]
         return self._query("batch_eval", self.subst.many(exprs), n,
                            extra_constraints=self._extra(extra_constraints), exact=exact)
 
@@ -196,7 +230,7 @@ class RamSolver(SimSolver):
             space = self.state.ram
             fe = self._stored_solver = SubstitutingFrontend(stats=space.stats)
         space = self.state.ram
-        fe.bind(space.substitution(), space.cache, space.base_sizes)
+        fe.bind(space.substitution(), space.cache, space.base_sizes, space.embedded_names())
         return fe
 
     @classmethod

@@ -1,9 +1,15 @@
 """Complete resolution of a symbolic address: every feasible object, region and faulting range.
 
-The address (already substituted) is asked for one model at a time; the interval the model falls
-in (an object's in-bounds start range, a fixed region, or a faulting gap) is recorded and excluded,
-until no model remains. A pointer into one object costs two queries; n targets cost n + 1. Nothing
-is skipped, so no feasible path is lost.
+The address is asked for one model at a time; the interval the model falls in (an object's
+in-bounds start range, a fixed region, or a faulting gap) is recorded and excluded, until no model
+remains. A pointer into one object costs two queries; n targets cost n + 1. Nothing is skipped, so
+no feasible path is lost.
+
+The queries are asked in the program's terms: an object's interval is excluded relative to its
+symbolic start (``base + lo <= p <= base + hi``), so the same resolution in two paths that placed
+the objects differently asks the same queries up to a renaming of bases, which the address-aware
+cache recognises. An unmapped gap between heap objects has no such form; once one is excluded, the
+remaining queries of that resolution are marked :func:`address_specific`.
 """
 
 from __future__ import annotations
@@ -13,7 +19,8 @@ from dataclasses import dataclass
 import claripy
 from angr.errors import SimUnsatError
 
-from ..plugins.address_space import AddressSpace, MemoryObject, gap_around
+from ..plugins.address_space import HEAP_BASE, SEGMENT_LIMIT, AddressSpace, MemoryObject, gap_around
+from ..plugins.query_cache import address_specific
 
 NULL_PAGE = 0x1000
 
@@ -69,21 +76,50 @@ def in_interval(a, lo: int, hi: int):
     return claripy.And(claripy.UGE(a, lo), claripy.ULE(a, hi))
 
 
-def resolve(state, addr_sub, size: int) -> list[Hit]:
-    """All targets a symbolic (substituted) address may reach, one solver model per target."""
+def exclusion(addr, h: Hit):
+    """``(constraint that addr is outside h's interval, whether that constraint is address-agnostic)``.
+
+    ``addr`` is the program-level address: intervals inside an object are stated relative to the
+    object's symbolic start; fixed regions and gaps are concrete, and only gaps that touch the heap
+    range depend on the placement of objects.
+    """
+    obj = h.obj
+    if obj is not None and obj.placed and obj.start.symbolic:
+        start = obj.start
+        lo, hi = start + (h.lo - obj.addr), start + (h.hi - obj.addr)
+        inside = addr == lo if h.lo == h.hi else claripy.And(claripy.UGE(addr, lo), claripy.ULE(addr, hi))
+        return claripy.Not(inside), True
+    agnostic = h.kind == "region" or h.hi < HEAP_BASE or h.lo >= SEGMENT_LIMIT
+    return claripy.Not(in_interval(addr, h.lo, h.hi)), agnostic
+
+
+def resolve(state, addr_sub, size: int, addr=None) -> list[Hit]:
+    """All targets a symbolic address may reach, one solver model per target.
+
+    ``addr_sub`` is the substituted address; ``addr``, when given, the same address in program
+    terms, which the queries then use (see the module docstring).
+    """
     space = state.ram
     hits: list[Hit] = []
     excl: list = []
+    ask = addr_sub if addr is None else addr
+    agnostic = True
     while True:
         try:
-            vals = state.solver.eval_upto(addr_sub, 1, extra_constraints=excl)
+            if agnostic:
+                vals = state.solver.eval_upto(ask, 1, extra_constraints=excl)
+            else:
+                with address_specific():
+                    vals = state.solver.eval_upto(ask, 1, extra_constraints=excl)
         except SimUnsatError:
             break
         if not vals:
             break
         h = classify(space, vals[0], size)
         hits.append(h)
-        excl.append(claripy.Not(in_interval(addr_sub, h.lo, h.hi)))
+        c, ok = exclusion(ask, h) if addr is not None else (claripy.Not(in_interval(ask, h.lo, h.hi)), False)
+        agnostic = agnostic and ok
+        excl.append(c)
         if space.stats is not None:
             space.stats.resolution_queries += 1
     if space.stats is not None:
