@@ -29,6 +29,7 @@ class RunStats:
     cache_hits_disk: int = 0
     cache_tagged: int = 0
     cache_models_rejected: int = 0
+    cache_unconfirmed: int = 0
     cache_size: int = 0
     cache_disk_size: int = 0
 

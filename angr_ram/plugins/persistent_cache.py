@@ -30,6 +30,9 @@ from ..errors import AngrRamError
 
 MAP_SIZE = 1 << 32
 _LEAVES = ("BVS", "BoolS", "FPS", "StringS")
+# claripy orders the operands of these by hash, which depends on the names of base addresses, so
+# their operands are compared as a multiset (sorted by their renaming-invariant digest)
+COMMUTATIVE = frozenset(("And", "Or", "__add__", "__mul__", "__and__", "__or__", "__xor__", "__eq__", "__ne__"))
 
 
 def default_cache_dir() -> Path:
@@ -95,7 +98,7 @@ class Canonicalizer:
             h = hashlib.blake2b(digest_size=16)
             h.update(node.op.encode())
             h.update(_literal(node.length))
-            for a in node.args:
+            for a in self.operands(node, sizes):
                 if not isinstance(a, claripy.ast.Base):
                     h.update(b"#" + _literal(a) + b",")
                     continue
@@ -109,6 +112,19 @@ class Canonicalizer:
             memo[key] = (h.digest(), tuple(bases))
             stack.pop()
         return memo[e.hash()]
+
+    def operands(self, node, sizes: dict) -> tuple:
+        """``node.args``, sorted by digest for commutative operators (operands must be known)."""
+        if node.op not in COMMUTATIVE:
+            return node.args
+        memo = self._local
+
+        def rank(a):
+            if not isinstance(a, claripy.ast.Base):
+                return b"#" + _literal(a)
+            f = memo.get(a.hash())
+            return f[0] if f is not None else _hash_bytes(a)
+        return tuple(sorted(node.args, key=rank))
 
     def key(self, kind: str, constraints, goals, exprs, sizes: dict) -> tuple[bytes, list[str]]:
         """The key of a query and its base names in canonical order.

@@ -101,11 +101,13 @@ def components(constraints, ignore) -> list[list]:
     return [gc for _, gc in groups]
 
 
-def isomorphic(a, b, sizes_a: dict, sizes_b: dict, mapping: dict, back: dict, seen: set | None = None) -> bool:
+def isomorphic(a, b, sizes_a: dict, sizes_b: dict, mapping: dict, back: dict, seen: set | None = None,
+               operands=None) -> bool:
     """Structural equality of ``a`` and ``b`` up to a size-preserving bijection of base addresses
     (extended in ``mapping``/``back``). Linear in the DAG size: sub-expressions without bases are
     compared by identity (claripy hash-conses ASTs), and a pair already matched is not re-walked
-    (the mapping only grows, so it stays matched)."""
+    (the mapping only grows, so it stays matched). ``operands(node, sizes)``, when given, lists a
+    node's operands in a renaming-invariant order (commutative operators)."""
     if seen is None:
         seen = set()
     stack = [(a, b)]
@@ -132,7 +134,8 @@ def isomorphic(a, b, sizes_a: dict, sizes_b: dict, mapping: dict, back: dict, se
             mapping[na], back[nb] = nb, na
             seen.add(key)
             continue
-        for u, v in zip(x.args, y.args, strict=True):
+        xs, ys = (x.args, y.args) if operands is None else (operands(x, sizes_a), operands(y, sizes_b))
+        for u, v in zip(xs, ys, strict=True):
             if isinstance(u, claripy.ast.Base):
                 if not isinstance(v, claripy.ast.Base):
                     return False
@@ -202,17 +205,26 @@ class QueryCache:
         return _Query(kind, sliced, goals, exprs, syn, aa, names)
 
     def _aa_lookup(self, q: _Query, sizes):
+        """The answer stored under ``q``'s canonical key. The key encodes the whole query with its
+        bases numbered (and sized), so equal keys already give the bijection of Algorithm 1 (up to
+        a 256-bit digest collision); validation mode re-checks it structurally."""
         for e, result in self._aa.get(q.aa, ()):
-            if len(e.sliced) != len(q.sliced) or len(e.goals) != len(q.goals) or len(e.exprs) != len(q.exprs):
-                continue
-            mapping = dict(zip(q.names, e.names, strict=True))
-            back = dict(zip(e.names, q.names, strict=True))
-            seen: set = set()
-            if all(isomorphic(x, y, sizes, sizes, mapping, back, seen) for x, y in zip(q.exprs, e.exprs, strict=True)) \
-                    and self._match(q.goals, e.goals, sizes, mapping, back) \
-                    and self._match(q.sliced, e.sliced, sizes, mapping, back):
+            if not self.validate or self._confirm(q, e, sizes):
                 return result
         return None
+
+    def _confirm(self, q: _Query, e: _Query, sizes) -> bool:
+        """Algorithm 1's check: the numbering maps bases one-to-one, sizes agree, rest equal."""
+        if len(e.sliced) != len(q.sliced) or len(e.goals) != len(q.goals) or len(e.exprs) != len(q.exprs):
+            raise CacheMismatch(f"canonical keys agree but the query shapes differ: {q.describe()} vs {e.describe()}")
+        mapping = dict(zip(q.names, e.names, strict=True))
+        back = dict(zip(e.names, q.names, strict=True))
+        ops = self._canon.operands
+        ok = all(isomorphic(x, y, sizes, sizes, mapping, back, set(), ops) for x, y in zip(q.exprs, e.exprs, strict=True)) \
+            and self._match(q.goals, e.goals, sizes, mapping, back) and self._match(q.sliced, e.sliced, sizes, mapping, back)
+        if not ok and self.stats is not None:
+            self.stats.cache_unconfirmed += 1
+        return ok
 
     def _match(self, xs, ys, sizes, mapping, back) -> bool:
         plain = self._canon.plain
@@ -223,7 +235,7 @@ class QueryCache:
                 if plain(y, sizes) != hx:
                     continue
                 m2, b2 = dict(mapping), dict(back)
-                if isomorphic(x, y, sizes, sizes, m2, b2):
+                if isomorphic(x, y, sizes, sizes, m2, b2, operands=self._canon.operands):
                     mapping.update(m2)
                     back.update(b2)
                     del pool[i]
@@ -315,13 +327,38 @@ class QueryCache:
             where = next((w for w in ("disk", "aa") if w in wheres), "syntactic")
             return self._hit(all(a is True for a, _, _ in answers), where, solve, lambda: f"{constraints}")
         result = solve()
-        if result:
-            for q, (a, _, disk) in zip(qs, answers, strict=True):
-                if a is None:
-                    self._remember(q, sizes, True, disk)
-        elif len(comps) == 1:
-            self._remember(qs[0], sizes, False, answers[0][2])
+        unknown = [(q, disk) for q, (a, _, disk) in zip(qs, answers, strict=True) if a is None]
+        if result or len(unknown) == 1:
+            # satisfiable: every component is; unsatisfiable with one unknown component (the others
+            # are known satisfiable): that component is the unsatisfiable one
+            for q, disk in unknown:
+                self._remember(q, sizes, result, disk)
         return result
+
+    # ------------------------------------------------------------------ solution sets
+    def solutions(self, constraints, expr, n: int, extra, subst, sizes, solve, embedded=frozenset()) -> tuple:
+        """Up to ``n`` distinct values of the address-free ``expr`` (``solve()`` asks the solver).
+
+        Such a set is the same for two queries that are equal up to renaming of bases: for every
+        value v the queries with ``expr == v`` added are again renamings of each other, hence
+        equisatisfiable. The set is stored as given by the solver.
+        """
+        st = self.stats
+        if st is not None:
+            st.cache_queries += 1
+        q = self._prepare(f"eval{n}", constraints, tuple(extra), (expr,), subst, sizes, embedded)
+        hit, where, disk = self._lookup(q, subst, sizes)
+        if hit is not None:
+            values = tuple(hit)
+            self._count(where)
+            if self.validate:
+                truth = solve()
+                if sorted(truth) != sorted(values):
+                    raise CacheMismatch(f"{where} cache answered {values} but the solver says {truth} for {q.describe()}")
+            return values
+        values = tuple(solve())
+        self._remember(q, sizes, list(values), disk if self.store is not None else None)
+        return values
 
     # ------------------------------------------------------------------ models
     def model(self, constraints, exprs, extra, subst, sizes, solve, embedded=frozenset()) -> tuple | None:

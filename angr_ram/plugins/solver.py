@@ -184,6 +184,11 @@ class SubstitutingFrontend(Frontend):
     def eval(self, e, n, extra_constraints=(), exact=None):
         if self.cache is not None and n == 1:
             return self._one_model((e,), extra_constraints, exact)
+        if self.cache is not None and e.variables.isdisjoint(self.sizes):
+            extra = tuple(c for c in extra_constraints if not (c.op == "BoolV" and c.args[0] is True))
+            return self.cache.solutions(self.constraints, e, n, extra, self.subst, self.sizes,
+                                        lambda: self._query("eval", self.subst(e), n, extra_constraints=self._extra(extra),
+                                                            exact=exact), self.embedded)
         return self._query("eval", self.subst(e), n, extra_constraints=self._extra(extra_constraints), exact=exact)
 
     def batch_eval(self, exprs, n, extra_constraints=(), exact=None):
