@@ -11,7 +11,8 @@ from angr_ram.runner import explore
 from .conftest import BUILD
 
 # sample -> symbolic stdin bytes (the native domain is every byte string of that length)
-POINTER_SAMPLES = {"matrix3": 2, "matrix10": 2, "matrix40": 2, "twolookup": 2, "hashtables": 1, "ptrarray": 2}
+POINTER_SAMPLES = {"matrix3": 2, "matrix10": 2, "matrix40": 2, "twolookup": 2, "hashtables": 1, "ptrarray": 2,
+                   "ptrpaths": 2, "hashpaths": 2}
 PLAIN_SAMPLES = {"branches": 2, "checksum": 2}
 OPTS = ("O0", "O2")
 

@@ -1,12 +1,13 @@
 """An on-disk store of solver answers, keyed by a canonical form of the query (lmdb).
 
 The key of a query (:class:`Canonicalizer`, shared with the in-memory address-aware cache) is a
-digest of its constraints, goals and expressions in which every base address is renamed by order
-of first occurrence to ``B<i>:<object size>``; other variables keep their names (angr-ram and
-angr name them deterministically, so a second run of the same binary asks the same names). Equal
-keys therefore mean the two queries are equal up to a bijective renaming of base addresses that
-preserves object sizes: equisatisfiable by the address-aware argument. Models are stored as the
-values of the (non-address) variables and checked against the new query before use.
+digest of its constraints, goals and expressions in which every variable is renamed by order of
+first occurrence: a base address to ``B<i>:<object size>``, any other variable to
+``V<j>:<kind>:<bits>`` (claripy appends a process-wide counter to variable names, so names differ
+between runs). Equal keys therefore mean the two queries are equal up to a bijective renaming of
+variables that maps bases to bases of equal size: equisatisfiable (plain renaming for ordinary
+variables, the address-aware argument for bases). Models are stored by variable position, mapped
+to the new query's names through the same numbering, and checked against it before use.
 
 Roots are ordered by a digest that abstracts base names; ties can give two equal queries
 different keys, which only costs a miss.
@@ -61,19 +62,20 @@ def _hash_bytes(e) -> bytes:
 class Canonicalizer:
     """Canonical keys of queries up to a renaming of base addresses (see the module docstring).
 
-    Every sub-expression gets a *local* form, memoized for the run: a digest in which its base
-    addresses are numbered by first occurrence inside it (depth first, left to right) and stand for
-    their object sizes, plus the list of those bases. The digest is invariant under renaming, and
-    the local forms of the roots, with their bases numbered across the whole query, identify it.
-    Parts without base addresses are identified by claripy's (deterministic) structural hash.
+    Every sub-expression gets a *local* form, memoized for the run: a digest in which its variables
+    are numbered by first occurrence inside it (depth first, left to right) and stand for their kind
+    and width (base addresses: for their object size), plus the list of those variables. The digest
+    is invariant under renaming, and the local forms of the roots, with their variables numbered
+    across the whole query, identify it. Constant parts are identified by claripy's (deterministic)
+    structural hash.
     """
 
     def __init__(self):
         self._local: dict = {}
 
     def local(self, e, sizes: dict) -> tuple[bytes, tuple[str, ...]]:
-        """``(digest, bases in first-occurrence order)`` of ``e``."""
-        if e.variables.isdisjoint(sizes):
+        """``(digest, variables in first-occurrence order)`` of ``e``."""
+        if not e.variables:
             return _hash_bytes(e), ()
         memo = self._local
         stack = [e]
@@ -85,11 +87,12 @@ class Canonicalizer:
                 continue
             if node.op in _LEAVES:
                 name = node.args[0]
-                memo[key] = (hashlib.blake2b(f"B:{sizes[name]}".encode(), digest_size=16).digest(), (name,))
+                tag = f"B:{sizes[name]}" if name in sizes else f"V:{node.op}:{node.length}"
+                memo[key] = (hashlib.blake2b(tag.encode(), digest_size=16).digest(), (name,))
                 stack.pop()
                 continue
-            pending = [a for a in node.args if isinstance(a, claripy.ast.Base) and a.hash() not in memo
-                       and not a.variables.isdisjoint(sizes)]
+            pending = [a for a in node.args if isinstance(a, claripy.ast.Base) and a.variables
+                       and a.hash() not in memo]
             if pending:
                 stack.extend(pending)
                 continue
@@ -127,12 +130,12 @@ class Canonicalizer:
         return tuple(sorted(node.args, key=rank))
 
     def key(self, kind: str, constraints, goals, exprs, sizes: dict) -> tuple[bytes, list[str]]:
-        """The key of a query and its base names in canonical order.
+        """The key of a query and its variable names in canonical order.
 
-        Bases are numbered by first occurrence: in the expressions (in order), then in the goals and
-        constraints, each group sorted by local digest. The key hashes the expressions in order and
-        the goals and constraints as sorted groups, each root as its local digest plus the query-wide
-        numbers of its bases.
+        Variables are numbered by first occurrence: in the expressions (in order), then in the goals
+        and constraints, each group sorted by local digest. The key hashes the expressions in order
+        and the goals and constraints as sorted groups, each root as its local digest plus the
+        query-wide numbers of its variables.
         """
         order: dict[str, int] = {}
         names: list[str] = []

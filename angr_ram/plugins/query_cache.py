@@ -103,20 +103,18 @@ def components(constraints, ignore) -> list[list]:
 
 def isomorphic(a, b, sizes_a: dict, sizes_b: dict, mapping: dict, back: dict, seen: set | None = None,
                operands=None) -> bool:
-    """Structural equality of ``a`` and ``b`` up to a size-preserving bijection of base addresses
-    (extended in ``mapping``/``back``). Linear in the DAG size: sub-expressions without bases are
-    compared by identity (claripy hash-conses ASTs), and a pair already matched is not re-walked
-    (the mapping only grows, so it stays matched). ``operands(node, sizes)``, when given, lists a
-    node's operands in a renaming-invariant order (commutative operators)."""
+    """Structural equality of ``a`` and ``b`` up to a bijection of variables (extended in
+    ``mapping``/``back``) that maps base addresses to bases of equal object size and other
+    variables to variables of the same kind and width. Linear in the DAG size: constant
+    sub-expressions are compared by identity (claripy hash-conses ASTs), and a pair already matched
+    is not re-walked (the mapping only grows, so it stays matched). ``operands(node, sizes)``, when
+    given, lists a node's operands in a renaming-invariant order (commutative operators)."""
     if seen is None:
         seen = set()
     stack = [(a, b)]
     while stack:
         x, y = stack.pop()
-        bx = x.variables & sizes_a.keys() if x.variables else ()
-        if not bx:
-            if y.variables and not y.variables.isdisjoint(sizes_b.keys()):
-                return False
+        if not x.variables or not y.variables:
             if x.hash() != y.hash():
                 return False
             continue
@@ -125,9 +123,11 @@ def isomorphic(a, b, sizes_a: dict, sizes_b: dict, mapping: dict, back: dict, se
             continue
         if x.op != y.op or x.length != y.length or len(x.args) != len(y.args):
             return False
-        if x.op == "BVS":
+        if x.op in ("BVS", "BoolS", "FPS", "StringS"):
             na, nb = x.args[0], y.args[0]
-            if nb not in sizes_b or sizes_a[na] != sizes_b[nb]:
+            if (na in sizes_a) != (nb in sizes_b) or (na in sizes_a and sizes_a[na] != sizes_b[nb]):
+                return False
+            if x.args[1:] != y.args[1:] and x.op != "BVS":
                 return False
             if mapping.get(na, nb) != nb or back.get(nb, na) != na:
                 return False
@@ -246,11 +246,13 @@ class QueryCache:
 
     def _disk_key(self, q: _Query, subst):
         """The store key: the address-aware key, or for queries it does not cover the canonical key
-        of the substituted query (which has no base addresses left)."""
+        of the substituted query (which has no base addresses left; its variable order is then
+        kept in ``q.names``)."""
         if q.aa is not None:
             return q.aa
-        return self._canon.key(q.kind, [subst(c) for c in q.sliced], [subst(g) for g in q.goals],
-                               [subst(x) for x in q.exprs], {})[0]
+        key, q.names = self._canon.key(q.kind, [subst(c) for c in q.sliced], [subst(g) for g in q.goals],
+                                       [subst(x) for x in q.exprs], {})
+        return key
 
     def _lookup(self, q: _Query, subst, sizes):
         """``(answer, where, disk key)`` from memory or disk; answer None on a miss. A model answer
@@ -261,7 +263,7 @@ class QueryCache:
         if q.aa is not None:
             hit = self._aa_lookup(q, sizes)
             if hit is not None:
-                return hit, "aa", None
+                return (self._positional(hit, q) if q.kind == "model" and hit is not _UNSAT else hit), "aa", None
         if self.store is None:
             return None, None, None
         key = self._disk_key(q, subst)
@@ -272,15 +274,25 @@ class QueryCache:
             return raw, "disk", key
         if raw == "unsat":
             return _UNSAT, "disk", key
-        return raw, "disk", key
+        return self._positional(raw, q), "disk", key
+
+    @staticmethod
+    def _positional(raw, q: _Query) -> dict:
+        """A model stored by variable position, in ``q``'s variable names."""
+        names = q.names
+        return {names[i]: v for i, v in raw if i < len(names)}
 
     def _remember(self, q: _Query, sizes, result, disk) -> None:  # pylint: disable=unused-argument
         self._syntactic[q.syn] = result
+        stored = result
+        if q.kind == "model" and result is not _UNSAT and (q.aa is not None or disk is not None):
+            pos = {n: i for i, n in enumerate(q.names)}
+            stored = [[pos[n], v] for n, v in result.items() if n in pos]
         if q.aa is not None:
-            self._aa.setdefault(q.aa, []).append((q, result))
+            self._aa.setdefault(q.aa, []).append((q, stored))
             self._aa_size += 1
         if self.store is not None and disk is not None:
-            self.store.put(disk, "unsat" if result is _UNSAT else result)
+            self.store.put(disk, "unsat" if result is _UNSAT else stored)
         if self.stats is not None:
             self.stats.cache_size = len(self)
 
