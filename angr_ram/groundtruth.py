@@ -53,3 +53,10 @@ def domain(n_bytes: int, alphabet: range | bytes = range(256)) -> list[bytes]:
 def outcome_set(binary: str, n_bytes: int) -> set[tuple[int, bytes]]:
     """All (exit status, stdout) pairs the binary produces over every ``n_bytes``-byte stdin."""
     return set(run_inputs(binary, domain(n_bytes)))
+
+
+def outcome_set_over(binary: str, alphabets) -> set[tuple[int, bytes]]:
+    """All (exit status, stdout) pairs over the inputs whose byte ``i`` is drawn from
+    ``alphabets[i]`` (for programs that only compare bytes with a few constants, one
+    representative per class covers the whole domain)."""
+    return set(run_inputs(binary, [bytes(t) for t in itertools.product(*alphabets)]))

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import contextvars
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+
+_ACTIVE: contextvars.ContextVar = contextvars.ContextVar("angr_ram_active_stats", default=None)
+_Z3_PATCHED = False
 
 
 @dataclass
@@ -31,8 +36,39 @@ class RunStats:
     cache_models_rejected: int = 0
     cache_unconfirmed: int = 0
     cache_size: int = 0
+    z3_checks: int = 0
     cache_disk_size: int = 0
 
     def as_dict(self) -> dict:
         """The counters as a plain dict."""
         return asdict(self)
+
+
+def install_z3_counter() -> None:
+    """Count ``z3.Solver.check`` calls into the active run's stats (patched once per process)."""
+    global _Z3_PATCHED
+    if _Z3_PATCHED:
+        return
+    import z3
+
+    original = z3.Solver.check
+
+    def check(solver, *args):
+        st = _ACTIVE.get()
+        if st is not None:
+            st.z3_checks += 1
+        return original(solver, *args)
+
+    z3.Solver.check = check
+    _Z3_PATCHED = True
+
+
+@contextmanager
+def counting(stats: RunStats):
+    """Attribute the z3 calls made inside this block to ``stats``."""
+    install_z3_counter()
+    token = _ACTIVE.set(stats)
+    try:
+        yield
+    finally:
+        _ACTIVE.reset(token)

@@ -22,7 +22,7 @@ from .plugins.memory import RamMemory
 from .plugins.model_eval import install_fast_model_eval
 from .plugins.query_cache import QueryCache
 from .plugins.solver import RamSolver
-from .stats import RunStats
+from .stats import RunStats, counting, install_z3_counter
 from .strategies.fork import forking
 from .strategies.models import MODELS, make_model
 from .strategies.split import Splitter
@@ -31,6 +31,8 @@ log = logging.getLogger(__name__)
 
 ERROR_STASH = "memory_errors"
 
+
+install_z3_counter()   # before anyone else wraps z3.Solver.check (bench, tests)
 
 def fixed_regions(project, state) -> list[tuple[int, int, str]]:
     """Address ranges that are not heap objects: loaded objects, the stack, angr's own heap."""
@@ -136,7 +138,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
     def step_state(self, simgr, state, **kwargs):
         self.prepare_state(state)
         try:
-            with forking():
+            with forking(), counting(self.stats):
                 return simgr.step_state(state, **kwargs)
         except ForkRequest as fr:
             return self._fork(state, fr)

@@ -270,7 +270,7 @@ class QueryCache:
         raw = self.store.get(key)
         if raw is None:
             return None, None, key
-        if q.kind == "sat":
+        if q.kind != "model":
             return raw, "disk", key
         if raw == "unsat":
             return _UNSAT, "disk", key
