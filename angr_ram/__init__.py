@@ -13,6 +13,7 @@ import logging as _logging
 _logging.getLogger("angr.state_plugins.unicorn_engine").setLevel(_logging.CRITICAL)
 
 from .errors import AngrRamError, MemoryErrorInfo, UnsupportedBinary  # noqa: E402
+from .merging import QuantifiedMerging  # noqa: E402
 from .plugins.address_space import AddressSpace, MemoryObject  # noqa: E402
 from .technique import ERROR_STASH, RelocatableMemory, stats  # noqa: E402
 
@@ -22,6 +23,7 @@ __all__ = [
     "AngrRamError",
     "MemoryErrorInfo",
     "MemoryObject",
+    "QuantifiedMerging",
     "RelocatableMemory",
     "UnsupportedBinary",
     "stats",

@@ -61,10 +61,12 @@ def make_state(proj: angr.Project, stdin_bytes: int):
 
 def explore(binary: str, stdin_bytes: int, engine: str = "ram", model: str = "fork",
             symbolic_bases: bool = True, timeout: float | None = None, progress=None,
-            **options) -> RunResult:
+            merge: str | None = None, merge_points=(), **options) -> RunResult:
     """Explore ``binary`` completely; ``engine`` is "ram" (angr-ram) or "stock" (plain angr).
 
-    ``options`` go to :class:`RelocatableMemory` (``reuse_segments``, ``split``, ...).
+    ``merge`` (a :class:`~angr_ram.merging.QuantifiedMerging` mode) merges the states leaving the
+    functions ``merge_points``. ``options`` go to :class:`RelocatableMemory` (``reuse_segments``,
+    ``split``, ...).
     """
     proj = load_project(binary)
     state = make_state(proj, stdin_bytes)
@@ -77,6 +79,9 @@ def explore(binary: str, stdin_bytes: int, engine: str = "ram", model: str = "fo
         proj.hook_symbol("__libc_start_main", RamLibcStartMain(), replace=True)
     else:
         raise ValueError(f"unknown engine {engine!r}")
+    if merge is not None:
+        from .merging import QuantifiedMerging
+        simgr.use_technique(QuantifiedMerging(merge, merge_points))
     t0 = time.perf_counter()
     res = RunResult()
     while simgr.active:

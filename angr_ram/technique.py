@@ -188,6 +188,10 @@ def stats(simgr) -> dict:
     """Statistics of a run: paths, errors, forks, objects, solver queries and seconds, resolutions."""
     tech = next((t for t in simgr._techniques if isinstance(t, RelocatableMemory)), None)
     d = tech.stats.as_dict() if tech is not None else RunStats().as_dict()
+    from .merging import QuantifiedMerging
+    qm = next((t for t in simgr._techniques if isinstance(t, QuantifiedMerging)), None)
+    if qm is not None:
+        d.update({f"merge_{k}": v for k, v in qm.stats.as_dict().items()})
     d["paths"] = len(simgr.stashes.get("deadended", []))
     d["errors"] = len(simgr.stashes.get(ERROR_STASH, [])) + len(simgr.errored)
     return d
