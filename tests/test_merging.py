@@ -56,3 +56,36 @@ def test_bad_merge_points_and_modes_are_reported():
         QuantifiedMerging("nonsense", ["memspn"])
     with pytest.raises(AngrRamError, match="at least one merge point"):
         explore(b, 5, merge="ite", merge_points=[])
+
+
+@pytest.mark.parametrize("name", ["memspn4_O0", "memspn2x4_O0", "memspnab4_O0"])
+def test_pattern_merging_keeps_outcomes_and_validates(name):
+    """pat mode with validation: Theorem 3.7 is checked for every merge (each leaf's path condition
+    equals the pattern at k = k_j; registers agree) and every answer of the quantified solving
+    procedure is compared with z3 on the real ForAll query (a difference raises)."""
+    b = os.fspath(BUILD / name)
+    r = explore(b, 5, merge="pat", merge_points=["memspn"], merge_validate=True)
+    assert r.errors == [] and r.outcomes == native(name)
+    assert r.stats["merge_merges_pat"] + r.stats["merge_no_pattern"] >= 1
+
+
+def test_memspn_patterns_are_those_of_the_paper():
+    """memspn over "a": two regular partitions, (W, GB, GY) and (W, GB, R) in the paper's Table 1,
+    so two merged states; the quantified procedure answers most queries without z3's ForAll."""
+    r = explore(os.fspath(BUILD / "memspn8_O0"), 9, merge="pat", merge_points=["memspn"])
+    assert r.stats["merge_merges_pat"] == 2 and r.stats["merge_patterns"] == 2
+    assert r.stats["paths"] == 3
+    assert r.stats["merge_solve_fallback"] == 0
+    assert r.stats["merge_solve_strip"] + r.stats["merge_solve_duplicate"] + r.stats["merge_solve_repair"] > 0
+
+
+def test_pattern_merged_constraint_size_is_constant_in_m_and_ite_is_linear():
+    sizes = {}
+    for m in (4, 16):
+        b = os.fspath(BUILD / f"memspn{m}_O0")
+        for mode in ("ite", "pat"):
+            r = explore(b, m + 1, merge=mode, merge_points=["memspn"])
+            assert {c for c, _ in r.outcomes} == set(range(m + 1)) | {255}
+            sizes[(mode, m)] = r.stats["merge_max_constraint_nodes"]
+    assert sizes[("pat", 4)] == sizes[("pat", 16)]
+    assert sizes[("ite", 16)] > 3 * sizes[("ite", 4)] * 0.9 and sizes[("ite", 16)] > sizes[("pat", 16)]

@@ -4,18 +4,58 @@
 paper): the leaves of one fragment run that reach the same exit are merged into one state whose
 path constraint is ``pc_root /\\ (tpc_1 \\/ ... \\/ tpc_n)`` and whose registers and memory are
 if-then-else chains over the tree path conditions.
+
+``mode="pat"`` is pattern-based merging (sections 3.1-3.3): the leaves' words are partitioned by
+regular patterns ``(w1, w2, w3)``; for each partition a formula pattern is synthesised and the
+merged path constraint becomes ``pc_root /\\ phi1 /\\ k in {k_j} /\\ forall i <= k. phi2(i) /\\ phi3(k)``
+(a quantified clause, :mod:`.quantified`); registers and memory become ``a*k + b`` where the
+leaves' values are linear in ``k_j``, else if-then-else over ``k == k_j``. Leaves without a pattern
+fall back to standard merging.
 """
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 
+import claripy
 from angr import ExplorationTechnique
+from angr.storage.memory_mixins.symbolic_merger_mixin import SymbolicMergerMixin
 
 from ..errors import AngrRamError
+from . import quantified
 from .fragments import FRAGMENT_KEY, Fragment, resolve_merge_points
+from .patterns import ShapeHasher, regular_partition
+from .quantified import QuantifiedClause, QuantifiedFrontend, SolveStats, _nodes
+from .synthesis import family_of, linear_fit, synthesize
 
-MODES = ("ite",)
+MODES = ("ite", "pat")
+_LINEAR: contextvars.ContextVar = contextvars.ContextVar("angr_ram_linear_merge", default=None)
+_stock_merge_values = SymbolicMergerMixin._merge_values
+
+
+def _merge_values(self, values, merged_size, **kwargs):
+    """angr's value merge, but a*k + b when the values are concrete and linear in k_j (pat mode)."""
+    ctx = _LINEAR.get()
+    if ctx is not None:
+        values = list(values)
+        k, ks = ctx
+        pts = []
+        for tm, fv in values:
+            d = ks.get(fv.hash()) if isinstance(fv, claripy.ast.Base) else None
+            if d is None or not isinstance(tm, claripy.ast.BV) or tm.symbolic:
+                pts = None
+                break
+            pts.append((d, tm.concrete_value))
+        bits = merged_size * self.state.arch.byte_width
+        fit = linear_fit([d for d, _ in pts], [v for _, v in pts], bits) if pts else None
+        if fit is not None:
+            kk = k[bits - 1:0] if bits < k.length else (k.zero_extend(bits - k.length) if bits > k.length else k)
+            return kk * fit[0] + fit[1] if fit[0] else claripy.BVV(fit[1], bits)
+    return _stock_merge_values(self, values, merged_size, **kwargs)
+
+
+SymbolicMergerMixin._merge_values = _merge_values
 WAIT_STASH = "merge_wait"
 _TERMINAL = frozenset(("deadended", "errored", "unsat", "pruned", "unconstrained", "memory_errors", WAIT_STASH))
 
@@ -38,25 +78,45 @@ class MergeStats:
         self.fragments = 0
         self.leaves = 0
         self.merges_ite = 0
+        self.merges_pat = 0
         self.merged_states = 0
+        self.patterns = 0
+        self.no_pattern = 0
+        self.constraint_nodes = 0          # AST nodes of the merged path constraints (sum)
+        self.max_constraint_nodes = 0
+        self.solve = SolveStats()
 
     def as_dict(self) -> dict:
-        """The counters as a plain dict."""
-        return dict(vars(self))
+        """The counters (and the quantified solver's) as a plain dict."""
+        d = {k: v for k, v in vars(self).items() if k != "solve"}
+        d.update({f"solve_{k}": v for k, v in vars(self.solve).items()})
+        return d
+
+    def constraint(self, nodes: int) -> None:
+        """Record the size of one merged path constraint."""
+        self.constraint_nodes += nodes
+        self.max_constraint_nodes = max(self.max_constraint_nodes, nodes)
 
 
 class QuantifiedMerging(ExplorationTechnique):
     """Merge the states that leave a merge point (a function) at the same exit.
 
-    :param mode: ``"ite"`` (standard merging: disjunction and if-then-else).
+    :param mode: ``"ite"`` (standard merging: disjunction and if-then-else) or ``"pat"``
+        (pattern-based merging with quantifiers).
     :param merge_points: function names or entry addresses.
+    :param max_patterns: more regular partitions than this: standard merging instead.
+    :param validate: check Theorem 3.7 for every pattern merge (each leaf's path condition is
+        equivalent to the merged one at ``k = k_j``, and the merged registers agree), and compare
+        every answer of the quantified solving procedure with z3's on the real ``ForAll`` query.
     """
 
-    def __init__(self, mode: str = "ite", merge_points=()):
+    def __init__(self, mode: str = "ite", merge_points=(), max_patterns: int = 10, validate: bool = False):
         super().__init__()
         if mode not in MODES:
             raise AngrRamError(f"unknown merging mode {mode!r}; supported: {', '.join(MODES)}")
         self.mode = mode
+        self.max_patterns = max_patterns
+        self.validate = validate
         self._spec = merge_points
         self.entries: dict[int, str] = {}
         self._fragments: dict[int, Fragment] = {}
@@ -65,6 +125,8 @@ class QuantifiedMerging(ExplorationTechnique):
 
     def setup(self, simgr):
         self.entries = resolve_merge_points(simgr._project, self._spec)
+        quantified.STATS = self.stats.solve          # the solving procedure counts into this run
+        quantified.VALIDATE = self.validate
         simgr.stashes.setdefault(WAIT_STASH, [])
 
     def step(self, simgr, stash="active", **kwargs):
@@ -120,15 +182,114 @@ class QuantifiedMerging(ExplorationTechnique):
             if len(leaves) == 1:
                 out.append(leaves[0])
                 continue
-            out.append(self._merge_ite(fr, leaves))
+            out.extend(self._merge_pat(fr, leaves) if self.mode == "pat" else [self._merge_ite(fr, leaves)])
         return out
 
     def _merge_ite(self, fr: Fragment, leaves: list):
         """Standard merging: ``pc_root /\\ Or(tpc_j)``, values as ITE over the tpc_j."""
         import claripy
 
-        conds = [[_Guard(claripy.And(*fr.tail(s)) if fr.tail(s) else claripy.true())] for s in leaves]
-        merged, _, _ = leaves[0].merge(*leaves[1:], merge_conditions=conds, common_ancestor=fr.root)
+        tpcs = [claripy.And(*fr.tail(s)) if fr.tail(s) else claripy.true() for s in leaves]
+        merged, _, _ = leaves[0].merge(*leaves[1:], merge_conditions=[[_Guard(c)] for c in tpcs],
+                                       common_ancestor=fr.root)
         self.stats.merges_ite += 1
         self.stats.merged_states += len(leaves)
+        self.stats.constraint(_nodes(claripy.Or(*tpcs)))
         return merged
+
+    # ------------------------------------------------------------------ pattern-based merging
+    def _merge_pat(self, fr: Fragment, leaves: list) -> list:
+        """Pattern-based merging of one exit's leaves (standard merging where no pattern fits)."""
+        tails = [fr.tail(s) for s in leaves]
+        sh = ShapeHasher()
+        rp = regular_partition([sh.word(t) for t in tails], max_patterns=self.max_patterns)
+        prepared = self._formula_patterns(tails, rp) if rp is not None else None
+        if prepared is None:
+            self.stats.no_pattern += 1
+            return [self._merge_ite(fr, leaves)]
+        phi1, phi2, groups = prepared
+        members = {}
+        for t in tails:
+            for c in t:
+                for leaf in c.leaf_asts():
+                    if leaf.op == "BVS":
+                        f = family_of(leaf.args[0])
+                        if f is not None:
+                            members[(f[0], f[1], leaf.length)] = leaf
+        out = []
+        for group, phi3 in groups:
+            self.stats.patterns += 1
+            states = [leaves[i] for i, _ in group]
+            if len(group) == 1:
+                out.append(states[0])
+                continue
+            if phi3 is None:
+                out.append(self._merge_ite(fr, states))
+                continue
+            ks = tuple(k for _, k in group)
+            k = claripy.BVS("qm_k", 64)
+            clause = QuantifiedClause.register(k=k, ks=ks, phi1=phi1, phi2=phi2, phi3=phi3, members=members)
+            conds = [k == kj for kj in ks]
+            token = _LINEAR.set((k, {c.hash(): kj for c, kj in zip(conds, ks, strict=True)}))
+            try:
+                merged, _, _ = states[0].merge(*states[1:], merge_conditions=[[_Guard(c)] for c in conds],
+                                               common_ancestor=fr.root)
+            finally:
+                _LINEAR.reset(token)
+            inner = fr.root.solver._solver
+            inner = inner.inner if isinstance(inner, QuantifiedFrontend) else inner
+            fe = inner.branch()
+            fe.add([clause.placeholder])
+            merged.solver._stored_solver = QuantifiedFrontend(fe)
+            self.stats.merges_pat += 1
+            self.stats.merged_states += len(states)
+            self.stats.constraint(clause.size())
+            if self.validate:
+                self._check_theorem(clause, merged, [tails[i] for i, _ in group], states)
+            out.append(merged)
+        return out
+
+    def _formula_patterns(self, tails, rp):
+        """``(phi1, phi2, [(group, phi3 or None)])`` for a regular partition, or None."""
+        w1, w2, groups = rp
+        a, u = len(w1), len(w2)
+        firsts = {claripy.And(*t[:a]).hash() if a else 0 for t in tails}
+        if len(firsts) != 1:
+            return None
+        phi1 = claripy.And(*tails[0][:a]) if a else claripy.true()
+        kmax = max(k for g in groups.values() for _, k in g)
+        blocks: dict[int, object] = {}
+        for g in groups.values():
+            for idx, k in g:
+                for i in range(1, k + 1):
+                    b = claripy.And(*tails[idx][a + (i - 1) * u:a + i * u])
+                    if blocks.setdefault(i, b).hash() != b.hash():
+                        return None
+        phi2 = synthesize([blocks[i] for i in range(1, kmax + 1)], list(range(1, kmax + 1))) if kmax else None
+        if kmax and phi2 is None:
+            return None
+        out = []
+        for g in groups.values():
+            thetas = [claripy.And(*tails[idx][a + k * u:]) if len(tails[idx]) > a + k * u else claripy.true()
+                      for idx, k in g]
+            out.append((g, synthesize(thetas, [k for _, k in g])))
+        return phi1, phi2, out
+
+    def _check_theorem(self, clause, merged, tails, states) -> None:
+        """Theorem 3.7 for every leaf: pattern(k_j) <=> tpc_j, and equal register values."""
+        from ..errors import AngrRamError as _Err
+        regs = ("rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12",
+                "r13", "r14", "r15", "rip")
+        for kj, tail, leaf in zip(clause.ks, tails, states, strict=True):
+            parts = [clause.phi1, *[clause.instance(i) for i in range(1, kj + 1)],
+                     clause.phi3.instantiate(kj, clause.members)]
+            if any(p is None for p in parts):
+                raise _Err(f"merge validation: a pattern instance at k={kj} names an unknown variable")
+            tpc = claripy.And(*tail) if tail else claripy.true()
+            s = claripy.Solver()
+            if s.satisfiable([claripy.And(*parts) != tpc]):
+                raise _Err(f"merge validation: the pattern at k={kj} is not equivalent to its path condition")
+            for r in regs:
+                mv, lv = getattr(merged.regs, r), getattr(leaf.regs, r)
+                if claripy.Solver().satisfiable([clause.k == kj, tpc, mv != lv]):
+                    raise _Err(f"merge validation: register {r} differs from the leaf at k={kj}")

@@ -1,0 +1,101 @@
+"""Regular patterns over the words of an execution tree (section 3.1 of the quantified-merging paper).
+
+Each constraint a leaf added since the fragment's root is hashed by its *shape*: the structure of
+the expression with numeric constants abstracted (a condition and its negation keep different
+shapes, since negation changes the operator). A leaf's word is the sequence of those hashes. A
+regular pattern ``(w1, w2, w3)`` matches a leaf with number ``k`` when its word is
+``w1 w2^k w3``; a regular partition groups leaves that match one pattern.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import claripy
+
+_LEAVES = ("BVS", "BoolS", "FPS", "StringS")
+
+
+class ShapeHasher:
+    """Hashes of constraints with numeric constants abstracted, memoized by AST."""
+
+    def __init__(self):
+        self._memo: dict[int, bytes] = {}
+
+    def __call__(self, e) -> bytes:
+        """Shape hash of ``e``: operators, widths and variable kinds; constants stand for their width."""
+        memo = self._memo
+        stack = [e]
+        while stack:
+            node = stack[-1]
+            key = node.hash()
+            if key in memo:
+                stack.pop()
+                continue
+            pending = [a for a in node.args if isinstance(a, claripy.ast.Base) and a.hash() not in memo]
+            if pending:
+                stack.extend(pending)
+                continue
+            h = hashlib.blake2b(digest_size=8)
+            if node.op in ("BVV", "BoolV", "FPV"):
+                h.update(f"const:{node.op}:{node.length}".encode())
+            elif node.op in _LEAVES:
+                h.update(f"var:{node.op}:{node.length}".encode())
+            else:
+                h.update(node.op.encode())
+                h.update(str(node.length).encode())
+                for a in node.args:
+                    h.update(memo[a.hash()] if isinstance(a, claripy.ast.Base) else repr(a).encode())
+            memo[key] = h.digest()
+            stack.pop()
+        return memo[e.hash()]
+
+    def word(self, constraints) -> tuple[bytes, ...]:
+        """The word of a tree path condition."""
+        return tuple(self(c) for c in constraints)
+
+
+def decompose(word: tuple, w1: tuple, w2: tuple) -> tuple[int, tuple] | None:
+    """``(k, w3)`` such that ``word == w1 w2^k w3`` with ``k`` maximal, or None if ``w1`` is not a
+    prefix of ``word``."""
+    if word[:len(w1)] != w1:
+        return None
+    rest, k = word[len(w1):], 0
+    while w2 and rest[:len(w2)] == w2:
+        rest, k = rest[len(w2):], k + 1
+    return k, rest
+
+
+def regular_partition(words: list[tuple], max_prefix: int = 8, max_unit: int = 8,
+                      max_patterns: int = 10) -> tuple[tuple, tuple, dict[tuple, list[tuple[int, int]]]] | None:
+    """The best regular partitioning of ``words`` (one per leaf).
+
+    Candidates ``(w1, w2)`` are taken from the longest word; every word must start with ``w1``.
+    Leaves are grouped by their ``w3``; the candidate with the fewest groups wins (then the one
+    whose groups are largest, then shorter ``w1``). Returns ``(w1, w2, {w3: [(leaf index, k)]})``
+    or None when no candidate gives at most ``max_patterns`` groups with a repeated ``w2``.
+    """
+    if not words:
+        return None
+    longest = max(words, key=len)
+    best = None
+    for a in range(0, min(max_prefix, len(longest)) + 1):
+        for unit in range(1, min(max_unit, len(longest) - a) + 1):
+            w1, w2 = longest[:a], longest[a:a + unit]
+            groups: dict[tuple, list[tuple[int, int]]] = {}
+            for idx, w in enumerate(words):
+                d = decompose(w, w1, w2)
+                if d is None:
+                    groups = None
+                    break
+                groups.setdefault(d[1], []).append((idx, d[0]))
+            if groups is None or len(groups) > max_patterns:
+                continue
+            if max(k for g in groups.values() for _, k in g) < 1:
+                continue
+            score = (len(groups), -max(len(g) for g in groups.values()), a)
+            if best is None or score < best[0]:
+                best = (score, w1, w2, groups)
+    if best is None:
+        return None
+    return best[1], best[2], best[3]

@@ -1,0 +1,474 @@
+"""Quantified clauses of pattern-merged states and their solving procedure.
+
+claripy has no quantifiers, so a merged path constraint is stored in the state as one boolean
+placeholder ``qm_forall_<n>`` whose meaning is kept in a run-wide table (:data:`CLAUSES`):
+
+    placeholder  <=>  phi1 /\\ k in {k_j} /\\ (forall i. 1 <= i <= k -> phi2(i)) /\\ phi3(k)
+
+Placeholders survive state copies and further merges like any claripy variable. A state whose
+constraints mention one gets a :class:`QuantifiedFrontend`, which answers every query with
+:func:`solve`, the paper's procedure (section 5):
+
+1. *strip*: instantiate the quantifier at ``i = 1`` (guarded by ``k >= 1``) and solve the
+   quantifier-free rest with z3; ``phi3(k)`` and hole terms use z3 functions for variable
+   families (``F(j) = stdin_j``);
+2. check the model against the full clause by evaluating every instance ``i = 1..k``;
+3. *duplicate*: copy the values of the family members of instance 1 to the failing instances;
+4. *repair*: add the failing instances and solve again (a few rounds);
+5. *fallback*: the z3 query with a real ``ForAll``.
+
+Every model returned has been checked against the full quantified query.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import claripy
+from claripy.backends import z3 as bz3
+from claripy.errors import UnsatError
+from claripy.frontend import Frontend
+from claripy.frontend.mixin.model_cache_mixin import ModelCache
+
+from .synthesis import Template
+
+PREFIX = "qm_forall_"
+CLAUSES: dict[str, QuantifiedClause] = {}
+_IDS = itertools.count(1)
+REPAIR_ROUNDS = 4
+
+
+@dataclass
+class SolveStats:
+    """How the quantified queries were answered."""
+
+    queries: int = 0
+    strip: int = 0
+    duplicate: int = 0
+    repair: int = 0
+    fallback: int = 0
+    unsat: int = 0
+
+
+STATS = SolveStats()
+VALIDATE = False      # also ask z3 with the real ForAll and compare (raises on a difference)
+
+
+class SolverMismatch(UnsatError):
+    """The solving procedure and z3's quantified query disagree (validation mode)."""
+
+
+@dataclass
+class QuantifiedClause:
+    """``phi1 /\\ k in ks /\\ forall i in [1, k]. phi2(i) /\\ phi3(k)``."""
+
+    k: claripy.ast.BV
+    ks: tuple[int, ...]
+    phi1: claripy.ast.Bool
+    phi2: Template | None
+    phi3: Template
+    members: dict = field(default_factory=dict)     # (family, index, bits) -> claripy variable
+    placeholder: claripy.ast.Bool | None = None
+
+    @classmethod
+    def register(cls, **kw) -> QuantifiedClause:
+        """A new clause with a fresh placeholder, entered in :data:`CLAUSES`."""
+        c = cls(**kw)
+        name = f"{PREFIX}{next(_IDS)}"
+        c.placeholder = claripy.BoolS(name, explicit_name=True)
+        CLAUSES[name] = c
+        return c
+
+    def k_range(self):
+        """``k in ks`` as a claripy formula."""
+        ks = sorted(self.ks)
+        if ks == list(range(ks[0], ks[-1] + 1)):
+            return claripy.And(claripy.UGE(self.k, ks[0]), claripy.ULE(self.k, ks[-1]))
+        return claripy.Or(*[self.k == v for v in ks])
+
+    def size(self) -> int:
+        """AST nodes of the clause: phi1, the range of k and the two templates."""
+        return (_nodes(self.phi1) + _nodes(self.k_range()) + (self.phi2.size() if self.phi2 else 0)
+                + self.phi3.size())
+
+    def instance(self, i: int):
+        """``phi2(i)`` as a claripy formula (None if a family member is unknown)."""
+        return self.phi2.instantiate(i, self.members)
+
+    # ---------------------------------------------------------------- z3 encodings
+    def z3_template(self, tpl: Template, x, funcs: dict):
+        """``tpl`` in z3 with ``x`` (a 64-bit z3 term) for the bound variable."""
+        import z3
+        body = bz3.convert(tpl.body)
+        subs = []
+        for h in tpl.holes:
+            idx = x * h.a + h.b
+            if h.kind == "const":
+                term = z3.Extract(h.bits - 1, 0, idx) if h.bits < 64 else (idx if h.bits == 64 else z3.ZeroExt(h.bits - 64, idx))
+            else:
+                term = self._family(h.family, h.bits, funcs)(idx)
+            subs.append((bz3.convert(h.placeholder), term))
+        return z3.substitute(body, *subs) if subs else body
+
+    def _family(self, family: str, bits: int, funcs: dict):
+        import z3
+        key = (family, bits)
+        if key not in funcs:
+            funcs[key] = z3.Function(f"qm_family_{family}_{bits}", z3.BitVecSort(64), z3.BitVecSort(bits))
+        return funcs[key]
+
+    def family_axioms(self, funcs: dict) -> list:
+        """``F(j) == member_j`` for every known member of the families used."""
+        out = []
+        for (family, idx, bits), var in self.members.items():
+            if (family, bits) in funcs:
+                import z3
+                out.append(funcs[(family, bits)](z3.BitVecVal(idx, 64)) == bz3.convert(var))
+        return out
+
+    def z3_parts(self, funcs: dict, quantified: bool) -> list:
+        """The clause in z3: with the quantifier stripped (instance 1 only) or a real ForAll."""
+        import z3
+        K = bz3.convert(self.k)
+        parts = [bz3.convert(self.phi1), bz3.convert(self.k_range()), self.z3_template(self.phi3, K, funcs)]
+        if self.phi2 is not None:
+            if quantified:
+                X = z3.BitVec(f"qm_i_{id(self)}", 64)
+                parts.append(z3.ForAll([X], z3.Implies(z3.And(z3.UGE(X, 1), z3.ULE(X, K)),
+                                                       self.z3_template(self.phi2, X, funcs))))
+            else:
+                one = self.instance(1)
+                if one is not None:
+                    parts.append(z3.Implies(z3.UGE(K, 1), bz3.convert(one)))
+        return parts
+
+    def holds(self, model: dict) -> list[int]:
+        """The instances ``i`` in ``1..k`` that ``model`` violates (phi1, range and phi3 included
+        as instance 0)."""
+        mc = ModelCache(model)
+        kv = model.get(self.k.args[0])
+        if kv is None:
+            return [0]
+        bad = []
+        third = self.phi3.instantiate(kv, self.members)
+        for f in (self.phi1, self.k_range(), third):
+            if f is None or mc.eval_ast(f, allow_unconstrained=True) is not True:
+                return [0]
+        if self.phi2 is not None:
+            for i in range(1, kv + 1):
+                inst = self.instance(i)
+                if inst is None or mc.eval_ast(inst, allow_unconstrained=True) is not True:
+                    bad.append(i)
+        return bad
+
+
+def _nodes(e) -> int:
+    seen, stack = set(), [e]
+    while stack:
+        n = stack.pop()
+        if n.hash() in seen:
+            continue
+        seen.add(n.hash())
+        stack.extend(a for a in n.args if isinstance(a, claripy.ast.Base))
+    return len(seen)
+
+
+def clauses_of(constraints) -> list[QuantifiedClause]:
+    """The quantified clauses whose placeholders occur in ``constraints``."""
+    names = set()
+    for c in constraints:
+        names |= {v for v in c.variables if v.startswith(PREFIX)}
+    return [CLAUSES[n] for n in sorted(names) if n in CLAUSES]
+
+
+def _variables(exprs, clauses) -> dict[str, claripy.ast.Base]:
+    out = {}
+    for e in exprs:
+        for leaf in e.leaf_asts():
+            if leaf.op in ("BVS", "BoolS") and not leaf.args[0].startswith(PREFIX):
+                out[leaf.args[0]] = leaf
+    for cl in clauses:
+        out[cl.k.args[0]] = cl.k
+        for v in cl.members.values():
+            out[v.args[0]] = v
+        bodies = [cl.phi1, cl.phi3.body] + ([cl.phi2.body] if cl.phi2 is not None else [])
+        for f in bodies:
+            for leaf in f.leaf_asts():
+                if leaf.op in ("BVS", "BoolS") and not leaf.args[0].startswith("qm_hole_"):
+                    out[leaf.args[0]] = leaf
+    return out
+
+
+def _model_of(m, variables: dict) -> dict:
+    import z3
+    out = {}
+    for name, v in variables.items():
+        val = m.eval(bz3.convert(v), model_completion=True)
+        if v.op == "BoolS":
+            out[name] = z3.is_true(val)
+        else:
+            out[name] = val.as_long()
+    return out
+
+
+def _qf_holds(model: dict, formulas) -> bool:
+    mc = ModelCache(model)
+    return all(mc.eval_ast(f, allow_unconstrained=True) is True for f in formulas)
+
+
+def solve(constraints, extra=()) -> dict | None:
+    """A model (variable name -> value) of ``constraints /\\ extra`` with their quantified clauses
+    expanded, or None if there is none. The model is checked against the full query; with
+    :data:`VALIDATE` the answer is compared with z3's on the quantified query."""
+    result = _solve(constraints, extra)
+    if VALIDATE:
+        clauses = clauses_of(constraints)
+        qf = [c for c in (*constraints, *extra) if not any(v.startswith(PREFIX) for v in c.variables)]
+        truth = _fallback(qf, clauses, _variables(qf, clauses), {cl.placeholder.args[0]: True for cl in clauses},
+                          count=False)
+        if (truth is None) != (result is None):
+            raise SolverMismatch(f"quantified solving answered {'unsat' if result is None else 'sat'}, "
+                                 f"z3 says {'unsat' if truth is None else 'sat'} for {list(constraints)} + {list(extra)}")
+    return result
+
+
+def _solve(constraints, extra=()) -> dict | None:
+    import z3
+    STATS.queries += 1
+    clauses = clauses_of(constraints)
+    qf = [c for c in (*constraints, *extra)
+          if not any(v.startswith(PREFIX) for v in c.variables)]
+    variables = _variables(qf, clauses)
+    funcs: dict = {}
+    s = z3.Solver()
+    s.add(*[bz3.convert(c) for c in qf])
+    for cl in clauses:
+        s.add(*cl.z3_parts(funcs, quantified=False))
+    for cl in clauses:
+        s.add(*cl.family_axioms(funcs))
+    placeholders = {cl.placeholder.args[0]: True for cl in clauses}
+    for round_ in range(REPAIR_ROUNDS + 1):
+        if s.check() != z3.sat:
+            STATS.unsat += 1
+            return None
+        model = {**_model_of(s.model(), variables), **placeholders}
+        bad = {id(cl): cl.holds(model) for cl in clauses}
+        if not any(bad.values()):
+            if round_ == 0:
+                STATS.strip += 1
+            else:
+                STATS.repair += 1
+            return model
+        if round_ == 0:
+            dup = _duplicate(model, clauses, bad)
+            if dup is not None and _qf_holds(dup, qf) and not any(cl.holds(dup) for cl in clauses):
+                STATS.duplicate += 1
+                return dup
+        for cl in clauses:
+            for i in bad[id(cl)]:
+                if i == 0 or cl.phi2 is None:
+                    continue
+                inst = cl.instance(i)
+                if inst is not None:
+                    s.add(z3.Implies(z3.UGE(bz3.convert(cl.k), i), bz3.convert(inst)))
+    return _fallback(qf, clauses, variables, placeholders)
+
+
+def _duplicate(model: dict, clauses, bad) -> dict | None:
+    """Copy instance 1's family members to the failing instances (assignment duplication)."""
+    out = dict(model)
+    for cl in clauses:
+        if cl.phi2 is None or 0 in bad[id(cl)]:
+            return None
+        for i in bad[id(cl)]:
+            for h in cl.phi2.holes:
+                if h.kind != "var":
+                    continue
+                src = cl.members.get((h.family, h.a + h.b, h.bits))
+                dst = cl.members.get((h.family, h.a * i + h.b, h.bits))
+                if src is None or dst is None or src.args[0] not in out:
+                    return None
+                out[dst.args[0]] = out[src.args[0]]
+    return out
+
+
+def _fallback(qf, clauses, variables, placeholders, count: bool = True) -> dict | None:
+    import z3
+    if count:
+        STATS.fallback += 1
+    funcs: dict = {}
+    s = z3.Solver()
+    s.add(*[bz3.convert(c) for c in qf])
+    for cl in clauses:
+        s.add(*cl.z3_parts(funcs, quantified=True))
+    for cl in clauses:
+        s.add(*cl.family_axioms(funcs))
+    r = s.check()
+    if r == z3.unsat:
+        return None
+    if r != z3.sat:
+        raise UnsatError(f"angr-ram: z3 answered {r} for a quantified query")
+    model = {**_model_of(s.model(), variables), **placeholders}
+    if any(cl.holds(model) for cl in clauses) or not _qf_holds(model, qf):
+        raise UnsatError("angr-ram: z3's model of a quantified query fails the query")
+    return model
+
+
+class QuantifiedFrontend(Frontend):
+    """A claripy frontend that answers with :func:`solve` while a quantified clause is present and
+    delegates to ``inner`` (any claripy frontend, e.g. angr-ram's substituting one) otherwise."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def __getattr__(self, name):
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    @property
+    def constraints(self):
+        """The stored constraints (placeholders included)."""
+        return self.inner.constraints
+
+    @property
+    def variables(self):
+        """Variables of the stored constraints."""
+        return self.inner.variables
+
+    def _quantified(self) -> bool:
+        return any(v.startswith(PREFIX) for v in self.inner.variables)
+
+    def _subst(self, e):
+        s = getattr(self.inner, "subst", None)
+        return s(e) if s is not None else e
+
+    def _constraints(self):
+        return [self._subst(c) for c in self.inner.constraints]
+
+    # ---------------------------------------------------------------- copying
+    def branch(self):
+        return QuantifiedFrontend(self.inner.branch())
+
+    def blank_copy(self):
+        return QuantifiedFrontend(self.inner.blank_copy())
+
+    def _blank_copy(self, c):
+        c.inner = self.inner.blank_copy()
+
+    def _copy(self, c):
+        c.inner = self.inner.branch()
+
+    def finalize(self):
+        self.inner.finalize()
+
+    def downsize(self):
+        self.inner.downsize()
+
+    def add(self, constraints, **kwargs):
+        return self.inner.add(constraints, **kwargs)
+
+    def simplify(self):
+        return self.inner.constraints if self._quantified() else self.inner.simplify()
+
+    def split(self):
+        return [self]
+
+    def merge(self, others, merge_conditions, common_ancestor=None):
+        inner_anc = common_ancestor.inner if isinstance(common_ancestor, QuantifiedFrontend) else common_ancestor
+        ok, merged = self.inner.merge([o.inner if isinstance(o, QuantifiedFrontend) else o for o in others],
+                                      merge_conditions, common_ancestor=inner_anc)
+        return ok, QuantifiedFrontend(merged)
+
+    def combine(self, others):
+        return QuantifiedFrontend(self.inner.combine([o.inner if isinstance(o, QuantifiedFrontend) else o
+                                                      for o in others]))
+
+    # ---------------------------------------------------------------- queries
+    def _model(self, extra):
+        return solve(self._constraints(), [self._subst(c) for c in extra])
+
+    def check_satisfiability(self, extra_constraints=(), exact=None):
+        if not self._quantified():
+            return self.inner.check_satisfiability(extra_constraints, exact)
+        return "SAT" if self._model(extra_constraints) is not None else "UNSAT"
+
+    def satisfiable(self, extra_constraints=(), exact=None):
+        if not self._quantified():
+            return self.inner.satisfiable(extra_constraints=extra_constraints, exact=exact)
+        return self._model(extra_constraints) is not None
+
+    def batch_eval(self, exprs, n, extra_constraints=(), exact=None):
+        if not self._quantified():
+            return self.inner.batch_eval(exprs, n, extra_constraints=extra_constraints, exact=exact)
+        exprs = [self._subst(e) for e in exprs]
+        found: list[tuple] = []
+        while len(found) < n:
+            block = [claripy.Or(*[e != v for e, v in zip(exprs, row, strict=True)]) for row in found]
+            m = self._model([*extra_constraints, *block] if block else extra_constraints)
+            if m is None:
+                break
+            mc = ModelCache(m)
+            found.append(tuple(mc.eval_ast(e, allow_unconstrained=True) for e in exprs))
+        if not found:
+            raise UnsatError("angr-ram: quantified query is unsatisfiable")
+        return found
+
+    def eval(self, e, n, extra_constraints=(), exact=None):
+        if not self._quantified():
+            return self.inner.eval(e, n, extra_constraints=extra_constraints, exact=exact)
+        return tuple(r[0] for r in self.batch_eval([e], n, extra_constraints, exact))
+
+    def solution(self, e, v, extra_constraints=(), exact=None):
+        if not self._quantified():
+            return self.inner.solution(e, v, extra_constraints=extra_constraints, exact=exact)
+        return self.satisfiable([*extra_constraints, e == v])
+
+    def is_true(self, e, extra_constraints=(), exact=None):
+        if not self._quantified():
+            return self.inner.is_true(e, extra_constraints=extra_constraints, exact=exact)
+        return not self.satisfiable([*extra_constraints, claripy.Not(e)])
+
+    def is_false(self, e, extra_constraints=(), exact=None):
+        if not self._quantified():
+            return self.inner.is_false(e, extra_constraints=extra_constraints, exact=exact)
+        return not self.satisfiable([*extra_constraints, e])
+
+    def _extremum(self, e, extra_constraints, signed, want_max):
+        e = self._subst(e)
+        bits = e.length
+        off = (1 << (bits - 1)) if signed else 0
+        key = (e + off) if signed else e            # order-preserving map to unsigned
+        lo, hi = 0, (1 << bits) - 1
+        if not self.satisfiable(extra_constraints):
+            raise UnsatError("angr-ram: quantified query is unsatisfiable")
+        while lo < hi:
+            if want_max:
+                mid = (lo + hi + 1) // 2
+                if self.satisfiable([*extra_constraints, claripy.UGE(key, mid)]):
+                    lo = mid
+                else:
+                    hi = mid - 1
+            else:
+                mid = (lo + hi) // 2
+                if self.satisfiable([*extra_constraints, claripy.ULE(key, mid)]):
+                    hi = mid
+                else:
+                    lo = mid + 1
+        v = (lo - off) % (1 << bits)
+        return v - (1 << bits) if signed and v >= (1 << (bits - 1)) else v
+
+    def max(self, e, extra_constraints=(), signed=False, exact=None):
+        if not self._quantified():
+            return self.inner.max(e, extra_constraints=extra_constraints, signed=signed, exact=exact)
+        return self._extremum(e, extra_constraints, signed, True)
+
+    def min(self, e, extra_constraints=(), signed=False, exact=None):
+        if not self._quantified():
+            return self.inner.min(e, extra_constraints=extra_constraints, signed=signed, exact=exact)
+        return self._extremum(e, extra_constraints, signed, False)
+
+    def unsat_core(self, extra_constraints=()):
+        return self.inner.unsat_core(extra_constraints=extra_constraints)

@@ -1,0 +1,78 @@
+"""Units of pattern-based merging: words and regular partitions, template synthesis, and the
+quantified solving procedure against z3's ForAll."""
+
+import claripy
+
+from angr_ram.merging import quantified as Q
+from angr_ram.merging.patterns import ShapeHasher, decompose, regular_partition
+from angr_ram.merging.synthesis import family_of, linear_fit, synthesize
+
+
+def memspn_tails(m):
+    """The tree path conditions of memspn over "a" (paper, Fig. 2), with stdin-like variables."""
+    n = claripy.BVS("stdin_0", 8).zero_extend(56)
+    s = [claripy.BVS(f"stdin_{i + 1}", 8) for i in range(m)]
+    tails = []
+    for k in range(m + 1):
+        prefix = []
+        for i in range(k):
+            prefix += [claripy.UGT(n, i), s[i] == 97]
+        tails.append((prefix + [claripy.ULE(n, k)], k, "R"))
+        if k < m:
+            tails.append((prefix + [claripy.UGT(n, k), s[k] != 97], k, "Y"))
+    return n, s, tails
+
+
+def test_words_partition_into_the_two_patterns_of_table_1():
+    _, _, tails = memspn_tails(3)
+    sh = ShapeHasher()
+    w1, w2, groups = regular_partition([sh.word(t) for t, _, _ in tails])
+    assert len(w1) == 0 and len(w2) == 2 and len(groups) == 2
+    for g in groups.values():
+        assert len({tails[i][2] for i, _ in g}) == 1                 # one leaf kind per group
+        assert all(k == tails[i][1] for i, k in g)
+    assert decompose((1, 2, 1, 2, 3), (), (1, 2)) == (2, (3,))
+
+
+def test_synthesis_finds_linear_holes_and_rejects_others():
+    n, s, _ = memspn_tails(4)
+    blocks = [claripy.And(claripy.UGT(n, i - 1), s[i - 1] == 97) for i in (1, 2, 3)]
+    tpl = synthesize(blocks, [1, 2, 3])
+    assert tpl is not None and {(h.kind, h.a) for h in tpl.holes} == {("const", 1), ("var", 1)}
+    assert tpl.instantiate(2, {(f[0], f[1], 8): v for v in s if (f := family_of(v.args[0]))}).hash() == blocks[1].hash()
+    assert synthesize([s[0] == 1, s[1] == 4, s[2] == 5], [1, 2, 3]) is None      # 1, 4, 5 not linear
+    assert linear_fit([0, 1, 2], [7, 5, 3], 8) == (-2, 7)
+
+
+def clause_for(m):
+    n, s, tails = memspn_tails(m)
+    sh = ShapeHasher()
+    w1, w2, groups = regular_partition([sh.word(t) for t, _, _ in tails])
+    group = next(g for g in groups.values() if tails[g[0][0]][2] == "Y")
+    kmax = max(k for _, k in group)
+    phi2 = synthesize([claripy.And(claripy.UGT(n, i - 1), s[i - 1] == 97) for i in range(1, kmax + 1)],
+                      list(range(1, kmax + 1)))
+    phi3 = synthesize([claripy.And(*tails[i][0][2 * k:]) for i, k in group], [k for _, k in group])
+    members = {(f[0], f[1], 8): v for v in [*s, claripy.BVS("unused", 8)] if (f := family_of(v.args[0]))}
+    k = claripy.BVS("qm_k", 64)
+    return n, s, k, Q.QuantifiedClause.register(k=k, ks=tuple(kk for _, kk in group), phi1=claripy.true(),
+                                                phi2=phi2, phi3=phi3, members=members)
+
+
+def test_solving_procedure_agrees_with_z3_forall_and_models_satisfy_every_instance():
+    n, s, k, cl = clause_for(5)
+    Q.VALIDATE = True
+    try:
+        queries = [[], [k == 3], [k == 3, s[1] != 97], [s[0] == 97, s[1] == 97, s[2] == 97, s[3] == 97],
+                   [claripy.UGT(k, 2), s[1] != 97], [n == 0], [n == 2, k == 2], [k == 9]]
+        answers = []
+        for extra in queries:
+            m = Q.solve([cl.placeholder], extra)
+            answers.append(m is not None)
+            if m is not None:
+                assert cl.holds(m) == []                      # every instance i <= k holds
+                kv = m[k.args[0]]
+                assert all(m[s[i].args[0]] == 97 for i in range(kv)) and m[s[kv].args[0]] != 97
+    finally:
+        Q.VALIDATE = False
+    assert answers == [True, True, False, True, False, False, False, False]
