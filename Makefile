@@ -28,6 +28,7 @@ bench: $(STAMP) samples
 	mkdir -p bench-results
 	$(VENV)/bin/angr-ram bench --models --plot bench-results/models_vs_matrix_size.png
 	$(VENV)/bin/angr-ram bench --cache --repeat 3
+	$(VENV)/bin/angr-ram bench --merging
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check angr_ram tests

@@ -162,3 +162,34 @@ def cache_table(names=None, timeout: float = 300.0, repeat: int = 1) -> int:
               f"time aa/syn {best['aa'][0] / best['syntactic'][0]:.2f}x, "
               f"second run with disk: {100 * (1 - z['aa+disk'] / max(z['aa'], 1)):.0f}% fewer z3 calls than aa")
     return 0
+
+
+MERGE_SAMPLES = [(f"memspn{m}_O0", m + 1) for m in (4, 8, 16, 32)] + [("memspn2x4_O0", 5), ("memspn2x6_O0", 7)]
+
+
+def merge_table(timeout: float = 300.0, repeat: int = 1) -> int:
+    """Per memspn sample and merging mode (none, ite, pat): time, paths, z3 calls, quantified
+    queries and how they were solved, and the largest merged path constraint (AST nodes)."""
+    hdr = f"{'sample':14} {'mode':5} {'time s':>8} {'paths':>6} {'z3':>6} {'q-queries':>9} " \
+          f"{'strip':>6} {'dup':>5} {'repair':>6} {'forall':>6} {'merged nodes':>12}"
+    print(hdr)
+    print("-" * len(hdr))
+    for binary, n in MERGE_SAMPLES:
+        best: dict = {}
+        for _ in range(max(repeat, 1)):
+            for mode in (None, "ite", "pat"):
+                with Z3Counter() as zc:
+                    t = time.perf_counter()
+                    r = explore(str(SAMPLES_DIR / binary), n, merge=mode, merge_points=["memspn"], timeout=timeout)
+                    secs = time.perf_counter() - t
+                if mode not in best or secs < best[mode][0]:
+                    best[mode] = (secs, r, zc.count)
+        for mode in (None, "ite", "pat"):
+            secs, r, z3c = best[mode]
+            s = r.stats
+            print(f"{binary:14} {str(mode):5} {secs:8.2f} {s['paths']:6d} {z3c:6d} {s.get('merge_solve_queries', 0):9d} "
+                  f"{s.get('merge_solve_strip', 0):6d} {s.get('merge_solve_duplicate', 0):5d} "
+                  f"{s.get('merge_solve_repair', 0):6d} {s.get('merge_solve_fallback', 0):6d} "
+                  f"{s.get('merge_max_constraint_nodes', 0):12d}" + ("  TIMEOUT" if r.timed_out else ""), flush=True)
+        print(f"{binary:14} {'pat/ite time':14} {best['pat'][0] / best['ite'][0]:.2f}x")
+    return 0

@@ -51,6 +51,10 @@ def cmd_run(args) -> int:
 
 def cmd_bench(args) -> int:
     """Run the benchmark table (see :mod:`angr_ram.bench`)."""
+    if args.merging:
+        from .bench import merge_table
+
+        return merge_table(args.timeout, args.repeat)
     if args.cache:
         from .bench import cache_table
 
@@ -88,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--repeat", type=int, default=1, help="runs per configuration; the minimum time is shown")
     b.add_argument("--models", action="store_true", help="compare the memory models and split sizes instead")
     b.add_argument("--cache", action="store_true", help="compare the query-cache modes instead")
+    b.add_argument("--merging", action="store_true", help="compare the state-merging modes on memspn instead")
     b.add_argument("--plot", metavar="PNG", default=None, help="with --models: plot time against matrix size")
     b.set_defaults(func=cmd_bench)
     return p
