@@ -216,16 +216,13 @@ class QuantifiedMerging(ExplorationTechnique):
                         f = family_of(leaf.args[0])
                         if f is not None:
                             members[(f[0], f[1], leaf.length)] = leaf
-        out = []
+        out, rest = [], []
         for group, phi3 in groups:
-            self.stats.patterns += 1
             states = [leaves[i] for i, _ in group]
-            if len(group) == 1:
-                out.append(states[0])
+            if len(group) == 1 or phi3 is None:
+                rest.extend(states)          # no formula pattern: standard merging, below
                 continue
-            if phi3 is None:
-                out.append(self._merge_ite(fr, states))
-                continue
+            self.stats.patterns += 1
             ks = tuple(k for _, k in group)
             k = claripy.BVS("qm_k", 64)
             clause = QuantifiedClause.register(k=k, ks=ks, phi1=phi1, phi2=phi2, phi3=phi3, members=members)
@@ -247,6 +244,11 @@ class QuantifiedMerging(ExplorationTechnique):
             if self.validate:
                 self._check_theorem(clause, merged, [tails[i] for i, _ in group], states)
             out.append(merged)
+        if len(rest) > 1:
+            self.stats.no_pattern += 1
+            out.append(self._merge_ite(fr, rest))
+        else:
+            out.extend(rest)
         return out
 
     def _formula_patterns(self, tails, rp):
