@@ -233,6 +233,31 @@ def solve(constraints, extra=()) -> dict | None:
     return result
 
 
+_BASES: dict = {}          # constraint set -> (z3 solver with the stripped clauses, family functions)
+_BASES_LIMIT = 256
+
+
+def _base_solver(constraints, clauses):
+    """A z3 solver holding ``constraints`` (placeholders stripped to their first instance) and the
+    family axioms, shared by every query over the same constraint set (queries push and pop)."""
+    import z3
+    key = tuple(c.hash() for c in constraints)
+    hit = _BASES.get(key)
+    if hit is not None:
+        return hit
+    funcs: dict = {}
+    s = z3.Solver()
+    s.add(*[bz3.convert(c) for c in constraints if not any(v.startswith(PREFIX) for v in c.variables)])
+    for cl in clauses:
+        s.add(*cl.z3_parts(funcs, quantified=False))
+    for cl in clauses:
+        s.add(*cl.family_axioms(funcs))
+    if len(_BASES) >= _BASES_LIMIT:
+        _BASES.pop(next(iter(_BASES)))
+    _BASES[key] = (s, funcs)
+    return s, funcs
+
+
 def _solve(constraints, extra=()) -> dict | None:
     import z3
     STATS.queries += 1
@@ -240,38 +265,37 @@ def _solve(constraints, extra=()) -> dict | None:
     qf = [c for c in (*constraints, *extra)
           if not any(v.startswith(PREFIX) for v in c.variables)]
     variables = _variables(qf, clauses)
-    funcs: dict = {}
-    s = z3.Solver()
-    s.add(*[bz3.convert(c) for c in qf])
-    for cl in clauses:
-        s.add(*cl.z3_parts(funcs, quantified=False))
-    for cl in clauses:
-        s.add(*cl.family_axioms(funcs))
+    s, _ = _base_solver(constraints, clauses)
     placeholders = {cl.placeholder.args[0]: True for cl in clauses}
-    for round_ in range(REPAIR_ROUNDS + 1):
-        if s.check() != z3.sat:
-            STATS.unsat += 1
-            return None
-        model = {**_model_of(s.model(), variables), **placeholders}
-        bad = {id(cl): cl.holds(model) for cl in clauses}
-        if not any(bad.values()):
+    s.push()
+    try:
+        s.add(*[bz3.convert(c) for c in extra])
+        for round_ in range(REPAIR_ROUNDS + 1):
+            if s.check() != z3.sat:
+                STATS.unsat += 1
+                return None
+            model = {**_model_of(s.model(), variables), **placeholders}
+            bad = {id(cl): cl.holds(model) for cl in clauses}
+            if not any(bad.values()):
+                if round_ == 0:
+                    STATS.strip += 1
+                else:
+                    STATS.repair += 1
+                return model
             if round_ == 0:
-                STATS.strip += 1
-            else:
-                STATS.repair += 1
-            return model
-        if round_ == 0:
-            dup = _duplicate(model, clauses, bad)
-            if dup is not None and _qf_holds(dup, qf) and not any(cl.holds(dup) for cl in clauses):
-                STATS.duplicate += 1
-                return dup
-        for cl in clauses:
-            for i in bad[id(cl)]:
-                if i == 0 or cl.phi2 is None:
-                    continue
-                inst = cl.instance(i)
-                if inst is not None:
-                    s.add(z3.Implies(z3.UGE(bz3.convert(cl.k), i), bz3.convert(inst)))
+                dup = _duplicate(model, clauses, bad)
+                if dup is not None and _qf_holds(dup, qf) and not any(cl.holds(dup) for cl in clauses):
+                    STATS.duplicate += 1
+                    return dup
+            for cl in clauses:
+                for i in bad[id(cl)]:
+                    if i == 0 or cl.phi2 is None:
+                        continue
+                    inst = cl.instance(i)
+                    if inst is not None:
+                        s.add(z3.Implies(z3.UGE(bz3.convert(cl.k), i), bz3.convert(inst)))
+    finally:
+        s.pop()
     return _fallback(qf, clauses, variables, placeholders)
 
 
