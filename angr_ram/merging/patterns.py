@@ -13,7 +13,23 @@ import hashlib
 
 import claripy
 
+from ..dag import fold
+
 _LEAVES = ("BVS", "BoolS", "FPS", "StringS")
+
+
+def _shape(node, value_of) -> bytes:
+    h = hashlib.blake2b(digest_size=8)
+    if node.op in ("BVV", "BoolV", "FPV"):
+        h.update(f"const:{node.op}:{node.length}".encode())
+    elif node.op in _LEAVES:
+        h.update(f"var:{node.op}:{node.length}".encode())
+    else:
+        h.update(node.op.encode())
+        h.update(str(node.length).encode())
+        for a in node.args:
+            h.update(value_of(a) if isinstance(a, claripy.ast.Base) else repr(a).encode())
+    return h.digest()
 
 
 class ShapeHasher:
@@ -24,31 +40,7 @@ class ShapeHasher:
 
     def __call__(self, e) -> bytes:
         """Shape hash of ``e``: operators, widths and variable kinds; constants stand for their width."""
-        memo = self._memo
-        stack = [e]
-        while stack:
-            node = stack[-1]
-            key = node.hash()
-            if key in memo:
-                stack.pop()
-                continue
-            pending = [a for a in node.args if isinstance(a, claripy.ast.Base) and a.hash() not in memo]
-            if pending:
-                stack.extend(pending)
-                continue
-            h = hashlib.blake2b(digest_size=8)
-            if node.op in ("BVV", "BoolV", "FPV"):
-                h.update(f"const:{node.op}:{node.length}".encode())
-            elif node.op in _LEAVES:
-                h.update(f"var:{node.op}:{node.length}".encode())
-            else:
-                h.update(node.op.encode())
-                h.update(str(node.length).encode())
-                for a in node.args:
-                    h.update(memo[a.hash()] if isinstance(a, claripy.ast.Base) else repr(a).encode())
-            memo[key] = h.digest()
-            stack.pop()
-        return memo[e.hash()]
+        return fold(e, _shape, self._memo)
 
     def word(self, constraints) -> tuple[bytes, ...]:
         """The word of a tree path condition."""

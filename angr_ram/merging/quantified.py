@@ -31,6 +31,7 @@ from claripy.errors import UnsatError
 from claripy.frontend import Frontend
 from claripy.frontend.mixin.model_cache_mixin import ModelCache
 
+from ..dag import count_nodes
 from .synthesis import Template
 
 PREFIX = "qm_forall_"
@@ -89,7 +90,7 @@ class QuantifiedClause:
 
     def size(self) -> int:
         """AST nodes of the clause: phi1, the range of k and the two templates."""
-        return (_nodes(self.phi1) + _nodes(self.k_range()) + (self.phi2.size() if self.phi2 else 0)
+        return (count_nodes(self.phi1) + count_nodes(self.k_range()) + (self.phi2.size() if self.phi2 else 0)
                 + self.phi3.size())
 
     def instance(self, i: int):
@@ -161,17 +162,6 @@ class QuantifiedClause:
                 if inst is None or mc.eval_ast(inst, allow_unconstrained=True) is not True:
                     bad.append(i)
         return bad
-
-
-def _nodes(e) -> int:
-    seen, stack = set(), [e]
-    while stack:
-        n = stack.pop()
-        if n.hash() in seen:
-            continue
-        seen.add(n.hash())
-        stack.extend(a for a in n.args if isinstance(a, claripy.ast.Base))
-    return len(seen)
 
 
 def clauses_of(constraints) -> list[QuantifiedClause]:

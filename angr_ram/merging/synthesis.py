@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import claripy
 
+from ..dag import count_nodes, fold
+
 _FAMILY = re.compile(r"^(.*)_(\d+)_(\d+)_(\d+)$")
 _HOLES = itertools.count()
 
@@ -88,43 +90,22 @@ class Template:
 
     def size(self) -> int:
         """AST nodes of the template (holes count as leaves)."""
-        seen, stack = set(), [self.body]
-        while stack:
-            n = stack.pop()
-            if n.hash() in seen:
-                continue
-            seen.add(n.hash())
-            stack.extend(a for a in n.args if isinstance(a, claripy.ast.Base))
-        return len(seen)
+        return count_nodes(self.body)
 
 
 def rebuild(e, repl: dict, names: set):
-    """``e`` with the sub-expressions whose hash is in ``repl`` replaced (memoized; only nodes that
-    contain one of the variables ``names`` are rebuilt)."""
-    memo: dict = {}
-    stack = [e]
-    while stack:
-        node = stack[-1]
-        key = node.hash()
-        if key in memo:
-            stack.pop()
-            continue
-        if key in repl:
-            memo[key] = repl[key]
-            stack.pop()
-            continue
-        if node.variables.isdisjoint(names):
-            memo[key] = node
-            stack.pop()
-            continue
-        pending = [a for a in node.args if isinstance(a, claripy.ast.Base) and a.hash() not in memo]
-        if pending:
-            stack.extend(pending)
-            continue
-        args = tuple(memo[a.hash()] if isinstance(a, claripy.ast.Base) else a for a in node.args)
-        memo[key] = node.make_like(node.op, args)
-        stack.pop()
-    return memo[e.hash()]
+    """``e`` with the sub-expressions whose hash is in ``repl`` replaced (only nodes that contain
+    one of the variables ``names`` are rebuilt)."""
+    def shortcut(node):
+        r = repl.get(node.hash())
+        if r is not None:
+            return r
+        return node if node.variables.isdisjoint(names) else None
+
+    def combine(node, value_of):
+        return node.make_like(node.op, tuple(value_of(a) if isinstance(a, claripy.ast.Base) else a
+                                             for a in node.args))
+    return fold(e, combine, {}, shortcut)
 
 
 def synthesize(instances: list, ds: list[int]) -> Template | None:

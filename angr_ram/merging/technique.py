@@ -22,11 +22,12 @@ import claripy
 from angr import ExplorationTechnique
 from angr.storage.memory_mixins.symbolic_merger_mixin import SymbolicMergerMixin
 
+from ..dag import count_nodes
 from ..errors import AngrRamError
 from . import quantified
 from .fragments import FRAGMENT_KEY, Fragment, resolve_merge_points
 from .patterns import ShapeHasher, regular_partition
-from .quantified import QuantifiedClause, QuantifiedFrontend, SolveStats, _nodes
+from .quantified import QuantifiedClause, QuantifiedFrontend, SolveStats
 from .synthesis import family_of, linear_fit, synthesize
 
 MODES = ("ite", "pat")
@@ -194,7 +195,7 @@ class QuantifiedMerging(ExplorationTechnique):
                                        common_ancestor=fr.root)
         self.stats.merges_ite += 1
         self.stats.merged_states += len(leaves)
-        self.stats.constraint(_nodes(claripy.Or(*tpcs)))
+        self.stats.constraint(count_nodes(claripy.Or(*tpcs)))
         return merged
 
     # ------------------------------------------------------------------ pattern-based merging

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import claripy
 
+from ..dag import fold
 from ..errors import AngrRamError
 
 MAP_SIZE = 1 << 32
@@ -75,27 +76,16 @@ class Canonicalizer:
 
     def local(self, e, sizes: dict) -> tuple[bytes, tuple[str, ...]]:
         """``(digest, variables in first-occurrence order)`` of ``e``."""
-        if not e.variables:
-            return _hash_bytes(e), ()
-        memo = self._local
-        stack = [e]
-        while stack:
-            node = stack[-1]
-            key = node.hash()
-            if key in memo:
-                stack.pop()
-                continue
+        def shortcut(node):
+            if not node.variables:
+                return _hash_bytes(node), ()
             if node.op in _LEAVES:
                 name = node.args[0]
                 tag = f"B:{sizes[name]}" if name in sizes else f"V:{node.op}:{node.length}"
-                memo[key] = (hashlib.blake2b(tag.encode(), digest_size=16).digest(), (name,))
-                stack.pop()
-                continue
-            pending = [a for a in node.args if isinstance(a, claripy.ast.Base) and a.variables
-                       and a.hash() not in memo]
-            if pending:
-                stack.extend(pending)
-                continue
+                return hashlib.blake2b(tag.encode(), digest_size=16).digest(), (name,)
+            return None
+
+        def combine(node, value_of):
             bases: list[str] = []
             index: dict[str, int] = {}
             h = hashlib.blake2b(digest_size=16)
@@ -105,16 +95,15 @@ class Canonicalizer:
                 if not isinstance(a, claripy.ast.Base):
                     h.update(b"#" + _literal(a) + b",")
                     continue
-                d, bs = memo[a.hash()] if a.hash() in memo else (_hash_bytes(a), ())
+                d, bs = value_of(a)
                 for n in bs:
                     if n not in index:
                         index[n] = len(bases)
                         bases.append(n)
                 h.update(d)
                 h.update(_literal([index[n] for n in bs]) + b",")
-            memo[key] = (h.digest(), tuple(bases))
-            stack.pop()
-        return memo[e.hash()]
+            return h.digest(), tuple(bases)
+        return fold(e, combine, self._local, shortcut)
 
     def operands(self, node, sizes: dict) -> tuple:
         """``node.args``, sorted by digest for commutative operators (operands must be known)."""
