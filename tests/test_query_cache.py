@@ -250,5 +250,5 @@ def test_second_run_with_persistent_cache_sends_90_percent_fewer_queries_to_z3(t
     first, z_first = z3_calls(b, 2, cache=mode, persist=os.fspath(tmp_path))
     second, z_second = z3_calls(b, 2, cache=mode, persist=os.fspath(tmp_path))
     assert first.outcomes == second.outcomes and first.stats["paths"] == second.stats["paths"]
-    assert second.stats["cache_hits_disk"] > 0 and second.stats["cache_disk_size"] == first.stats["cache_disk_size"]
+    assert second.stats["cache_hits_disk"] > 0 and second.stats["cache_disk_size"] >= first.stats["cache_disk_size"]
     assert z_second * 10 <= z_first

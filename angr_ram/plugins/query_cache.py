@@ -271,10 +271,13 @@ class QueryCache:
         if raw is None:
             return None, None, key
         if q.kind != "model":
-            return raw, "disk", key
-        if raw == "unsat":
-            return _UNSAT, "disk", key
-        return self._positional(raw, q), "disk", key
+            hit = raw
+        elif raw == "unsat":
+            hit = _UNSAT
+        else:
+            hit = self._positional(raw, q)
+        self._remember(q, sizes, hit, None)        # later queries of this run hit in memory, as in the first run
+        return hit, "disk", key
 
     @staticmethod
     def _positional(raw, q: _Query) -> dict:
