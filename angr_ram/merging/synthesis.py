@@ -113,7 +113,6 @@ def synthesize(instances: list, ds: list[int]) -> Template | None:
     linear in ``d``)."""
     if not instances:
         return None
-    diffs: dict[tuple, list] = {}
     memo: dict[tuple, claripy.ast.Base] = {}
     holes: list[Hole] = []
 
@@ -155,9 +154,7 @@ def synthesize(instances: list, ds: list[int]) -> Template | None:
                     raise _Mismatch
                 else:
                     args.append(a)
-            out = first.make_like(first.op, tuple(args), simplify=False) if hasattr(first, "make_like") else None
-            if out is None:
-                raise _Mismatch
+            out = first.make_like(first.op, tuple(args), simplify=False)
         memo[key] = out
         return out
 
@@ -165,7 +162,6 @@ def synthesize(instances: list, ds: list[int]) -> Template | None:
         body = walk(list(instances))
     except _Mismatch:
         return None
-    del diffs
     return Template(body, holes)
 
 
