@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import contextvars
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+
+from .context import setting
 
 _ACTIVE: contextvars.ContextVar = contextvars.ContextVar("angr_ram_active_stats", default=None)
 _Z3_PATCHED = False
@@ -63,12 +64,7 @@ def install_z3_counter() -> None:
     _Z3_PATCHED = True
 
 
-@contextmanager
 def counting(stats: RunStats):
     """Attribute the z3 calls made inside this block to ``stats``."""
     install_z3_counter()
-    token = _ACTIVE.set(stats)
-    try:
-        yield
-    finally:
-        _ACTIVE.reset(token)
+    return setting(_ACTIVE, stats)

@@ -22,6 +22,7 @@ import claripy
 from angr import ExplorationTechnique
 from angr.storage.memory_mixins.symbolic_merger_mixin import SymbolicMergerMixin
 
+from ..context import setting
 from ..dag import count_nodes
 from ..errors import AngrRamError
 from . import quantified
@@ -228,12 +229,9 @@ class QuantifiedMerging(ExplorationTechnique):
             k = claripy.BVS("qm_k", 64)
             clause = QuantifiedClause.register(k=k, ks=ks, phi1=phi1, phi2=phi2, phi3=phi3, members=members)
             conds = [k == kj for kj in ks]
-            token = _LINEAR.set((k, {c.hash(): kj for c, kj in zip(conds, ks, strict=True)}))
-            try:
+            with setting(_LINEAR, (k, {c.hash(): kj for c, kj in zip(conds, ks, strict=True)})):
                 merged, _, _ = states[0].merge(*states[1:], merge_conditions=[[_Guard(c)] for c in conds],
                                                common_ancestor=fr.root)
-            finally:
-                _LINEAR.reset(token)
             inner = fr.root.solver._solver
             inner = inner.inner if isinstance(inner, QuantifiedFrontend) else inner
             fe = inner.branch()

@@ -34,12 +34,12 @@ With ``persist`` the answers are also kept on disk (:mod:`.persistent_cache`).
 from __future__ import annotations
 
 import contextvars
-from contextlib import contextmanager
 
 import claripy
 from claripy.errors import UnsatError
 from claripy.frontend.mixin.model_cache_mixin import ModelCache
 
+from ..context import setting
 from ..errors import AngrRamError
 from .persistent_cache import Canonicalizer, PersistentStore
 
@@ -47,14 +47,9 @@ _SPECIFIC = contextvars.ContextVar("angr_ram_address_specific", default=False)
 _MODEL_LEAVES = ("BVS", "BoolS")
 
 
-@contextmanager
 def address_specific():
     """Queries asked inside this block are not address-agnostic (see the module docstring)."""
-    token = _SPECIFIC.set(True)
-    try:
-        yield
-    finally:
-        _SPECIFIC.reset(token)
+    return setting(_SPECIFIC, True)
 
 
 class CacheMismatch(AngrRamError):

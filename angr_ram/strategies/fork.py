@@ -7,8 +7,9 @@ IPython) the memory layer falls back to an if-then-else over the targets, which 
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
+
+from ..context import setting
 
 _FORKING = contextvars.ContextVar("angr_ram_forking", default=False)
 
@@ -18,11 +19,6 @@ def forking_enabled() -> bool:
     return _FORKING.get()
 
 
-@contextlib.contextmanager
 def forking():
     """Context in which memory operations may raise ForkRequest."""
-    token = _FORKING.set(True)
-    try:
-        yield
-    finally:
-        _FORKING.reset(token)
+    return setting(_FORKING, True)
