@@ -62,11 +62,11 @@ def make_state(proj: angr.Project, stdin_bytes: int):
 def explore(binary: str, stdin_bytes: int, engine: str = "ram", model: str = "fork",
             symbolic_bases: bool = True, timeout: float | None = None, progress=None,
             merge: str | None = None, merge_points=(), merge_validate: bool = False,
-            **options) -> RunResult:
+            merge_incremental: bool | None = None, **options) -> RunResult:
     """Explore ``binary`` completely; ``engine`` is "ram" (angr-ram) or "stock" (plain angr).
 
     ``merge`` (a :class:`~angr_ram.merging.QuantifiedMerging` mode) merges the states leaving the
-    functions ``merge_points``. ``options`` go to :class:`RelocatableMemory` (``reuse_segments``,
+    functions ``merge_points`` (``merge_incremental``: also inside them, section 4). ``options`` go to :class:`RelocatableMemory` (``reuse_segments``,
     ``split``, ...).
     """
     proj = load_project(binary)
@@ -82,7 +82,8 @@ def explore(binary: str, stdin_bytes: int, engine: str = "ram", model: str = "fo
         raise ValueError(f"unknown engine {engine!r}")
     if merge is not None:
         from .merging import QuantifiedMerging
-        simgr.use_technique(QuantifiedMerging(merge, merge_points, validate=merge_validate))
+        simgr.use_technique(QuantifiedMerging(merge, merge_points, validate=merge_validate,
+                                                 incremental=merge_incremental))
     t0 = time.perf_counter()
     res = RunResult()
     while simgr.active:

@@ -48,6 +48,7 @@ class Fragment:
     ret_addr: int
     depth: int                        # call-stack depth inside the function
     leaves: list = field(default_factory=list)
+    tree: object = None               # incremental merging's execution tree (None: off)
 
     def is_leaf(self, state) -> bool:
         """True once ``state`` has returned from the fragment's function."""

@@ -58,14 +58,19 @@ def decompose(word: tuple, w1: tuple, w2: tuple) -> tuple[int, tuple] | None:
     return k, rest
 
 
+RESIDUAL = None       # key of the leaves that no pattern of the partition matches
+
+
 def regular_partition(words: list[tuple], max_prefix: int = 8, max_unit: int = 8,
                       max_patterns: int = 10) -> tuple[tuple, tuple, dict[tuple, list[tuple[int, int]]]] | None:
     """The best regular partitioning of ``words`` (one per leaf).
 
-    Candidates ``(w1, w2)`` are taken from the longest word; every word must start with ``w1``.
-    Leaves are grouped by their ``w3``; the candidate with the fewest groups wins (then the one
-    whose groups are largest, then shorter ``w1``). Returns ``(w1, w2, {w3: [(leaf index, k)]})``
-    or None when no candidate gives at most ``max_patterns`` groups with a repeated ``w2``.
+    Candidates ``(w1, w2)`` are taken from the longest word. Words that decompose as
+    ``w1 w2^k w3`` are grouped by their ``w3``; the others (e.g. a leaf that left before ``w1``
+    was complete) go to the group :data:`RESIDUAL`, which standard merging handles. The candidate
+    that puts most leaves in groups of two or more wins, then the one with fewest groups, the
+    largest group and the shorter ``w1``. Returns ``(w1, w2, {w3: [(leaf index, k)]})`` or None
+    when no candidate gives at most ``max_patterns`` groups and a repeated ``w2``.
     """
     if not words:
         return None
@@ -77,15 +82,12 @@ def regular_partition(words: list[tuple], max_prefix: int = 8, max_unit: int = 8
             groups: dict[tuple, list[tuple[int, int]]] = {}
             for idx, w in enumerate(words):
                 d = decompose(w, w1, w2)
-                if d is None:
-                    groups = None
-                    break
-                groups.setdefault(d[1], []).append((idx, d[0]))
-            if groups is None or len(groups) > max_patterns:
+                groups.setdefault(RESIDUAL if d is None else d[1], []).append((idx, 0 if d is None else d[0]))
+            real = [g for key, g in groups.items() if key is not RESIDUAL]
+            if not real or len(real) > max_patterns or max(k for g in real for _, k in g) < 1:
                 continue
-            if max(k for g in groups.values() for _, k in g) < 1:
-                continue
-            score = (len(groups), -max(len(g) for g in groups.values()), a)
+            covered = sum(len(g) for g in real if len(g) > 1)
+            score = (-covered, len(groups), -max(len(g) for g in real), a)
             if best is None or score < best[0]:
                 best = (score, w1, w2, groups)
     if best is None:

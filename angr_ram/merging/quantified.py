@@ -50,6 +50,8 @@ class SolveStats:
     repair: int = 0
     fallback: int = 0
     unsat: int = 0
+    extrema: int = 0              # min/max questions (each answered with a few checks)
+    extrema_stripped: int = 0     # ... whose stripped extremum was confirmed at once
 
 
 STATS = SolveStats()
@@ -289,6 +291,65 @@ def _solve(constraints, extra=()) -> dict | None:
     return _fallback(qf, clauses, variables, placeholders)
 
 
+def extremum(constraints, extra, key, want_max: bool) -> int | None:
+    """The unsigned maximum (or minimum) of ``key`` under the quantified query, found on the
+    stripped formula; None if it cannot be confirmed there (the caller then searches).
+
+    Stripping only weakens the query, so the stripped extremum bounds the real one; it *is* the
+    real one when a model of the full query attains it. The search jumps to each model's value
+    and probes the next value first, so a key with few values costs few z3 checks.
+    """
+    import z3
+    STATS.extrema += 1
+    clauses = clauses_of(constraints)
+    qf = [c for c in (*constraints, *extra) if not any(v.startswith(PREFIX) for v in c.variables)]
+    s, _ = _base_solver(constraints, clauses)
+    zkey = bz3.convert(key)
+    bits = key.length
+    s.push()
+    try:
+        s.add(*[bz3.convert(c) for c in extra])
+        if s.check() != z3.sat:
+            raise UnsatError("angr-ram: quantified query is unsatisfiable")
+        model = s.model()
+        best = model.eval(zkey, model_completion=True).as_long()
+        lo, hi = (best, (1 << bits) - 1) if want_max else (0, best)
+        probes = 0
+        while lo < hi:
+            if probes < 3:            # next value first: keys with few values end here
+                bound = lo + 1 if want_max else hi - 1
+            else:
+                bound = (lo + hi + 1) // 2 if want_max else (lo + hi) // 2
+            probes += 1
+            s.push()
+            s.add(z3.UGE(zkey, bound) if want_max else z3.ULE(zkey, bound))
+            r = s.check()
+            if r == z3.sat:
+                model = s.model()
+                best = model.eval(zkey, model_completion=True).as_long()
+                lo, hi = (best, hi) if want_max else (lo, best)
+            elif want_max:
+                hi = bound - 1
+            else:
+                lo = bound + 1
+            s.pop()
+        variables = _variables(qf, clauses)
+        full = {**_model_of(model, variables), **{cl.placeholder.args[0]: True for cl in clauses}}
+    finally:
+        s.pop()
+    if any(cl.holds(full) for cl in clauses) and _solve(constraints, [*extra, key == best]) is None:
+        return None
+    STATS.extrema_stripped += 1
+    if VALIDATE:
+        beyond = claripy.UGT(key, best) if want_max else claripy.ULT(key, best)
+        clauses_qf = _variables(qf, clauses)
+        holds = {cl.placeholder.args[0]: True for cl in clauses}
+        if (_fallback([*qf, key == best], clauses, clauses_qf, holds, count=False) is None
+                or _fallback([*qf, beyond], clauses, clauses_qf, holds, count=False) is not None):
+            raise SolverMismatch(f"quantified {'max' if want_max else 'min'} {best} disagrees with z3")
+    return best
+
+
 def _duplicate(model: dict, clauses, bad) -> dict | None:
     """Copy instance 1's family members to the failing instances (assignment duplication)."""
     out = dict(model)
@@ -455,23 +516,27 @@ class QuantifiedFrontend(Frontend):
         bits = e.length
         off = (1 << (bits - 1)) if signed else 0
         key = (e + off) if signed else e            # order-preserving map to unsigned
-        lo, hi = 0, (1 << bits) - 1
-        if not self.satisfiable(extra_constraints):
-            raise UnsatError("angr-ram: quantified query is unsatisfiable")
-        while lo < hi:
-            if want_max:
-                mid = (lo + hi + 1) // 2
-                if self.satisfiable([*extra_constraints, claripy.UGE(key, mid)]):
-                    lo = mid
+        extra = [self._subst(c) for c in extra_constraints]
+        found = extremum(self._constraints(), extra, key, want_max)
+        if found is None:
+            lo, hi = 0, (1 << bits) - 1
+            if not self.satisfiable(extra_constraints):
+                raise UnsatError("angr-ram: quantified query is unsatisfiable")
+            while lo < hi:                          # the stripped bound failed: plain bisection
+                if want_max:
+                    mid = (lo + hi + 1) // 2
+                    if self.satisfiable([*extra_constraints, claripy.UGE(key, mid)]):
+                        lo = mid
+                    else:
+                        hi = mid - 1
                 else:
-                    hi = mid - 1
-            else:
-                mid = (lo + hi) // 2
-                if self.satisfiable([*extra_constraints, claripy.ULE(key, mid)]):
-                    hi = mid
-                else:
-                    lo = mid + 1
-        v = (lo - off) % (1 << bits)
+                    mid = (lo + hi) // 2
+                    if self.satisfiable([*extra_constraints, claripy.ULE(key, mid)]):
+                        hi = mid
+                    else:
+                        lo = mid + 1
+            found = lo
+        v = (found - off) % (1 << bits)
         return v - (1 << bits) if signed and v >= (1 << (bits - 1)) else v
 
     def max(self, e, extra_constraints=(), signed=False, exact=None):

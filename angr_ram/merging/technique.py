@@ -27,7 +27,9 @@ from ..dag import count_nodes
 from ..errors import AngrRamError
 from . import quantified
 from .fragments import FRAGMENT_KEY, Fragment, resolve_merge_points
-from .patterns import ShapeHasher, regular_partition
+from .incremental import NODE_KEY, Tree
+from .liveness import Liveness
+from .patterns import RESIDUAL, ShapeHasher, regular_partition
 from .quantified import QuantifiedClause, QuantifiedFrontend, SolveStats
 from .synthesis import family_of, linear_fit, synthesize
 
@@ -84,6 +86,8 @@ class MergeStats:
         self.merged_states = 0
         self.patterns = 0
         self.no_pattern = 0
+        self.incremental = 0               # incremental merges (section 4) inside fragments
+        self.incremental_compared = 0      # live-store comparisons they took
         self.constraint_nodes = 0          # AST nodes of the merged path constraints (sum)
         self.max_constraint_nodes = 0
         self.solve = SolveStats()
@@ -107,18 +111,24 @@ class QuantifiedMerging(ExplorationTechnique):
         (pattern-based merging with quantifiers).
     :param merge_points: function names or entry addresses.
     :param max_patterns: more regular partitions than this: standard merging instead.
+    :param incremental: merge states inside a fragment while its tree grows (section 4 of the
+        paper): a new state joins the highest earlier state at the same address whose live
+        registers and frame bytes are equal. Default: on for ``"pat"``, off for ``"ite"``.
     :param validate: check Theorem 3.7 for every pattern merge (each leaf's path condition is
         equivalent to the merged one at ``k = k_j``, and the merged registers agree), and compare
         every answer of the quantified solving procedure with z3's on the real ``ForAll`` query.
     """
 
-    def __init__(self, mode: str = "ite", merge_points=(), max_patterns: int = 10, validate: bool = False):
+    def __init__(self, mode: str = "ite", merge_points=(), max_patterns: int = 10, validate: bool = False,
+                 incremental: bool | None = None):
         super().__init__()
         if mode not in MODES:
             raise AngrRamError(f"unknown merging mode {mode!r}; supported: {', '.join(MODES)}")
         self.mode = mode
         self.max_patterns = max_patterns
         self.validate = validate
+        self.incremental = (mode == "pat") if incremental is None else bool(incremental)
+        self._liveness: Liveness | None = None
         self._spec = merge_points
         self.entries: dict[int, str] = {}
         self._fragments: dict[int, Fragment] = {}
@@ -130,6 +140,8 @@ class QuantifiedMerging(ExplorationTechnique):
         quantified.STATS = self.stats.solve          # the solving procedure counts into this run
         quantified.VALIDATE = self.validate
         simgr.stashes.setdefault(WAIT_STASH, [])
+        if self.incremental:
+            self._liveness = Liveness(simgr._project)
 
     def step(self, simgr, stash="active", **kwargs):
         simgr = simgr.step(stash=stash, **kwargs)
@@ -144,12 +156,21 @@ class QuantifiedMerging(ExplorationTechnique):
                 running.append(s)
                 continue
             fr = self._fragments.get(fid)
+            tree = fr.tree if fr is not None else None
+            if tree is not None and not tree.alive(s):
+                continue                     # its ancestor was merged away: the merged state redoes it
             if fr is not None and fr.is_leaf(s):
                 fr.leaves.append(s)
                 simgr.stashes[WAIT_STASH].append(s)
-            else:
-                running.append(s)
+                continue
+            if tree is not None:
+                n1 = tree.add(s, tree.node_of(s))
+                if tree.try_merge(n1) is not None:
+                    self.stats.incremental += 1
+            running.append(s)
         simgr.stashes["active"] = running
+        if any(fr.tree is not None and fr.tree.merges for fr in self._fragments.values()):
+            self._drop_replaced(simgr)
         live = {s.globals[FRAGMENT_KEY] for name, states in simgr.stashes.items() if name not in _TERMINAL
                 for s in states if FRAGMENT_KEY in s.globals}
         for fid in [f for f in self._fragments if f not in live]:
@@ -167,12 +188,33 @@ class QuantifiedMerging(ExplorationTechnique):
         fid = next(self._ids)
         state.globals[FRAGMENT_KEY] = fid
         root = state.copy()
-        self._fragments[fid] = Fragment(fid, self.entries[state.addr], root, state.callstack.ret_addr,
-                                        len(state.callstack))
+        fr = Fragment(fid, self.entries[state.addr], root, state.callstack.ret_addr, len(state.callstack))
+        if self._liveness is not None:
+            fr.tree = Tree(self._liveness, root)
+            state.globals[NODE_KEY] = fr.tree.root.id
+        self._fragments[fid] = fr
         self.stats.fragments += 1
+
+    def _drop_replaced(self, simgr) -> None:
+        """Remove the states (running, waiting or finished) below nodes that a merge replaced."""
+        def keep(s):
+            fid = s.globals[FRAGMENT_KEY] if FRAGMENT_KEY in s.globals else None
+            fr = self._fragments.get(fid) if fid is not None else None
+            return fr is None or fr.tree is None or fr.tree.alive(s)
+
+        for name in list(simgr.stashes):
+            states = simgr.stashes[name]
+            kept = [s for s in states if keep(s)]
+            if len(kept) != len(states):
+                simgr.stashes[name] = kept
+        for fr in self._fragments.values():
+            if fr.tree is not None:
+                fr.leaves = [s for s in fr.leaves if fr.tree.alive(s)]
 
     def _close(self, fr: Fragment) -> list:
         """Merge the leaves of a finished fragment run, one merged state per exit."""
+        if fr.tree is not None:
+            self.stats.incremental_compared += fr.tree.compared
         groups: dict[tuple, list] = {}
         for s in fr.leaves:
             groups.setdefault((s.addr, tuple(f.func_addr for f in s.callstack)), []).append(s)
@@ -181,6 +223,7 @@ class QuantifiedMerging(ExplorationTechnique):
             self.stats.leaves += len(leaves)
             for s in leaves:
                 del s.globals._backer[FRAGMENT_KEY]
+                s.globals._backer.pop(NODE_KEY, None)
             if len(leaves) == 1:
                 out.append(leaves[0])
                 continue
@@ -251,13 +294,16 @@ class QuantifiedMerging(ExplorationTechnique):
         return out
 
     def _formula_patterns(self, tails, rp):
-        """``(phi1, phi2, [(group, phi3 or None)])`` for a regular partition, or None."""
-        w1, w2, groups = rp
+        """``(phi1, phi2, [(group, phi3 or None)])`` for a regular partition, or None. The residual
+        group (leaves no pattern matches) comes back with ``phi3 = None``."""
+        w1, w2, all_groups = rp
+        groups = {key: g for key, g in all_groups.items() if key is not RESIDUAL}
         a, u = len(w1), len(w2)
-        firsts = {claripy.And(*t[:a]).hash() if a else 0 for t in tails}
+        firsts = {claripy.And(*tails[idx][:a]).hash() if a else 0 for g in groups.values() for idx, _ in g}
         if len(firsts) != 1:
             return None
-        phi1 = claripy.And(*tails[0][:a]) if a else claripy.true()
+        first = next(idx for g in groups.values() for idx, _ in g)
+        phi1 = claripy.And(*tails[first][:a]) if a else claripy.true()
         kmax = max(k for g in groups.values() for _, k in g)
         blocks: dict[int, object] = {}
         for g in groups.values():
@@ -274,6 +320,8 @@ class QuantifiedMerging(ExplorationTechnique):
             thetas = [claripy.And(*tails[idx][a + k * u:]) if len(tails[idx]) > a + k * u else claripy.true()
                       for idx, k in g]
             out.append((g, synthesize(thetas, [k for _, k in g])))
+        if RESIDUAL in all_groups:
+            out.append((all_groups[RESIDUAL], None))
         return phi1, phi2, out
 
     def _check_theorem(self, clause, merged, tails, states) -> None:
