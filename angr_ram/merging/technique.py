@@ -109,7 +109,8 @@ class QuantifiedMerging(ExplorationTechnique):
 
     :param mode: ``"ite"`` (standard merging: disjunction and if-then-else) or ``"pat"``
         (pattern-based merging with quantifiers).
-    :param merge_points: function names or entry addresses.
+    :param merge_points: function names, function entry or loop header addresses, or ``"auto"``
+        (every loop of the program's own functions, found with angr's CFGFast and LoopFinder).
     :param max_patterns: more regular partitions than this: standard merging instead.
     :param incremental: merge states inside a fragment while its tree grows (section 4 of the
         paper): a new state joins the highest earlier state at the same address whose live
@@ -130,7 +131,7 @@ class QuantifiedMerging(ExplorationTechnique):
         self.incremental = (mode == "pat") if incremental is None else bool(incremental)
         self._liveness: Liveness | None = None
         self._spec = merge_points
-        self.entries: dict[int, str] = {}
+        self.entries: dict = {}
         self._fragments: dict[int, Fragment] = {}
         self._ids = itertools.count(1)
         self.stats = MergeStats()
