@@ -20,7 +20,7 @@ SAMPLES_DIR = Path(__file__).resolve().parent.parent / "samples" / "build"
 MULTI = {"matrix40": ("matrix40_O0", 2), "twolookup": ("twolookup_O0", 2), "hashtables": ("hashtables_O0", 1),
          "ptrarray": ("ptrarray_O0", 2), "chainhash": ("chainhash_O0", 1)}
 MODEL_SETTINGS = [("fork", {}), ("ite", {}), ("flat", {}), ("smm", {}), ("dsmm", {}),
-                  ("dsmm+reuse", {"reuse_segments": True})]
+                  ("dsmm+noctx", {"context_resolution": False}), ("dsmm+reuse", {"reuse_segments": True})]
 SPLIT_SETTINGS = [("no split", "fork", {}), ("ite", "ite", {})] + [
     (f"{m} split {n}", m, {"split": n}) for n in (32, 64, 128, 256, 512) for m in ("fork", "ite")]
 MATRIX_N = (3, 10, 20, 40, 80)
@@ -31,20 +31,20 @@ def _run(binary: str, n: int, model: str, opts: dict, timeout: float) -> dict:
     r = explore(binary, n, model=model.split("+")[0], timeout=timeout, **opts)
     s = r.stats
     return {"seconds": time.perf_counter() - t, "paths": s["paths"], "queries": s["solver_queries"],
-            "resolution_queries": s["resolution_queries"], "segments": s["segments"],
+            "resolution_queries": s["resolution_queries"], "segments": s["segments"], "ctx": s["context_hits"],
             "max_segment": s["max_segment_size"], "splits": s["splits"], "outcomes": len(r.outcomes),
             "timed_out": r.timed_out}
 
 
 def _table(rows, title):
     print(f"\n{title}")
-    hdr = f"{'sample':11} {'setting':16} {'time s':>8} {'paths':>6} {'queries':>8} {'res.q':>6} {'segs':>5} " \
-          f"{'max seg':>8} {'splits':>6} {'outc':>5}"
+    hdr = f"{'sample':11} {'setting':16} {'time s':>8} {'paths':>6} {'queries':>8} {'res.q':>6} {'ctx':>4} " \
+          f"{'segs':>5} {'max seg':>8} {'splits':>6} {'outc':>5}"
     print(hdr)
     print("-" * len(hdr))
     for sample, label, r in rows:
         print(f"{sample:11} {label:16} {r['seconds']:8.2f} {r['paths']:6d} {r['queries']:8d} "
-              f"{r['resolution_queries']:6d} {r['segments']:5d} {r['max_segment']:8d} {r['splits']:6d} "
+              f"{r['resolution_queries']:6d} {r['ctx']:4d} {r['segments']:5d} {r['max_segment']:8d} {r['splits']:6d} "
               f"{r['outcomes']:5d}" + ("  TIMEOUT" if r["timed_out"] else ""), flush=True)
 
 

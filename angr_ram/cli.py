@@ -24,6 +24,11 @@ def cmd_run(args) -> int:
 
     progress = _progress(sys.stderr) if sys.stderr.isatty() and not args.json else None
     opts = {"cache": args.cache, "validate": args.validate, "persist": args.persist} if args.engine == "ram" else {}
+    if args.merge is not None:
+        points = ["auto"] if args.merge_points == "auto" else [
+            int(p, 0) if p[:1].isdigit() else p for p in args.merge_points.split(",") if p]
+        opts.update(merge=args.merge, merge_points=points, merge_validate=args.merge_validate,
+                    merge_incremental=False if args.no_incremental else None)
     res = explore(args.binary, args.stdin_bytes, engine=args.engine, model=args.model,
                   symbolic_bases=not args.concrete_bases, timeout=args.timeout, progress=progress, **opts)
     if progress is not None:
@@ -82,6 +87,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--validate", action="store_true", help="re-check every cache hit with the solver")
     r.add_argument("--persist", nargs="?", const=True, default=None, metavar="DIR",
                    help="keep cache answers on disk (default $ANGR_RAM_CACHE_DIR or ~/.cache/angr-ram)")
+    r.add_argument("--merge", choices=("ite", "pat"), default=None, help="state merging (QuantifiedMerging)")
+    r.add_argument("--merge-points", default="auto", metavar="LIST",
+                   help="with --merge: comma-separated function names or addresses, or 'auto' (all loops)")
+    r.add_argument("--no-incremental", action="store_true", help="with --merge pat: no incremental merging")
+    r.add_argument("--merge-validate", action="store_true", help="with --merge: check every merge and answer")
     r.add_argument("--json", action="store_true", help="machine-readable output")
     r.add_argument("--timeout", type=float, default=None, help="stop exploring after S seconds")
     r.set_defaults(func=cmd_run)

@@ -62,11 +62,12 @@ def make_state(proj: angr.Project, stdin_bytes: int):
 def explore(binary: str, stdin_bytes: int, engine: str = "ram", model: str = "fork",
             symbolic_bases: bool = True, timeout: float | None = None, progress=None,
             merge: str | None = None, merge_points=(), merge_validate: bool = False,
-            merge_incremental: bool | None = None, **options) -> RunResult:
+            merge_incremental: bool | None = None, max_states: int | None = None, **options) -> RunResult:
     """Explore ``binary`` completely; ``engine`` is "ram" (angr-ram) or "stock" (plain angr).
 
     ``merge`` (a :class:`~angr_ram.merging.QuantifiedMerging` mode) merges the states leaving the
-    functions ``merge_points`` (``merge_incremental``: also inside them, section 4). ``options`` go to :class:`RelocatableMemory` (``reuse_segments``,
+    functions ``merge_points`` (``merge_incremental``: also inside them, section 4). The run stops
+    (``timed_out``) after ``timeout`` seconds or when more than ``max_states`` states are active. ``options`` go to :class:`RelocatableMemory` (``reuse_segments``,
     ``split``, ...).
     """
     proj = load_project(binary)
@@ -92,6 +93,9 @@ def explore(binary: str, stdin_bytes: int, engine: str = "ram", model: str = "fo
             progress(simgr)
         if timeout is not None and time.perf_counter() - t0 > timeout:
             res.timed_out = True
+            break
+        if max_states is not None and len(simgr.active) > max_states:
+            res.timed_out = True          # the run is stopped like a timeout (state explosion)
             break
     res.seconds = time.perf_counter() - t0
     if tech is not None:

@@ -26,6 +26,8 @@ class RunStats:
     multiple_resolutions: int = 0
     segments: int = 0
     segments_reused: int = 0
+    context_hits: int = 0          # resolutions answered from the location's recorded contexts
+    context_misses: int = 0        # ... whose completeness check failed (full scan instead)
     max_segment_size: int = 0
     splits: int = 0
     max_split_object_size: int = 0

@@ -75,12 +75,16 @@ class RelocatableMemory(angr.ExplorationTechnique):
     :param validate: re-check every cache hit with the solver (raises CacheMismatch on a difference).
     :param persist: also keep the cache's answers on disk: True (``$ANGR_RAM_CACHE_DIR`` or
         ``~/.cache/angr-ram``) or a directory; a later run reuses them (needs ``cache``).
+    :param context_resolution: segment models remember, per access location, the allocation
+        contexts (site and ``context_k`` call sites) of the objects it resolved to; the next
+        access there merges those objects' current instances and proves with one query that it
+        stays in that segment, scanning everything only if not.
     """
 
     def __init__(self, model: str = "fork", symbolic_bases: bool = True, context_k: int = 4,
                  reuse_segments: bool = False, split: int | None = None, split_threshold: int = 300,
                  smm_threshold: int = 10 * 1024, cache: str | None = None, validate: bool = False,
-                 persist: bool | str | None = None):
+                 persist: bool | str | None = None, context_resolution: bool = True):
         super().__init__()
         if model not in MODELS:
             raise AngrRamError(f"unknown model {model!r}; supported: {', '.join(MODELS)}")
@@ -97,7 +101,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         if persist and cache is None:
             raise AngrRamError("persist needs a query cache: pass cache='aa' or cache='syntactic'")
         self.model = model
-        self.model_policy = make_model(model, reuse_segments, smm_threshold)
+        self.model_policy = make_model(model, reuse_segments, smm_threshold, context_resolution)
         self.splitter = Splitter(split, split_threshold) if split is not None else None
         self.stats = RunStats()
         self.cache = QueryCache(cache, validate, self.stats, persist) if cache is not None else None

@@ -83,3 +83,16 @@ def test_error_paths_survive_every_model(model):
     r = explore(os.fspath(BUILD / "oob_O0"), 1, model=model)
     assert {k for k, _, _ in r.errors} == {"out-of-bounds"}
     assert r.outcomes == {(0, b""), (1, b"")}
+
+
+def test_context_resolution_answers_a_repeated_location_with_one_query():
+    """ptrarray forks before allocating its rows; the second state reaching the merging access
+    finds the rows by their recorded allocation contexts, merges them and proves with one query
+    that the pointer stays in that segment, instead of scanning."""
+    b = os.fspath(BUILD / "ptrarray_O0")
+    on = explore(b, 2, model="dsmm")
+    off = explore(b, 2, model="dsmm", context_resolution=False)
+    assert on.outcomes == off.outcomes == native("ptrarray_O0", 2)
+    assert on.stats["context_hits"] >= 1 and on.stats["context_misses"] == 0 and off.stats["context_hits"] == 0
+    assert on.stats["resolution_queries"] < off.stats["resolution_queries"]
+    assert on.stats["paths"] == off.stats["paths"]

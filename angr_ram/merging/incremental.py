@@ -22,6 +22,7 @@ import claripy
 from .liveness import Live, Liveness
 
 NODE_KEY = "angr_ram_node"
+MAX_MERGES_PER_SITE = 512     # guard against merge cycles: then the fragment stops merging there
 
 
 @dataclass(eq=False)
@@ -62,6 +63,8 @@ class Tree:
         self.root = self.add(root_state, None)
         self.merges = 0
         self.compared = 0
+        self.per_site: dict[tuple, int] = {}
+        self.capped = 0
 
     def add(self, state, parent: Node | None) -> Node:
         """A new node for ``state`` (below ``parent``); the state remembers it."""
@@ -85,8 +88,18 @@ class Tree:
 
     # ------------------------------------------------------------------ merging
     def try_merge(self, n1: Node):
-        """Merge the new node ``n1`` with the highest compatible node; the merged state or None."""
-        cands = [n for n in self.by_key.get(n1.key, ()) if n is not n1 and not n.dead]
+        """Merge the new node ``n1`` with the highest compatible node; the merged state or None.
+
+        States that executed nothing since their parent (angr-ram's forking model re-executes an
+        access in one copy per target; angr forks some SimProcedures the same way) are never
+        merged: merging them would only undo the fork and repeat it forever.
+        """
+        if _refork(n1):
+            return None
+        if self.per_site.get(n1.key, 0) >= MAX_MERGES_PER_SITE:
+            self.capped += 1
+            return None
+        cands = [n for n in self.by_key.get(n1.key, ()) if n is not n1 and not n.dead and not _refork(n)]
         if not cands:
             return None
         live = self.liveness.at(n1.state)
@@ -121,6 +134,7 @@ class Tree:
         self._kill(n2)
         n1.dead = True
         self.merges += 1
+        self.per_site[n1.key] = self.per_site.get(n1.key, 0) + 1
         node = self.add(merged, lca)
         node.depth = n2.depth
         return merged
@@ -131,6 +145,12 @@ class Tree:
             x = work.pop()
             x.dead = True
             work.extend(x.children)
+
+
+def _refork(n: Node) -> bool:
+    """True if ``n``'s state is a copy of its parent's with one more constraint (no step)."""
+    p = n.parent
+    return p is not None and p.key == n.key and n.state.history.depth == p.state.history.depth
 
 
 def _same_heap(a, b) -> bool:

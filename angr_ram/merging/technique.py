@@ -20,6 +20,7 @@ import itertools
 
 import claripy
 from angr import ExplorationTechnique
+from angr.errors import SimMergeError
 from angr.storage.memory_mixins.symbolic_merger_mixin import SymbolicMergerMixin
 
 from ..context import setting
@@ -61,6 +62,15 @@ def _merge_values(self, values, merged_size, **kwargs):
 
 SymbolicMergerMixin._merge_values = _merge_values
 WAIT_STASH = "merge_wait"
+
+
+def _heap_signature(state) -> tuple:
+    """Identity of angr-ram's heap objects: only states with the same heap are merged (angr-ram's
+    address space refuses others)."""
+    ram = state.plugins.get("ram")
+    if ram is None:
+        return ()
+    return id(ram.bindings), tuple(sorted((k, id(v)) for k, v in ram.objects.items()))
 _TERMINAL = frozenset(("deadended", "errored", "unsat", "pruned", "unconstrained", "memory_errors", WAIT_STASH))
 
 
@@ -86,8 +96,10 @@ class MergeStats:
         self.merged_states = 0
         self.patterns = 0
         self.no_pattern = 0
+        self.merge_refused = 0             # groups angr's merge refused (kept unmerged)
         self.incremental = 0               # incremental merges (section 4) inside fragments
         self.incremental_compared = 0      # live-store comparisons they took
+        self.incremental_capped = 0        # merges skipped by the per-site guard against merge cycles
         self.constraint_nodes = 0          # AST nodes of the merged path constraints (sum)
         self.max_constraint_nodes = 0
         self.solve = SolveStats()
@@ -216,9 +228,10 @@ class QuantifiedMerging(ExplorationTechnique):
         """Merge the leaves of a finished fragment run, one merged state per exit."""
         if fr.tree is not None:
             self.stats.incremental_compared += fr.tree.compared
+            self.stats.incremental_capped += fr.tree.capped
         groups: dict[tuple, list] = {}
         for s in fr.leaves:
-            groups.setdefault((s.addr, tuple(f.func_addr for f in s.callstack)), []).append(s)
+            groups.setdefault((s.addr, tuple(f.func_addr for f in s.callstack), _heap_signature(s)), []).append(s)
         out = []
         for leaves in groups.values():
             self.stats.leaves += len(leaves)
@@ -228,7 +241,11 @@ class QuantifiedMerging(ExplorationTechnique):
             if len(leaves) == 1:
                 out.append(leaves[0])
                 continue
-            out.extend(self._merge_pat(fr, leaves) if self.mode == "pat" else [self._merge_ite(fr, leaves)])
+            try:
+                out.extend(self._merge_pat(fr, leaves) if self.mode == "pat" else [self._merge_ite(fr, leaves)])
+            except SimMergeError:
+                self.stats.merge_refused += 1        # a plugin cannot merge them: keep every leaf
+                out.extend(leaves)
         return out
 
     def _merge_ite(self, fr: Fragment, leaves: list):

@@ -111,7 +111,7 @@ class RelocatableMixin(MemoryMixin):
             self._fault_if_error(h, c, size, "read")
             v = self._convert_out(h.obj.store.read(c - h.obj.addr, size), endness)
         else:
-            hits = resolve(self.state, a, size, addr)
+            hits = self._resolve(a, size, addr)
             v = self._load_symbolic(addr, a, size, hits, endness, condition, fallback, kwargs)
         if condition is not None and fallback is not None:
             v = claripy.If(condition, v, fallback)
@@ -123,7 +123,7 @@ class RelocatableMixin(MemoryMixin):
             return super().store(addr, data, size, endness=endness, condition=condition, **kwargs)
         endness = endness or self.endness
         if a.symbolic:
-            hits = resolve(self.state, a, size, addr)
+            hits = self._resolve(a, size, addr)
             self._store_symbolic(addr, a, data, size, hits, endness, condition, kwargs)
             return None
         c = a.concrete_value
@@ -136,6 +136,41 @@ class RelocatableMixin(MemoryMixin):
             value = claripy.If(condition, value, obj.store.read(off, size))
         obj.store.write(off, value, size)
         return None
+
+    # ------------------------------------------------------------------ resolution
+    def _resolve(self, a, size, addr) -> list[Hit]:
+        """Targets of a symbolic access: from the contexts recorded at this location when the
+        model keeps them (segment models), else the complete scan."""
+        space = self.state.ram
+        model = space.model
+        if model is not None and model.context_resolution:
+            hit = self._resolve_in_context(model, space, addr, size)
+            if hit is not None:
+                return [hit]
+        return resolve(self.state, a, size, addr)
+
+    def _resolve_in_context(self, model, space, addr, size) -> Hit | None:
+        """Context-based resolution: merge the objects whose (site, k-context) this location
+        resolved to before into one segment, and prove with one query that the access stays in
+        it. None (the caller scans everything) when nothing is recorded or the proof fails."""
+        loc = self.state.scratch.ins_addr or self.state.addr
+        cands = model.context_candidates(space, loc)
+        if cands is None:
+            return None
+        seg = model.merge(space, cands, loc) if len(cands) > 1 else cands[0]
+        if seg is None or seg.size < size:
+            return None
+        stats = space.stats
+        if stats is not None:
+            stats.resolution_queries += 1
+        if self.state.solver.satisfiable(extra_constraints=[claripy.Not(object_constraint(addr, seg, size))]):
+            if stats is not None:
+                stats.context_misses += 1
+            return None
+        if stats is not None:
+            stats.context_hits += 1
+            stats.resolutions += 1
+        return Hit("object", seg.addr, seg.addr + seg.size - size, seg)
 
     # ------------------------------------------------------------------ helpers
     @staticmethod

@@ -22,11 +22,25 @@ from __future__ import annotations
 from ..plugins.address_space import SEGMENT_BASE, SEGMENT_LIMIT, AddressSpace, MemoryObject
 
 
+def signatures(space: AddressSpace, o: MemoryObject) -> set[tuple]:
+    """The (allocation site, k-context) of an object, or of every member of a segment."""
+    if o.kind == "segment":
+        out: set[tuple] = set()
+        for m in o.members:
+            out |= signatures(space, space.objects[m])
+        return out
+    return {(o.site, o.context)}
+
+
 class ForkModel:
     """One state per target."""
 
     name = "fork"
     fallback = "fork"
+    context_resolution = False
+
+    def record(self, space: AddressSpace, objs: list[MemoryObject], loc: int) -> None:
+        """Remember that the access at ``loc`` resolved to ``objs`` (context-based resolution)."""
 
     def merge(self, space: AddressSpace, objs: list[MemoryObject], loc: int) -> MemoryObject | None:
         """Merge ``objs`` into a segment and return it, or None to use the fallback."""
@@ -45,10 +59,29 @@ class DynamicSegments(ForkModel):
 
     name = "dsmm"
 
-    def __init__(self, reuse_segments: bool = False):
+    def __init__(self, reuse_segments: bool = False, context_resolution: bool = True):
         self.reuse_segments = reuse_segments
+        self.context_resolution = context_resolution
         self._reuse: dict[tuple, int] = {}    # (location, member shapes) -> hidden segment address
         self._next = SEGMENT_BASE
+        self._contexts: dict[int, set] = {}   # access location -> (site, k-context) it resolved to
+
+    def record(self, space, objs, loc):
+        if self.context_resolution:
+            seen = self._contexts.setdefault(loc, set())
+            for o in objs:
+                seen |= signatures(space, o)
+
+    def context_candidates(self, space: AddressSpace, loc: int) -> list[MemoryObject] | None:
+        """The placed objects (or segments) whose allocation contexts the access at ``loc``
+        resolved to before; None when nothing is recorded or a candidate cannot be merged."""
+        seen = self._contexts.get(loc)
+        if not seen:
+            return None
+        out = [o for o in space.placed_objects() if not o.freed and signatures(space, o) & seen]
+        if not out or any(o.kind == "chunk" or o.name is None for o in out):
+            return None
+        return out
 
     def members(self, space: AddressSpace, objs: list[MemoryObject]) -> list[MemoryObject] | None:
         """The objects the new segment holds (None: do not merge)."""
@@ -57,6 +90,7 @@ class DynamicSegments(ForkModel):
     def merge(self, space, objs, loc):
         if any(o.kind == "chunk" or o.name is None for o in objs):
             return None
+        self.record(space, objs, loc)
         members = self.members(space, objs)
         if not members or len(members) < 2:
             return None
@@ -95,8 +129,8 @@ class StaticSegments(DynamicSegments):
 
     name = "smm"
 
-    def __init__(self, threshold: int = 10 * 1024, reuse_segments: bool = False):
-        super().__init__(reuse_segments)
+    def __init__(self, threshold: int = 10 * 1024, reuse_segments: bool = False, context_resolution: bool = True):
+        super().__init__(reuse_segments, context_resolution)
         self.threshold = threshold
         self._parent: dict[int, int] = {}     # union-find over allocation sites, run-wide
 
@@ -130,18 +164,19 @@ class StaticSegments(DynamicSegments):
         return group
 
 
-def make_model(model: str, reuse_segments: bool = False, smm_threshold: int = 10 * 1024) -> ForkModel:
+def make_model(model: str, reuse_segments: bool = False, smm_threshold: int = 10 * 1024,
+               context_resolution: bool = True) -> ForkModel:
     """The model object for a ``RelocatableMemory(model=...)`` name."""
     if model == "fork":
         return ForkModel()
     if model == "ite":
         return IteModel()
     if model == "dsmm":
-        return DynamicSegments(reuse_segments)
+        return DynamicSegments(reuse_segments, context_resolution)
     if model == "flat":
-        return FlatSegments(reuse_segments)
+        return FlatSegments(reuse_segments, context_resolution)
     if model == "smm":
-        return StaticSegments(smm_threshold, reuse_segments)
+        return StaticSegments(smm_threshold, reuse_segments, context_resolution)
     raise ValueError(model)
 
 

@@ -1,0 +1,106 @@
+"""Incremental state merging (section 4), its liveness analysis, and loop merge points.
+
+The native domains use one byte per class the programs distinguish: livetrap compares buffer
+bytes with 'a', 'b' and 'c'; memspn "ab" with 'a' and 'b' (every other byte behaves like 'd').
+"""
+
+import os
+
+import pytest
+
+from angr_ram.errors import AngrRamError
+from angr_ram.groundtruth import outcome_set_over
+from angr_ram.merging import liveness
+from angr_ram.merging.fragments import find_loops
+from angr_ram.runner import explore, load_project
+
+from .conftest import BUILD
+
+TRAP_DOMAIN = [range(0, 6)] + [b"abcd"] * 4
+
+
+@pytest.mark.parametrize("name", ["livetrap_O0", "livetrap_O2"])
+def test_incremental_merging_keeps_live_differences(name):
+    """'a' and 'c' paths differ only in a dead variable and are merged; 'b' paths differ in a
+    variable read after the loop and in one read through a pointer, and are kept apart."""
+    b = os.fspath(BUILD / name)
+    native = outcome_set_over(b, TRAP_DOMAIN)
+    for mode in ("pat", "ite"):
+        r = explore(b, 5, merge=mode, merge_points=["scan"], merge_incremental=True)
+        assert r.errors == [] and r.outcomes == native, mode
+        assert r.stats["merge_incremental"] >= 4
+    off = explore(b, 5, merge="ite", merge_points=["scan"])
+    assert off.stats["merge_incremental"] == 0 and off.stats["merge_leaves"] > 4 * r.stats["merge_leaves"]
+
+
+def test_merging_without_liveness_would_lose_outcomes(monkeypatch):
+    """The trap is sensitive: if every register and frame byte were dead, the 'b' paths would be
+    merged into the 'a' paths and outcomes would be lost."""
+    b = os.fspath(BUILD / "livetrap_O0")
+    monkeypatch.setattr(liveness.Liveness, "at", lambda self, state: liveness.Live(0, liveness.NONE))
+    r = explore(b, 5, merge="ite", merge_points=["scan"], merge_incremental=True)
+    assert r.outcomes < outcome_set_over(b, TRAP_DOMAIN)
+
+
+def test_incremental_merging_makes_memspn_ab_linear():
+    """memspn over "ab" forks 2^m paths; incremental merging joins the 'a' and 'b' branches of each
+    iteration, so the leaves grow linearly (2m + 2) and the outcomes stay exact."""
+    leaves = {}
+    for m in (4, 6):
+        b = os.fspath(BUILD / f"memspnab{m}_O0")
+        r = explore(b, m + 1, merge="pat", merge_points=["memspn"])
+        assert r.outcomes == outcome_set_over(b, [range(0, m + 2)] + [b"abd"] * m)
+        leaves[m] = r.stats["merge_leaves"]
+        assert r.stats["merge_incremental"] >= m
+    assert leaves[6] - leaves[4] <= 4 and leaves[6] <= 2 * 6 + 2
+    plain = explore(os.fspath(BUILD / "memspnab6_O0"), 7, merge="ite", merge_points=["memspn"])
+    assert plain.stats["merge_leaves"] >= 2 ** 6
+
+
+@pytest.mark.parametrize("name,n,alphabets", [
+    ("memspn2x4_O0", 5, [range(0, 6)] + [b"abd"] * 4),
+    ("strloops_O2", 4, [b"abcd\0"] * 4),
+])
+def test_auto_merge_points_are_the_program_loops(name, n, alphabets):
+    b = os.fspath(BUILD / name)
+    loops = find_loops(load_project(b))
+    assert loops and all(p.kind == "loop" and p.body for p in loops.values())
+    native = outcome_set_over(b, alphabets)
+    for mode in ("ite", "pat"):
+        r = explore(b, n, merge=mode, merge_points="auto")
+        assert r.outcomes == native, mode
+        assert r.stats["merge_merges_ite"] + r.stats["merge_merges_pat"] >= 1
+
+
+def test_loop_header_address_is_a_merge_point():
+    b = os.fspath(BUILD / "memspn4_O0")
+    proj = load_project(b)
+    (head,) = find_loops(proj)
+    r = explore(b, 5, merge="pat", merge_points=[head])
+    assert r.outcomes == outcome_set_over(b, [range(0, 6)] + [b"abd"] * 4)
+    assert r.stats["merge_fragments"] == 1 and r.stats["merge_merges_pat"] >= 1
+    with pytest.raises(AngrRamError, match="neither a function entry nor a loop header"):
+        explore(b, 5, merge="pat", merge_points=[head + 1])
+
+
+def test_frame_liveness_lattice():
+    only, allbut = liveness.Mem(True, frozenset({-8})), liveness.Mem(False, frozenset({-16}))
+    assert only.live(-8) and not only.live(-16)
+    assert allbut.live(-8) and not allbut.live(-16)
+    assert not only.kill(frozenset({-8})).live(-8) and only.gen(frozenset({-4})).live(-4)
+    assert allbut.gen(frozenset({-16})).live(-16) and not allbut.kill(frozenset({-8})).live(-8)
+    j = only.join(allbut)
+    assert j.live(-8) and not j.live(-16) and j.live(-100)
+    assert liveness.TOP.join(liveness.NONE) == liveness.TOP
+
+
+def test_forks_by_reexecution_are_not_merged_back():
+    """angr-ram's forking model re-executes an access in one copy per object; those copies have
+    equal stores, and merging them would only undo the fork and repeat it (hashtables looped)."""
+    from angr_ram.groundtruth import outcome_set
+
+    b = os.fspath(BUILD / "hashtables_O0")
+    r = explore(b, 1, merge="pat", merge_points="auto", timeout=120)
+    assert not r.timed_out and r.stats["forks"] >= 1
+    assert r.outcomes == frozenset(outcome_set(b, 1))
+    assert r.stats["merge_incremental_capped"] == 0
