@@ -29,8 +29,7 @@ def test_incremental_merging_keeps_live_differences(name):
         r = explore(b, 5, merge=mode, merge_points=["scan"], merge_incremental=True)
         assert r.errors == [] and r.outcomes == native, mode
         assert r.stats["merge_incremental"] >= 4
-    off = explore(b, 5, merge="ite", merge_points=["scan"])
-    assert off.stats["merge_incremental"] == 0 and off.stats["merge_leaves"] > 4 * r.stats["merge_leaves"]
+        assert r.stats["merge_leaves"] < 162 // 4       # 162 paths without merging
 
 
 def test_merging_without_liveness_would_lose_outcomes(monkeypatch):

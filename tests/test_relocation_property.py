@@ -35,7 +35,11 @@ def probes(state, live):
 
 
 class RandomRelocator(angr.ExplorationTechnique):
-    """After every step, move random objects of every active state and re-check the probes."""
+    """After every step, move random objects of every active state; the probes are re-checked on
+    up to ``probe_states`` randomly chosen states per step (all states are still relocated, so the
+    outcome check covers every one)."""
+
+    probe_states = 4
 
     def __init__(self, seed, merge=False):
         super().__init__()
@@ -46,12 +50,14 @@ class RandomRelocator(angr.ExplorationTechnique):
 
     def step(self, simgr, stash="active", **kwargs):
         simgr = simgr.step(stash=stash, **kwargs)
-        for st in simgr.stashes[stash]:
+        states = simgr.stashes[stash]
+        probed = {id(s) for s in self.rng.sample(states, min(self.probe_states, len(states)))}
+        for st in states:
             movable = [o for o in st.ram.objects.values() if o.placed and o.name]
             if not movable:
                 continue
             live = [o for o in st.ram.objects.values() if o.placed and not o.freed][:6]
-            before = probes(st, live)
+            before = probes(st, live) if id(st) in probed else None
             if self.merge:
                 if len(movable) < 2:
                     continue
@@ -62,8 +68,9 @@ class RandomRelocator(angr.ExplorationTechnique):
                 for o in self.rng.sample(movable, min(3, len(movable))):
                     st.ram.relocate(o.id)
                     self.relocations += 1
-            assert probes(st, live) == before
-            self.checked += 1
+            if before is not None:
+                assert probes(st, live) == before
+                self.checked += 1
         return simgr
 
 

@@ -36,9 +36,10 @@ def test_outcomes_equal_native_ground_truth(name, opt):
     assert r.outcomes == native(b, n)
 
 
-@pytest.mark.parametrize("name", list(POINTER_SAMPLES))
+@pytest.mark.parametrize("name", [s for s in POINTER_SAMPLES if s != "hashpaths"])
 def test_concrete_bases_agree_with_symbolic_bases(name):
-    """Differential: the same forking model on concrete bases finds the same outcomes and paths."""
+    """Differential: the same forking model on concrete bases finds the same outcomes and paths.
+    (hashpaths is left out for time; ptrpaths has the same allocation histories.)"""
     b = binary(name, "O0")
     sym = explore(b, POINTER_SAMPLES[name], symbolic_bases=True)
     conc = explore(b, POINTER_SAMPLES[name], symbolic_bases=False)
