@@ -62,6 +62,7 @@ def _merge_values(self, values, merged_size, **kwargs):
 
 SymbolicMergerMixin._merge_values = _merge_values
 WAIT_STASH = "merge_wait"
+_TERMINAL = frozenset(("deadended", "errored", "unsat", "pruned", "unconstrained", "memory_errors", WAIT_STASH))
 
 
 def _heap_signature(state) -> tuple:
@@ -71,7 +72,6 @@ def _heap_signature(state) -> tuple:
     if ram is None:
         return ()
     return id(ram.bindings), tuple(sorted((k, id(v)) for k, v in ram.objects.items()))
-_TERMINAL = frozenset(("deadended", "errored", "unsat", "pruned", "unconstrained", "memory_errors", WAIT_STASH))
 
 
 class _Guard:
@@ -161,6 +161,7 @@ class QuantifiedMerging(ExplorationTechnique):
         if stash != "active":
             return simgr
         running = []
+        merged = False
         for s in simgr.active:
             fid = s.globals[FRAGMENT_KEY] if FRAGMENT_KEY in s.globals else None
             if fid is None:
@@ -180,9 +181,10 @@ class QuantifiedMerging(ExplorationTechnique):
                 n1 = tree.add(s, tree.node_of(s))
                 if tree.try_merge(n1) is not None:
                     self.stats.incremental += 1
+                    merged = True
             running.append(s)
         simgr.stashes["active"] = running
-        if any(fr.tree is not None and fr.tree.merges for fr in self._fragments.values()):
+        if merged:
             self._drop_replaced(simgr)
         live = {s.globals[FRAGMENT_KEY] for name, states in simgr.stashes.items() if name not in _TERMINAL
                 for s in states if FRAGMENT_KEY in s.globals}
