@@ -120,3 +120,26 @@ def test_known_alignment():
     assert known_alignment((x << 2) + 16) == 4
     assert known_alignment(x + 1) == 1
     assert known_alignment(claripy.If(x == 0, claripy.BVV(32, 64), claripy.BVV(48, 64)) + x * 4) == 4
+
+
+def test_reversed_symbolic_read_selects_whole_words():
+    """A little-endian symbolic-offset load of stored pointers is an if-then-else over the pointers
+    themselves (no per-byte selection), equal to reversing the memory-order read."""
+    store = ObjectStore(64)
+    bases = [claripy.BVS(f"p{i}", 64) for i in range(8)]
+    for i, p in enumerate(bases):
+        store.write(i * 8, (p + 16 * i).reversed, 8, 8)     # how a little-endian store keeps it
+    k = claripy.BVS("k", 64)
+    off = (k & 7) << 3
+    fast = store.read(off, 8, 8, reverse=True)
+    assert count_ifs(fast) <= 8
+    leaves = {a.op for a in fast.children_asts()}
+    assert "Extract" not in leaves and "Reverse" not in leaves
+    s = claripy.Solver()
+    s.add(fast != store.read(off, 8, 8).reversed)
+    assert not s.satisfiable()
+    # the byte path (unaligned offset) reverses too
+    s = claripy.Solver()
+    uoff = (k & 15) + 1
+    s.add(store.read(uoff, 4, 1, reverse=True) != store.read(uoff, 4, 1).reversed)
+    assert not s.satisfiable()

@@ -249,7 +249,7 @@ class RelocatableMixin(MemoryMixin):
             if h.kind == "object":
                 off = object_offset(addr, h.obj.start)
                 align = known_alignment(a - h.obj.addr, 8)
-                v = self._convert_out(h.obj.store.read(off, size, align), endness)
+                v = h.obj.store.read(off, size, align, reverse=endness == "Iend_LE")
                 cond = object_constraint(addr, h.obj, size)
             else:
                 v = self._region_load(addr, a, size, h, endness, kwargs)

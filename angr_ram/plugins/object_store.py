@@ -185,11 +185,18 @@ class ObjectStore:
         self.seq = base + other.seq
 
     # ------------------------------------------------------------------ reads
-    def read(self, off: int | BV, n: int, align: int | None = None) -> BV:
-        """Value of ``n`` bytes at offset ``off`` in memory order; the caller checked bounds."""
+    def read(self, off: int | BV, n: int, align: int | None = None, reverse: bool = False) -> BV:
+        """Value of ``n`` bytes at offset ``off`` in memory order (``reverse``: byte-reversed, the
+        value of a little-endian load); the caller checked bounds.
+
+        A symbolic-offset word read reverses each candidate value rather than the if-then-else
+        over them: claripy would push a reversal of the whole selection down to one selection
+        per byte, eight times the size and opaque to alignment reasoning on loaded pointers.
+        """
         if isinstance(off, int) or not off.symbolic:
-            return self._read_concrete(off if isinstance(off, int) else off.concrete_value, n)
-        return self._read_symbolic(off, n, align or known_alignment(off))
+            v = self._read_concrete(off if isinstance(off, int) else off.concrete_value, n)
+            return v.reversed if reverse and n > 1 else v
+        return self._read_symbolic(off, n, align or known_alignment(off), reverse and n > 1)
 
     def _byte_record(self, b: int):
         r = self.conc.get(b)
@@ -247,15 +254,17 @@ class ObjectStore:
             return w.offset == b
         return claripy.And(claripy.ULE(w.offset, b), claripy.ULT(b, w.offset + w.size))
 
-    def _read_symbolic(self, off: BV, n: int, align: int) -> BV:
+    def _read_symbolic(self, off: BV, n: int, align: int, reverse: bool = False) -> BV:
         word = n & (n - 1) == 0 and align >= n and all(
             w.size == n and w.align >= n for w in self.syms)
         if word:
-            acc = self._default_symbolic(off, n)
+            def conv(v):
+                return v.reversed if reverse else v
+            acc = conv(self._default_symbolic(off, n))
             for w in self.syms:
-                acc = claripy.If(off == w.offset, w.value, acc)
+                acc = claripy.If(off == w.offset, conv(w.value), acc)
             starts = sorted(s for s in {b - b % n for b in self.conc} if s + n <= self.size)
-            return select(off, starts, lambda s: self._read_concrete(s, n), acc)
+            return select(off, starts, lambda s: conv(self._read_concrete(s, n)), acc)
         out = []
         keys = sorted(self.conc)
         for i in range(n):
@@ -264,6 +273,8 @@ class ObjectStore:
             for w in self.syms:
                 acc = claripy.If(self._covers(w, x), _sym_byte(w, x), acc)
             out.append(select(x, keys, lambda b: self._byte_concrete(b, self.conc[b]), acc))
+        if reverse:
+            out.reverse()
         return out[0] if n == 1 else claripy.Concat(*out)
 
     def stored_offsets(self) -> int:
