@@ -18,7 +18,7 @@ from .runner import explore
 SAMPLES_DIR = Path(__file__).resolve().parent.parent / "samples" / "build"
 
 MULTI = {"matrix40": ("matrix40_O0", 2), "twolookup": ("twolookup_O0", 2), "hashtables": ("hashtables_O0", 1),
-         "ptrarray": ("ptrarray_O0", 2), "chainhash": ("chainhash_O0", 1)}
+         "ptrarray": ("ptrarray_O0", 2), "chainhash": ("chainhash_O0", 1), "poolhash": ("poolhash_O0", 1)}
 MODEL_SETTINGS = [("fork", {}), ("ite", {}), ("flat", {}), ("smm", {}), ("dsmm", {}),
                   ("dsmm+noctx", {"context_resolution": False}), ("dsmm+reuse", {"reuse_segments": True})]
 SPLIT_SETTINGS = [("no split", "fork", {}), ("ite", "ite", {})] + [

@@ -81,3 +81,24 @@ def test_copies_share_objects_until_written(ram_state):
     assert child.ram.objects[o.id] is not ram_state.ram.objects[o.id]
     assert child.solver.eval(child.memory.load(o.base, 1)) == 7
     assert ram_state.solver.eval(ram_state.memory.load(o.base, 1)) == 0
+
+
+def test_angr_brk_heap_maps_only_a_small_region():
+    """angr's own heap would map 2048 pages that every state copy walks; angr-ram maps 16, and
+    __libc_start_main's allocations (ctype tables) still work."""
+    import os
+
+    from angr_ram.runner import load_project, make_state
+    from angr_ram.technique import BRK_HEAP_MAPPED, RelocatableMemory
+
+    from .conftest import BUILD
+
+    proj = load_project(os.fspath(BUILD / "ptrarray_O0"))
+    simgr = proj.factory.simulation_manager(make_state(proj, 2))
+    simgr.use_technique(RelocatableMemory())
+    for _ in range(4):
+        simgr.step()
+    state = simgr.active[0]
+    assert state.heap.heap_size == BRK_HEAP_MAPPED
+    assert state.heap.heap_location > state.heap.heap_base        # angr allocated its tables
+    assert len(state.memory._pages) < 200

@@ -54,6 +54,25 @@ def test_dsmm_segments_hold_only_resolved_objects_smm_whole_site_groups():
     assert d.stats["max_segment_size"] * 2 <= s.stats["max_segment_size"] <= f.stats["max_segment_size"]
 
 
+@pytest.mark.parametrize("name", ["poolhash_O0", "poolhash_O2"])
+def test_one_allocation_site_makes_smm_segments_coarse(name):
+    """poolhash allocates every object through one pool function (one allocation site): smm's
+    segment takes the request buffer and bucket array with the entries, dsmm only the entries
+    the key can reach. At -O2 gcc inlines the pool function, the sites differ again and both
+    segments hold the entries only. Every model keeps the native outcomes."""
+    b = os.fspath(BUILD / name)
+    runs = {m: explore(b, 1, model=m) for m in ("fork", "dsmm", "smm", "ite")}
+    for r in runs.values():
+        assert r.errors == [] and r.outcomes == native(name, 1)
+    d, s = runs["dsmm"].stats, runs["smm"].stats
+    assert d["paths"] == s["paths"] <= runs["fork"].stats["paths"]
+    if name.endswith("O0"):
+        assert 0 < d["max_segment_size"] * 2 <= s["max_segment_size"]
+        assert s["max_segment_size"] >= 1024            # the request buffer is in smm's segment
+    else:
+        assert 0 < d["max_segment_size"] == s["max_segment_size"] < 1024
+
+
 def test_segment_reuse_gives_the_same_address_across_states():
     """ptrarray forks on a symbolic branch before allocating the matrix; both states merge rows of
     the same shape at the same location, and the second one reuses the first one's address."""
