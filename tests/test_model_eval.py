@@ -96,3 +96,13 @@ def test_integer_evaluator_matches_claripy(seed):
             # claripy evaluates both if-then-else branches; ours only the taken one
             assert got[0] in ("ok", "div0")
     assert compared > 100
+
+
+def test_floating_point_falls_back_to_claripy():
+    f = claripy.FPS("f", claripy.FSORT_DOUBLE)
+    x = claripy.BVS("x", 64)
+    e = claripy.If(x == 3, (f + claripy.FPV(1.5, claripy.FSORT_DOUBLE)).raw_to_bv(), x + 1)
+    model = {next(iter(f.variables)): 2.0, next(iter(x.variables)): 3}
+    assert fast_eval_ast(ModelCache(dict(model)), e) == ORIGINAL(ModelCache(dict(model)), e)
+    model[next(iter(x.variables))] = 7
+    assert fast_eval_ast(ModelCache(dict(model)), e) == 8

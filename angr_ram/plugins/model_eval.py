@@ -159,40 +159,46 @@ def _int_leaf(model: dict, a, unconstrained: bool):
     raise _Unsupported
 
 
+def _walk(ast, memo: dict, visit):
+    """Post-order walk of ``ast``'s DAG: ``visit(node)`` stores ``memo[node.hash()]`` and returns
+    None, or returns the nodes whose values it needs first."""
+    stack = [ast]
+    while stack:
+        node = stack[-1]
+        if node.hash() in memo:
+            stack.pop()
+            continue
+        need = visit(node)
+        if need:
+            stack.extend(need)
+        else:
+            stack.pop()
+    return memo[ast.hash()]
+
+
 def _int_eval(mc, ast, allow_unconstrained: bool):
     """Value of ``ast`` under model ``mc`` on Python ints; the taken branch of an ``If`` only."""
     memo = _memo_for(mc, allow_unconstrained, "int")
     model = mc.model
-    stack = [ast]
-    while stack:
-        node = stack[-1]
-        h = node.hash()
-        if h in memo:
-            stack.pop()
-            continue
-        op = node.op
-        if op == "BVV":
-            memo[h] = node.args[0]
-        elif op == "BoolV":
+
+    def visit(node):
+        op, h = node.op, node.hash()
+        if op in ("BVV", "BoolV"):
             memo[h] = node.args[0]
         elif op in _LEAVES:
             memo[h] = _int_leaf(model, node, allow_unconstrained)
         elif op == "If":
             c = node.args[0].hash()
             if c not in memo:
-                stack.append(node.args[0])
-                continue
+                return [node.args[0]]
             branch = node.args[1] if memo[c] else node.args[2]
-            b = branch.hash()
-            if b not in memo:
-                stack.append(branch)
-                continue
-            memo[h] = memo[b]
+            if branch.hash() not in memo:
+                return [branch]
+            memo[h] = memo[branch.hash()]
         else:
             pending = [a for a in node.args if isinstance(a, claripy.ast.Base) and a.hash() not in memo]
             if pending:
-                stack.extend(pending)
-                continue
+                return pending
             vals = [memo[a.hash()] if isinstance(a, claripy.ast.Base) else a for a in node.args]
             fn = _INT_OPS.get(op)
             if fn is not None:
@@ -201,8 +207,9 @@ def _int_eval(mc, ast, allow_unconstrained: bool):
                 memo[h] = _concat(vals, node)
             else:
                 memo[h] = _claripy_call(node, vals)
-        stack.pop()
-    return memo[ast.hash()]
+        return None
+
+    return _walk(ast, memo, visit)
 
 
 def _claripy_call(node, vals):
@@ -243,26 +250,20 @@ def _backend_eval(self, ast, allow_unconstrained: bool):
     conc = backends.concrete
     memo = _memo_for(self, allow_unconstrained, "backend")
     model = self.model
-    stack = [ast]
-    while stack:
-        node = stack[-1]
-        h = node.hash()
-        if h in memo:
-            stack.pop()
-            continue
+
+    def visit(node):
         if node.op in _LEAVES:
-            memo[h] = conc.convert(_leaf(model, node, allow_unconstrained))
-            stack.pop()
-            continue
+            memo[node.hash()] = conc.convert(_leaf(model, node, allow_unconstrained))
+            return None
         pending = [a for a in node.args if isinstance(a, claripy.ast.Base) and a.symbolic and a.hash() not in memo]
         if pending:
-            stack.extend(pending)
-            continue
+            return pending
         args = tuple((memo[a.hash()] if a.symbolic else conc.convert(a)) if isinstance(a, claripy.ast.Base) else a
                      for a in node.args)
-        memo[h] = conc.call(node.op, args)
-        stack.pop()
-    v = memo[ast.hash()]
+        memo[node.hash()] = conc.call(node.op, args)
+        return None
+
+    v = _walk(ast, memo, visit)
     return v if isinstance(v, bool) else conc.eval(conc._abstract(v), 1)[0]
 
 
