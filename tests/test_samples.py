@@ -48,12 +48,16 @@ def test_concrete_bases_agree_with_symbolic_bases(name):
     assert sym.stats["forks"] == conc.stats["forks"]
 
 
-def test_matrix40_positive_path_found_where_stock_angr_misses_it():
+def test_matrix40_positive_path_found_where_stock_angr_misses_outcomes():
+    """Stock angr concretizes the symbolic row pointer to one value, so it misses outcomes; which
+    one depends on the model z3 returns (it changes with variable numbering, i.e. with what ran
+    before in the process), so the test only asks that stock's set be strictly smaller."""
     b = binary("matrix40", "O0")
     ours = explore(b, 2)
     stock = explore(b, 2, engine="stock")
+    assert ours.outcomes == native(b, 2)
     assert (3, b"positive\n") in ours.outcomes
-    assert (3, b"positive\n") not in stock.outcomes
+    assert stock.outcomes < ours.outcomes
     assert ours.stats["forks"] == 1 and ours.stats["fork_states"] == 40
 
 
