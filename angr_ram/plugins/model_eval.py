@@ -23,9 +23,9 @@ _LEAVES = ("BVS", "BoolS", "FPS", "StringS")
 # Memos are kept per model *content*, not per ModelCache object: a composite solver combines its
 # children's models into fresh ModelCache objects for every query that spans several children, and
 # an object-bound memo would start empty each time. Bounded: least recently used models go first,
-# and a memo that grows past MEMO_ENTRIES is cleared.
-MEMO_MODELS = 256
-MEMO_ENTRIES = 200_000
+# and a memo that grows past MEMO_ENTRIES is cleared (at most a few hundred MB in all).
+MEMO_MODELS = 128
+MEMO_ENTRIES = 20_000
 _memos: OrderedDict = OrderedDict()
 
 
