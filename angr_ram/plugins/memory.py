@@ -109,7 +109,7 @@ class RelocatableMixin(MemoryMixin):
             c = a.concrete_value
             h = classify(self.state.ram, c, size)
             self._fault_if_error(h, c, size, "read")
-            v = self._convert_out(h.obj.store.read(c - h.obj.addr, size), endness)
+            v = h.obj.store.read(c - h.obj.addr, size, reverse=endness == "Iend_LE")
         else:
             hits = self._resolve(a, size, addr)
             v = self._load_symbolic(addr, a, size, hits, endness, condition, fallback, kwargs)
@@ -173,10 +173,6 @@ class RelocatableMixin(MemoryMixin):
         return Hit("object", seg.addr, seg.addr + seg.size - size, seg)
 
     # ------------------------------------------------------------------ helpers
-    @staticmethod
-    def _convert_out(v, endness):
-        return v.reversed if endness == "Iend_LE" and v.length > 8 else v
-
     @staticmethod
     def _convert_in(v, endness):
         return v.reversed if endness == "Iend_LE" and v.length > 8 else v
