@@ -29,6 +29,7 @@ bench: $(STAMP) samples
 	$(VENV)/bin/angr-ram bench --models --plot bench-results/models_vs_matrix_size.png
 	$(VENV)/bin/angr-ram bench --cache --repeat 3
 	$(VENV)/bin/angr-ram bench --merging
+	$(VENV)/bin/angr-ram bench --corpus --timeout 300
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check angr_ram tests

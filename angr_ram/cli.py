@@ -68,6 +68,10 @@ def cmd_bench(args) -> int:
         from .bench_models import main as models_main
 
         return models_main(args.timeout, args.repeat, args.plot)
+    if args.corpus:
+        from .bench_corpus import corpus_table
+        corpus_table(args.samples or None, timeout=args.timeout)
+        return 0
     from .bench import main as bench_main
 
     return bench_main(args.samples, args.timeout, args.json, args.repeat)
@@ -103,6 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--models", action="store_true", help="compare the memory models and split sizes instead")
     b.add_argument("--cache", action="store_true", help="compare the query-cache modes instead")
     b.add_argument("--merging", action="store_true", help="compare the state-merging modes on memspn instead")
+    b.add_argument("--corpus", action="store_true",
+                   help="stock angr vs fork vs dsmm on third-party and specification-derived programs")
     b.add_argument("--plot", metavar="PNG", default=None, help="with --models: plot time against matrix size")
     b.set_defaults(func=cmd_bench)
     return p

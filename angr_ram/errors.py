@@ -32,20 +32,30 @@ class Target:
 class ForkRequest(Exception):  # noqa: N818 - a control-flow signal, not an error
     """Raised inside a step: the state must be forked once per target and each fork re-executed."""
 
-    def __init__(self, targets: list[Target], what: str):
+    def __init__(self, targets: list[Target], what: str, constraints: tuple = ()):
         super().__init__(what)
         self.targets = targets
         self.what = what
+        # the path constraints of the in-step state that raised it (guards of earlier exits of
+        # the block): error forks get them too, so their input is a model of exactly that path
+        self.constraints = constraints
 
 
 class MemoryFault(Exception):  # noqa: N818 - reported as an error path, not a crash
     """A memory operation that certainly faults on this path (out of bounds, use after free...)."""
 
-    def __init__(self, kind: str, message: str, address: int | None = None):
+    def __init__(self, kind: str, message: str, address: int | None = None, constraints: tuple = ()):
         super().__init__(f"{kind}: {message}")
         self.kind = kind
         self.message = message
         self.address = address
+        self.constraints = constraints   # see ForkRequest.constraints
+
+
+class InfeasibleAccess(Exception):  # noqa: N818 - a control-flow signal
+    """A memory operation on a path that is already infeasible (for example the rest of a VEX block
+    after an exit taken for sure, which angr executes under ``COPY_STATES``): it must do nothing
+    and report nothing; angr prunes the state afterwards."""
 
 
 @dataclass

@@ -82,6 +82,8 @@ class RelocatableMemory(angr.ExplorationTechnique):
     :param validate: re-check every cache hit with the solver (raises CacheMismatch on a difference).
     :param persist: also keep the cache's answers on disk: True (``$ANGR_RAM_CACHE_DIR`` or
         ``~/.cache/angr-ram``) or a directory; a later run reuses them (needs ``cache``).
+    :param max_symbolic_size: the largest size a symbolic allocation size may take; larger values
+        are an error path (``symbolic-allocation-size``) with an input that produces them.
     :param context_resolution: segment models remember, per access location, the allocation
         contexts (site and ``context_k`` call sites) of the objects it resolved to; the next
         access there merges those objects' current instances and proves with one query that it
@@ -91,7 +93,8 @@ class RelocatableMemory(angr.ExplorationTechnique):
     def __init__(self, model: str = "fork", symbolic_bases: bool = True, context_k: int = 4,
                  reuse_segments: bool = False, split: int | None = None, split_threshold: int = 300,
                  smm_threshold: int = 10 * 1024, cache: str | None = None, validate: bool = False,
-                 persist: bool | str | None = None, context_resolution: bool = True):
+                 persist: bool | str | None = None, context_resolution: bool = True,
+                 max_symbolic_size: int = 64 * 1024):
         super().__init__()
         if model not in MODELS:
             raise AngrRamError(f"unknown model {model!r}; supported: {', '.join(MODELS)}")
@@ -107,6 +110,9 @@ class RelocatableMemory(angr.ExplorationTechnique):
             raise AngrRamError(f"unknown cache {cache!r}; use None, 'syntactic' or 'aa'")
         if persist and cache is None:
             raise AngrRamError("persist needs a query cache: pass cache='aa' or cache='syntactic'")
+        if not isinstance(max_symbolic_size, int) or max_symbolic_size < 0:
+            raise AngrRamError(f"max_symbolic_size must be a non-negative integer, not {max_symbolic_size!r}")
+        self.max_symbolic_size = max_symbolic_size
         self.model = model
         self.model_policy = make_model(model, reuse_segments, smm_threshold, context_resolution)
         self.splitter = Splitter(split, split_threshold) if split is not None else None
@@ -144,7 +150,8 @@ class RelocatableMemory(angr.ExplorationTechnique):
         if not state.has_plugin("heap"):
             state.register_plugin("heap", angr.SimHeapBrk(heap_size=BRK_HEAP_MAPPED))
         state.register_plugin("ram", AddressSpace(self.symbolic_bases, self.context_k, self._regions, self.stats,
-                                                  self.model_policy, self.splitter, self.cache, self.base_sizes))
+                                                  self.model_policy, self.splitter, self.cache, self.base_sizes,
+                                                  self.max_symbolic_size))
         RamSolver.install(state)
 
     # ------------------------------------------------------------------ stepping
@@ -157,6 +164,11 @@ class RelocatableMemory(angr.ExplorationTechnique):
             return self._fork(state, fr)
         except MemoryFault as mf:
             err = state.copy()
+            if mf.constraints:
+                err.add_constraints(*mf.constraints)
+            if not err.satisfiable():   # the faulting access cannot execute on this path
+                self.stats.infeasible_errors += 1
+                return {"unsat": [err]}
             self._mark_error(err, mf.kind, mf.message)
             return {ERROR_STASH: [err]}
 
@@ -167,6 +179,13 @@ class RelocatableMemory(angr.ExplorationTechnique):
             s = state.copy()
             s.add_constraints(t.constraint)
             if t.kind == "error":
+                # an error fork is a finished path: it gets the guards the block had taken before
+                # the access, and is reported only if that exact path is feasible
+                if fr.constraints:
+                    s.add_constraints(*fr.constraints)
+                if not s.satisfiable():
+                    self.stats.infeasible_errors += 1
+                    continue
                 self._mark_error(s, t.error, t.message)
                 errors.append(s)
             else:

@@ -44,15 +44,24 @@ def test_use_after_free_double_free_invalid_free():
 
 
 def test_bad_allocation_sizes_become_error_paths():
-    """A few feasible sizes fork; an absurd size or one with many values is an error path."""
+    """An absurd concrete size is an error path; a symbolic size (128 values) is an object with a
+    symbolic limit, so that path reaches its exit like the native program."""
     b = os.fspath(BUILD / "allocsize_O0")
     r = explore(b, 1)
     inputs = domain(1)
     native = dict(zip(inputs, run_inputs(b, inputs), strict=True))
-    ok = {native[i] for i in inputs if i[0] < 0x80 and i != b"H"}
-    assert r.outcomes == ok == {(8, b""), (9, b""), (10, b""), (11, b"")}
+    ok = {native[i] for i in inputs if i != b"H"}
+    assert r.outcomes == ok == {(5, b""), (8, b""), (9, b""), (10, b""), (11, b"")}
     kinds = {k: s for k, _, s in r.errors}
-    assert set(kinds) == {"allocation-too-large", "symbolic-allocation-size"}
+    assert set(kinds) == {"allocation-too-large"}
     assert kinds["allocation-too-large"] == b"H"
-    assert kinds["symbolic-allocation-size"][0] >= 0x80
-    assert r.stats["forks"] >= 1
+    assert r.stats["forks"] == 0
+
+
+def test_symbolic_size_above_the_cap_is_an_error_path_with_an_input():
+    """Sizes up to max_symbolic_size are explored; larger ones are forked off with an input."""
+    b = os.fspath(BUILD / "allocsize_O0")
+    r = explore(b, 1, max_symbolic_size=0xA0)
+    assert (5, b"") in r.outcomes
+    sym = [s for k, _, s in r.errors if k == "symbolic-allocation-size"]
+    assert len(sym) == 1 and sym[0][0] > 0xA0

@@ -46,6 +46,8 @@ class MemoryObject:
     kind: str = "heap"            # heap | segment (objects merged into one) | chunk (a split piece)
     members: tuple[int, ...] = ()  # objects merged into a segment, or the object a chunk came from
     anchor: claripy.ast.BV | None = None  # chunk: its start as ``original base + offset``
+    limit: claripy.ast.BV | None = None   # symbolic size (``size`` is then its largest value)
+    min_size: int | None = None           # smallest value of ``limit``: offsets below are always in bounds
 
     @property
     def start(self) -> claripy.ast.BV:
@@ -62,8 +64,9 @@ class AddressSpace(SimStatePlugin):
     """Heap objects, their address constraints, and the relocation primitive."""
 
     def __init__(self, symbolic_bases: bool = True, context_k: int = 4, regions=(), stats=None,
-                 model=None, splitter=None, cache=None, base_sizes=None):
+                 model=None, splitter=None, cache=None, base_sizes=None, max_symbolic_size: int = 64 * 1024):
         super().__init__()
+        self.max_symbolic_size = max_symbolic_size   # cap on the largest value of a symbolic allocation size
         self.cache = cache                 # run-wide QueryCache or None
         self.base_sizes = base_sizes if base_sizes is not None else {}  # run-wide: base name -> size
         if model is None:
@@ -88,6 +91,7 @@ class AddressSpace(SimStatePlugin):
         self._embedded: frozenset | None = frozenset()  # base names embedded in segments
         self.error = None                  # MemoryErrorInfo once this state is an error path
         self.in_step = False               # set by the technique while it steps this state
+        self.lets = 0                      # let-bound reads on this path (names them deterministically)
 
     # ------------------------------------------------------------------ plugin protocol
     @SimStatePlugin.memo
@@ -97,6 +101,7 @@ class AddressSpace(SimStatePlugin):
         o.symbolic_bases, o.context_k, o.regions, o.stats = (
             self.symbolic_bases, self.context_k, self.regions, self.stats)
         o.model, o.splitter, o.cache, o.base_sizes = self.model, self.splitter, self.cache, self.base_sizes
+        o.max_symbolic_size = self.max_symbolic_size
         o.objects = dict(self.objects)
         o._starts = self._starts           # shared until either side changes them
         o._ids = self._ids
@@ -108,6 +113,7 @@ class AddressSpace(SimStatePlugin):
         o._memo, o._subst, o._embedded = self._memo, self._subst, self._embedded
         o.error = self.error
         o.in_step = False
+        o.lets = self.lets
         return o
 
     def merge(self, others, merge_conditions, common_ancestor=None):  # pylint: disable=unused-argument
@@ -199,10 +205,11 @@ class AddressSpace(SimStatePlugin):
         return addr
 
     def allocate(self, size: int, site: int = 0, context: tuple[int, ...] = (), uninit=None,
-                 at: int | None = None, kind: str = "heap") -> MemoryObject:
+                 at: int | None = None, kind: str = "heap", limit=None, min_size: int | None = None) -> MemoryObject:
         """Create an object of ``size`` bytes; ``uninit`` is its default-contents symbol (None: zeros).
 
         ``at`` places it at a given hidden address (the caller guarantees the range is free).
+        ``limit`` is a symbolic size whose largest value is ``size`` and smallest ``min_size``.
         """
         oid = self.next_id
         self.next_id += 1
@@ -213,7 +220,7 @@ class AddressSpace(SimStatePlugin):
         else:
             base, name = claripy.BVV(addr, 64), None
         obj = MemoryObject(oid, base, name, size, site, tuple(context[: self.context_k]),
-                           ObjectStore(size, uninit), None, kind=kind)
+                           ObjectStore(size, uninit), None, kind=kind, limit=limit, min_size=min_size)
         self._place(obj, addr)
         self.objects[oid] = obj
         self._owned.add(oid)

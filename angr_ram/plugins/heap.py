@@ -1,9 +1,9 @@
 """malloc / calloc / realloc / free SimProcedures that allocate relocatable memory objects.
 
 Each allocation creates a :class:`~angr_ram.plugins.address_space.MemoryObject` and returns its
-base as the program-visible pointer. Sizes must be concrete on the path: a symbolic size with a few
-feasible values forks the state once per value; more values, or a size above ``MAX_ALLOCATION``,
-end the path as an error path with a clear reason. ``free`` and ``realloc`` resolve their pointer
+base as the program-visible pointer. A symbolic size becomes the object's ``limit`` (its capacity
+is the largest feasible value up to ``max_symbolic_size``; larger values are forked off as an
+error path); a concrete size above ``MAX_ALLOCATION`` ends the path as an error path. ``free`` and ``realloc`` resolve their pointer
 completely (every object whose base it may equal, NULL, and "not a heap object").
 """
 
@@ -16,7 +16,6 @@ from ..errors import ForkRequest, MemoryFault, Target
 from ..strategies.fork import forking_enabled
 
 MAX_ALLOCATION = 1 << 30
-MAX_SIZE_VALUES = 16
 
 
 def _context(state, k: int) -> tuple[int, ...]:
@@ -29,24 +28,41 @@ def _context(state, k: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-def concrete_size(state, size, what: str) -> int:
-    """The single value of an allocation size, forking on a few values, faulting otherwise."""
-    s = state.ram.substitute(size)
+def allocation_size(state, size, what: str) -> tuple[int, object, int]:
+    """``(capacity, limit, smallest size)`` of an allocation of ``size`` bytes.
+
+    A concrete size is its own capacity (``limit`` None). A symbolic size keeps its expression as
+    the object's ``limit`` (segment-offset-plane section 3: bounds checks compare offsets with
+    it); the capacity is its largest feasible value. Values above the address space's
+    ``max_symbolic_size`` are forked off as an error path, so a size that can exceed the cap
+    reports an input that does; a size that always exceeds it is an error path.
+    """
+    space = state.ram
+    s = space.substitute(size)
     if not s.symbolic:
         v = s.concrete_value
-    else:
-        vals = state.solver.eval_upto(size, MAX_SIZE_VALUES + 1)
-        if len(vals) == 1:
-            v = vals[0]
-        elif len(vals) <= MAX_SIZE_VALUES and forking_enabled():
-            raise ForkRequest([Target(size == x, "value") for x in sorted(vals)], f"{what} size")
-        else:
-            raise MemoryFault("symbolic-allocation-size",
-                              f"{what} called with a symbolic size that has more than {MAX_SIZE_VALUES} values"
-                              if len(vals) > MAX_SIZE_VALUES else f"{what} called with a symbolic size")
-    if v > MAX_ALLOCATION:
-        raise MemoryFault("allocation-too-large", f"{what} of {v} bytes exceeds the limit of {MAX_ALLOCATION}")
-    return v
+        if v > MAX_ALLOCATION:
+            raise MemoryFault("allocation-too-large", f"{what} of {v} bytes exceeds the limit of {MAX_ALLOCATION}")
+        return v, None, v
+    cap = space.max_symbolic_size
+    solver = state.solver
+    lo = solver.min(size)
+    hi = solver.max(size)
+    if lo == hi:
+        return allocation_size(state, claripy.BVV(lo, size.length), what)
+    if lo > cap:
+        raise MemoryFault("symbolic-allocation-size",
+                          f"{what} with a symbolic size of at least {lo} bytes (max_symbolic_size is {cap})")
+    if hi > cap:
+        within = claripy.ULE(size, cap)
+        if forking_enabled():
+            raise ForkRequest([Target(within, "value"),
+                               Target(claripy.Not(within), "error", "symbolic-allocation-size",
+                                      f"{what} with a symbolic size above max_symbolic_size ({cap} bytes)")],
+                              f"{what} size", tuple(solver.constraints))
+        state.add_constraints(within)
+        hi = solver.max(size)
+    return hi, size, lo
 
 
 def resolve_heap_pointer(state, ptr, what: str):
@@ -95,8 +111,8 @@ class RamMalloc(angr.SimProcedure):
     """malloc(size): a fresh object with uninitialized (unconstrained) contents."""
 
     def run(self, sim_size):  # pylint: disable=arguments-differ
-        n = concrete_size(self.state, sim_size, "malloc")
-        return allocate(self.state, n, zero=False).base
+        n, limit, low = allocation_size(self.state, sim_size, "malloc")
+        return allocate(self.state, n, zero=False, limit=limit, min_size=low).base
 
 
 class RamCalloc(angr.SimProcedure):
@@ -105,8 +121,10 @@ class RamCalloc(angr.SimProcedure):
     def run(self, sim_nmemb, sim_size):  # pylint: disable=arguments-differ
         # multiply in 128 bits: an overflowing nmemb * size is "too large", not a small wrap-around
         total = sim_nmemb.zero_extend(128 - sim_nmemb.length) * sim_size.zero_extend(128 - sim_size.length)
-        n = concrete_size(self.state, total, "calloc")
-        return allocate(self.state, n, zero=True).base
+        n, limit, low = allocation_size(self.state, total, "calloc")
+        if limit is not None:
+            limit = claripy.Extract(63, 0, limit)      # at most max_symbolic_size: fits
+        return allocate(self.state, n, zero=True, limit=limit, min_size=low).base
 
 
 class RamFree(angr.SimProcedure):
@@ -122,12 +140,12 @@ class RamRealloc(angr.SimProcedure):
     """realloc(ptr, size): a new object holding the old contents; the old one is freed."""
 
     def run(self, ptr, sim_size):  # pylint: disable=arguments-differ
-        n = concrete_size(self.state, sim_size, "realloc")
+        n, limit, low = allocation_size(self.state, sim_size, "realloc")
         old = resolve_heap_pointer(self.state, ptr, "realloc")
         if old is None:
-            return allocate(self.state, n, zero=False).base
+            return allocate(self.state, n, zero=False, limit=limit, min_size=low).base
         space = self.state.ram
-        new = allocate(self.state, n, zero=False)
+        new = allocate(self.state, n, zero=False, limit=limit, min_size=low)
         new = space.writable(new.id)
         store, off = space.contents(old)
         if off or store.size != old.size:
@@ -137,15 +155,16 @@ class RamRealloc(angr.SimProcedure):
         return new.base
 
 
-def allocate(state, n: int, zero: bool):
-    """Create an object of ``n`` bytes for the current call site."""
+def allocate(state, n: int, zero: bool, limit=None, min_size: int | None = None):
+    """Create an object of ``n`` bytes (at most, when ``limit`` is a symbolic size) for the current
+    call site."""
     space = state.ram
     uninit = None
     if not zero and angr.options.ZERO_FILL_UNCONSTRAINED_MEMORY not in state.options:
         uninit = claripy.BVS(f"ram_uninit_{space.next_id}", max(n, 1) * 8)
     ctx = _context(state, space.context_k)
     site = ctx[0] if ctx else state.addr
-    return space.allocate(n, site=site, context=ctx, uninit=uninit)
+    return space.allocate(n, site=site, context=ctx, uninit=uninit, limit=limit, min_size=min_size)
 
 
 HEAP_PROCEDURES = {

@@ -19,6 +19,7 @@ address of the region (range from the solver, stride from the address's alignmen
 from __future__ import annotations
 
 import claripy
+from angr.errors import SimSegfaultException
 from angr.storage.memory_mixins import (
     ActionsMixinHigh,
     ActionsMixinLow,
@@ -48,13 +49,34 @@ from angr.storage.memory_mixins import (
 )
 from angr.storage.memory_mixins.memory_mixin import MemoryMixin
 
-from ..errors import ForkRequest, MemoryFault, Target
+from ..errors import ForkRequest, InfeasibleAccess, MemoryFault, Target
 from ..strategies.fork import forking_enabled
 from ..strategies.resolution import NULL_PAGE, Hit, classify, in_interval, resolve
 from .address_space import MemoryObject
 from .object_store import known_alignment, select
 
 REGION_LIMIT = 4096
+# A symbolic-offset read whose selection has at least this many arms is bound to a fresh symbol
+# (a let-binding kept in the path constraints), so that an address computed from it stays small:
+# dependent lookups grow linearly with the number of hops instead of quadratically.
+LET_ARMS = 32
+
+
+def selection_arms(v, limit: int = 1 << 16) -> int:
+    """Number of if-then-else nodes on the selection spine of ``v`` (both sides of range splits,
+    the else side of equality chains), up to ``limit``."""
+    n = 0
+    todo = [v]
+    while todo and n < limit:
+        e = todo.pop()
+        if e.op != "If":
+            continue
+        n += 1
+        c = e.args[0]
+        if c.op in ("ULT", "ULE", "UGT", "UGE"):
+            todo.append(e.args[1])
+        todo.append(e.args[2])
+    return n
 
 
 def object_offset(addr, base):
@@ -79,8 +101,26 @@ def object_constraint(addr, obj: MemoryObject, size: int):
     return claripy.And(claripy.UGE(addr, start), claripy.ULE(addr, start + (obj.size - size)))
 
 
+class SpeculativeFindMixin(MemoryMixin):
+    """Marks the loads of angr's ``find`` (strlen, strchr, memchr... search in chunks of 129
+    bytes) as speculative: a chunk that may leave its object is not a program error; angr then
+    retries the search byte by byte, where a real over-read is still reported."""
+
+    _speculative = False
+
+    def find(self, addr, data, max_search, **kwargs):
+        prev = self._speculative
+        self._speculative = True
+        try:
+            return super().find(addr, data, max_search, **kwargs)
+        finally:
+            self._speculative = prev
+
+
 class RelocatableMixin(MemoryMixin):
     """Memory layer that implements the relocatable addressing model for heap objects."""
+
+    _speculative = False
 
     # ------------------------------------------------------------------ entry points
     def _route(self, addr):
@@ -100,19 +140,60 @@ class RelocatableMixin(MemoryMixin):
                 return c, None
         return addr, a
 
+    def _clipped_read(self, c: int, size: int, endness):
+        """A search chunk that starts inside an object and runs past its end: the object's bytes,
+        then zeros (the search stops there; an unterminated string is not reported)."""
+        h = classify(self.state.ram, c, 1)
+        if h.kind != "object" or h.obj.limit is not None:
+            return None
+        inside = h.obj.addr + h.obj.size - c
+        if inside >= size:
+            return None
+        v = claripy.Concat(h.obj.store.read(c - h.obj.addr, inside), claripy.BVV(0, (size - inside) * 8))
+        return v.reversed if endness == "Iend_LE" else v
+
+    def _dead(self) -> bool:
+        """True on the continuation of a VEX block after an exit taken for sure: angr (with its
+        default ``COPY_STATES``) executes the rest of the block under a false guard."""
+        scratch = self.state.scratch
+        guard = getattr(scratch, "guard", None)
+        return guard is not None and guard.is_false()
+
     def load(self, addr, size=None, *, endness=None, condition=None, fallback=None, **kwargs):
         addr, a = self._route(addr)
         if a is None:
             return super().load(addr, size, endness=endness, condition=condition, fallback=fallback, **kwargs)
         endness = endness or self.endness
-        if not a.symbolic:
-            c = a.concrete_value
-            h = classify(self.state.ram, c, size)
-            self._fault_if_error(h, c, size, "read")
-            v = h.obj.store.read(c - h.obj.addr, size, reverse=endness == "Iend_LE")
-        else:
-            hits = self._resolve(a, size, addr)
-            v = self._load_symbolic(addr, a, size, hits, endness, condition, fallback, kwargs)
+        try:
+            return self._load_checked(addr, a, size, endness, condition, fallback, kwargs)
+        except (MemoryFault, ForkRequest) as e:
+            speculative = self._speculative and size > 1 and (
+                isinstance(e, MemoryFault) or any(t.kind == "error" for t in e.targets))
+            if speculative:
+                where = a.concrete_value if not a.symbolic else 0
+                raise SimSegfaultException(where, "speculative chunk of a search leaves its object") from e
+            raise
+
+    def _load_checked(self, addr, a, size, endness, condition, fallback, kwargs):
+        try:
+            if self._dead():
+                raise InfeasibleAccess
+            if not a.symbolic:
+                c = a.concrete_value
+                if self._speculative and size > 1:
+                    clipped = self._clipped_read(c, size, endness)
+                    if clipped is not None:
+                        return clipped
+                h = classify(self.state.ram, c, size)
+                self._fault_if_error(h, c, size, "read", condition)
+                if h.obj.limit is not None:
+                    self._check_limit(c - h.obj.addr, h.obj, size, "read", condition)
+                v = h.obj.store.read(c - h.obj.addr, size, reverse=endness == "Iend_LE")
+            else:
+                hits = self._resolve(a, size, addr)
+                v = self._load_symbolic(addr, a, size, hits, endness, condition, fallback, kwargs)
+        except InfeasibleAccess:
+            return fallback if fallback is not None else claripy.BVV(0, size * 8)
         if condition is not None and fallback is not None:
             v = claripy.If(condition, v, fallback)
         return v
@@ -122,16 +203,23 @@ class RelocatableMixin(MemoryMixin):
         if a is None:
             return super().store(addr, data, size, endness=endness, condition=condition, **kwargs)
         endness = endness or self.endness
-        if a.symbolic:
-            hits = self._resolve(a, size, addr)
-            self._store_symbolic(addr, a, data, size, hits, endness, condition, kwargs)
+        try:
+            if self._dead():
+                raise InfeasibleAccess
+            if a.symbolic:
+                hits = self._resolve(a, size, addr)
+                self._store_symbolic(addr, a, data, size, hits, endness, condition, kwargs)
+                return None
+            c = a.concrete_value
+            h = classify(self.state.ram, c, size)
+            self._fault_if_error(h, c, size, "write", condition)
+            if h.obj.limit is not None:
+                self._check_limit(c - h.obj.addr, h.obj, size, "write", condition)
+        except InfeasibleAccess:
             return None
-        c = a.concrete_value
-        h = classify(self.state.ram, c, size)
-        self._fault_if_error(h, c, size, "write")
         obj = self.state.ram.writable(h.obj.id)
         off = c - obj.addr
-        value = self._convert_in(data, endness)
+        value = self._convert_in(data, endness, size)
         if condition is not None:
             value = claripy.If(condition, value, obj.store.read(off, size))
         obj.store.write(off, value, size)
@@ -174,15 +262,66 @@ class RelocatableMixin(MemoryMixin):
 
     # ------------------------------------------------------------------ helpers
     @staticmethod
-    def _convert_in(v, endness):
-        return v.reversed if endness == "Iend_LE" and v.length > 8 else v
+    def _convert_in(v, endness, size: int | None = None):
+        """``v`` in memory order, cut to its first ``size`` bytes (angr passes the whole data with a
+        smaller size for each concrete value of a symbolic store size)."""
+        v = v.reversed if endness == "Iend_LE" and v.length > 8 else v
+        if size is not None and v.length > size * 8:
+            v = claripy.Extract(v.length - 1, v.length - size * 8, v)
+        return v
 
-    def _fault_if_error(self, h: Hit, c: int, size: int, what: str) -> None:
+    def _fault_if_error(self, h: Hit, c: int, size: int, what: str, condition=None) -> None:
         if h.kind == "object":
             return
         if h.kind == "region":  # a concrete heap-range address never lands in a region
             return
-        raise MemoryFault(h.error, f"{what} of {size} bytes at {c:#x} hits {h.describe()}", c)
+        self._fault(h.error, f"{what} of {size} bytes at {c:#x} hits {h.describe()}", c, condition)
+
+    def _fault(self, kind: str, message: str, address: int | None = None, condition=None):
+        """Report a fault only where it can happen: raises InfeasibleAccess when the state (with the
+        access's guard ``condition``) is unsatisfiable, forks the guard when the access may also not
+        execute, and otherwise raises MemoryFault with the in-step path constraints."""
+        solver = self.state.solver
+        extra = [condition] if condition is not None and condition.symbolic else []
+        if (condition is not None and condition.is_false()) or not solver.satisfiable(extra_constraints=extra):
+            raise InfeasibleAccess
+        cons = tuple(solver.constraints)
+        if extra and solver.satisfiable(extra_constraints=[claripy.Not(condition)]):
+            if forking_enabled():
+                raise ForkRequest([Target(claripy.Not(condition), "value"),
+                                   Target(condition, "error", kind, message)], "guarded access", cons)
+        raise MemoryFault(kind, message, address, cons + tuple(extra))
+
+    def _check_limit(self, off, obj: MemoryObject, size: int, what: str, condition=None, guard=None) -> None:
+        """Bounds check against a symbolic allocation size: an access that may end beyond
+        ``obj.limit`` forks the faulting inputs off as an error path and keeps the in-bounds part;
+        one that always does faults. ``guard`` restricts the check to one target of several."""
+        if isinstance(off, int) and obj.min_size is not None and off + size <= obj.min_size:
+            return
+        end = claripy.BVV(off + size, 64) if isinstance(off, int) else off + size
+        bad = claripy.UGT(end, obj.limit)
+        if guard is not None:
+            bad = claripy.And(guard, bad)
+        if condition is not None and condition.symbolic:
+            bad = claripy.And(condition, bad)
+        elif condition is not None and condition.is_false():
+            return
+        solver = self.state.solver
+        if not solver.satisfiable(extra_constraints=[bad]):
+            return
+        msg = (f"{what} of {size} bytes beyond the symbolic size of object #{obj.id} "
+               f"(at most {obj.size} bytes, allocated at {obj.site:#x})")
+        ok = claripy.Not(bad)
+        if solver.satisfiable(extra_constraints=[ok]):
+            if forking_enabled():
+                raise self._fork_request([Target(ok, "value"), Target(bad, "error", "out-of-bounds", msg)], what)
+            self.state.add_constraints(ok)
+            return
+        self._fault("out-of-bounds", msg)
+
+    def _fork_request(self, targets: list[Target], what: str):
+        """A ForkRequest carrying the in-step path constraints (for the error targets)."""
+        return ForkRequest(targets, what, tuple(self.state.solver.constraints))
 
     def _targets(self, addr, a, size, hits: list[Hit]) -> list[Target]:
         out = []
@@ -196,13 +335,12 @@ class RelocatableMixin(MemoryMixin):
                                   f"access of {size} bytes may hit {h.describe()}"))
         return out
 
-    def _serve(self, addr, a, size, hits, what):
+    def _serve(self, addr, a, size, hits, what, condition=None):
         """Apply splitting and the multiple-resolution model; returns the hits to access here and
         the (possibly re-substituted) address. Raises ForkRequest or MemoryFault as needed."""
         space = self.state.ram
-        if not hits:
-            from angr.errors import SimUnsatError
-            raise SimUnsatError("angr-ram: no feasible address for a memory access on an unsat path")
+        if not hits:   # no model: the path is infeasible here
+            raise InfeasibleAccess
         if space.splitter is not None and len(hits) == 1 and space.splitter.maybe_split(space, hits[0]):
             a = space.substitute(addr)
             hits = resolve(self.state, a, size, addr)
@@ -210,21 +348,21 @@ class RelocatableMixin(MemoryMixin):
         if len(hits) == 1:
             if good:
                 return hits, a
-            raise MemoryFault(hits[0].error, f"{what} of {size} bytes hits {hits[0].describe()}")
+            self._fault(hits[0].error, f"{what} of {size} bytes hits {hits[0].describe()}", None, condition)
         model = space.model
         targets = self._targets(addr, a, size, hits)
         if not good:
             if forking_enabled():
-                raise ForkRequest(targets, what)
-            raise MemoryFault(hits[0].error, f"{what} of {size} bytes hits {hits[0].describe()}")
+                raise self._fork_request(targets, what)
+            self._fault(hits[0].error, f"{what} of {size} bytes hits {hits[0].describe()}", None, condition)
         if len(good) < len(hits):
             good_targets = [t for h, t in zip(hits, targets, strict=True) if h.kind != "error"]
             if forking_enabled():
                 if model.fallback == "fork" and model.name == "fork":
-                    raise ForkRequest(targets, what)
+                    raise self._fork_request(targets, what)
                 # other models: one state for every in-bounds target, error paths forked off
                 union = Target(claripy.Or(*[t.constraint for t in good_targets]), "object")
-                raise ForkRequest([union] + [t for t in targets if t.kind == "error"], what)
+                raise self._fork_request([union] + [t for t in targets if t.kind == "error"], what)
             self.state.add_constraints(claripy.Or(*[t.constraint for t in good_targets]))
         if len(good) == 1:
             return good, a
@@ -233,17 +371,21 @@ class RelocatableMixin(MemoryMixin):
             seg = model.merge(space, [h.obj for h in good], loc)
             if seg is not None:
                 a = space.substitute(addr)
-                return self._serve(addr, a, size, resolve(self.state, a, size, addr), what)
+                return self._serve(addr, a, size, resolve(self.state, a, size, addr), what, condition)
         if model.fallback == "fork" and forking_enabled():
-            raise ForkRequest([t for h, t in zip(hits, targets, strict=True) if h.kind != "error"], what)
+            raise self._fork_request([t for h, t in zip(hits, targets, strict=True) if h.kind != "error"], what)
         return good, a
 
     def _load_symbolic(self, addr, a, size, hits, endness, condition, fallback, kwargs):
-        served, a = self._serve(addr, a, size, hits, "read")
+        served, a = self._serve(addr, a, size, hits, "read", condition)
         values = []
+        many = len(served) > 1
         for h in served:
             if h.kind == "object":
                 off = object_offset(addr, h.obj.start)
+                if h.obj.limit is not None:
+                    guard = object_constraint(addr, h.obj, size) if many else None
+                    self._check_limit(off, h.obj, size, "read", condition, guard)
                 align = known_alignment(a - h.obj.addr, 8)
                 v = h.obj.store.read(off, size, align, reverse=endness == "Iend_LE")
                 cond = object_constraint(addr, h.obj, size)
@@ -254,17 +396,37 @@ class RelocatableMixin(MemoryMixin):
         out = values[-1][1]
         for cond, v in reversed(values[:-1]):
             out = claripy.If(cond, v, out)
-        return out
+        return self._let(out)
+
+    def _let(self, v):
+        """``v`` itself, or a fresh ``ram_let`` symbol bound to it by a path constraint when ``v`` is
+        a large selection (see :data:`LET_ARMS` and :mod:`angr_ram.plugins.enumeration`)."""
+        if v.op != "If" or selection_arms(v, LET_ARMS) < LET_ARMS:
+            return v
+        # The name is a function of the path (its let count) and the instruction: a block that is
+        # re-executed after a fork re-creates the same symbol, so the fork's target constraints,
+        # which may mention it, keep constraining it.
+        space = self.state.ram
+        space.lets += 1
+        loc = self.state.scratch.ins_addr or self.state.addr or 0
+        sym = claripy.BVS(f"ram_let_{space.lets}_{loc:x}_{v.length}", v.length, explicit_name=True)
+        self.state.add_constraints(sym == v)
+        if space.stats is not None:
+            space.stats.let_bindings += 1
+        return sym
 
     def _store_symbolic(self, addr, a, data, size, hits, endness, condition, kwargs):
-        served, a = self._serve(addr, a, size, hits, "write")
+        served, a = self._serve(addr, a, size, hits, "write", condition)
         many = len(served) > 1
         for h in served:
             if h.kind == "object":
+                if h.obj.limit is not None:
+                    self._check_limit(object_offset(addr, h.obj.start), h.obj, size, "write", condition,
+                                      object_constraint(addr, h.obj, size) if many else None)
                 obj = self.state.ram.writable(h.obj.id)
                 off = object_offset(addr, obj.start)
                 align = known_alignment(a - obj.addr, 8)
-                value = self._convert_in(data, endness)
+                value = self._convert_in(data, endness, size)
                 guard = object_constraint(addr, obj, size) if many else None
                 if condition is not None:
                     guard = condition if guard is None else claripy.And(guard, condition)
@@ -285,8 +447,8 @@ class RelocatableMixin(MemoryMixin):
         stride = min(known_alignment(a, 8), 8)
         count = (hi - lo) // stride + 1
         if count > REGION_LIMIT:
-            raise MemoryFault("symbolic-range-too-large",
-                              f"symbolic address spans {count} candidates in {h.describe()} (limit {REGION_LIMIT})")
+            self._fault("symbolic-range-too-large",
+                        f"symbolic address spans {count} candidates in {h.describe()} (limit {REGION_LIMIT})")
         return list(range(lo, hi + 1, stride))
 
     def _region_load(self, addr, a, size, h, endness, kwargs):
@@ -306,6 +468,7 @@ class RelocatableMixin(MemoryMixin):
 
 class RamMemory(
     HexDumperMixin,
+    SpeculativeFindMixin,
     SmartFindMixin,
     UnwrapperMixin,
     NameResolutionMixin,

@@ -17,6 +17,7 @@ from angr.state_plugins.solver import SimSolver
 from claripy.errors import UnsatError
 from claripy.frontend import Frontend
 
+from . import enumeration
 from .query_cache import model_leaves
 from .substitution import Substitution
 
@@ -41,6 +42,7 @@ class SubstitutingFrontend(Frontend):
         self.cache = None
         self.sizes: dict = {}
         self.embedded = frozenset()
+        self.has_lets = False       # some constraint binds a let symbol (see plugins/enumeration.py)
 
     # ------------------------------------------------------------------ plumbing
     def bind(self, subst: Substitution, cache=None, sizes=None, embedded=frozenset()) -> None:
@@ -69,6 +71,10 @@ class SubstitutingFrontend(Frontend):
         inner = self._sync()
         t = time.perf_counter()
         try:
+            if self.has_lets:
+                r = enumeration.solve(inner, name, args, kwargs, self.stats)
+                if r is not enumeration.UNHANDLED:
+                    return r
             return getattr(inner, name)(*args, **kwargs)
         finally:
             st = self.stats
@@ -90,12 +96,14 @@ class SubstitutingFrontend(Frontend):
         c.inner = None
         c.subst, c._epoch, c.stats, c._variables = self.subst, None, self.stats, frozenset()
         c.cache, c.sizes, c.embedded = self.cache, self.sizes, self.embedded
+        c.has_lets = False
 
     def _copy(self, c):
         c.constraints = list(self.constraints)
         c.inner = self.inner.branch()
         c.subst, c._epoch, c.stats, c._variables = self.subst, self._epoch, self.stats, self._variables
         c.cache, c.sizes, c.embedded = self.cache, self.sizes, self.embedded
+        c.has_lets = self.has_lets
 
     def finalize(self):
         self.inner.finalize()
@@ -112,6 +120,8 @@ class SubstitutingFrontend(Frontend):
         inner = self._sync()
         self.constraints.extend(added)
         self._variables = self._variables.union(*(c.variables for c in added))
+        if not self.has_lets:
+            self.has_lets = any(enumeration.is_let(n) for c in added for n in c.variables)
         inner.add(self.subst.many(added))
         return added
 

@@ -79,7 +79,7 @@ class DynamicSegments(ForkModel):
         if not seen:
             return None
         out = [o for o in space.placed_objects() if not o.freed and signatures(space, o) & seen]
-        if not out or any(o.kind == "chunk" or o.name is None for o in out):
+        if not out or not all(mergeable(o) for o in out):
             return None
         return out
 
@@ -88,7 +88,7 @@ class DynamicSegments(ForkModel):
         return objs
 
     def merge(self, space, objs, loc):
-        if any(o.kind == "chunk" or o.name is None for o in objs):
+        if not all(mergeable(o) for o in objs):
             return None
         self.record(space, objs, loc)
         members = self.members(space, objs)
@@ -121,7 +121,7 @@ class FlatSegments(DynamicSegments):
     name = "flat"
 
     def members(self, space, objs):
-        return [o for o in space.placed_objects() if not o.freed and o.kind != "chunk" and o.name is not None]
+        return [o for o in space.placed_objects() if mergeable(o)]
 
 
 class StaticSegments(DynamicSegments):
@@ -156,12 +156,17 @@ class StaticSegments(DynamicSegments):
         for r in roots:
             self._parent[r] = root
         group = [o for o in space.placed_objects()
-                 if not o.freed and o.kind != "chunk" and o.name is not None
-                 and any(self._find(s) == root for s in self._sites(space, o))]
+                 if mergeable(o) and any(self._find(s) == root for s in self._sites(space, o))]
         _, _, total = space.segment_layout([o.id for o in group])
         if total > self.threshold:
             return None
         return group
+
+
+def mergeable(o: MemoryObject) -> bool:
+    """Whether a segment may take ``o``: live, not a chunk, with a symbolic base and a concrete size
+    (a symbolically sized object keeps its own bounds check, so it is never merged)."""
+    return not o.freed and o.kind != "chunk" and o.name is not None and o.limit is None
 
 
 def make_model(model: str, reuse_segments: bool = False, smm_threshold: int = 10 * 1024,

@@ -1,0 +1,57 @@
+"""Programs not written for angr-ram: third-party libraries (Debian's zlib, uthash) and programs
+written from a public specification (FIPS-197's S-box, the C standard's strspn/strtok), at -O0
+and -O2, against the native program over the whole two-byte input domain, with no error path
+(every program here is memory-safe). ``angr-ram bench --corpus`` runs the full matrix, json-c
+included."""
+
+import os
+from functools import cache
+
+import pytest
+
+from angr_ram.groundtruth import outcome_set
+from angr_ram.runner import explore
+
+from .conftest import BUILD
+
+
+@cache
+def native(binary: str) -> frozenset:
+    return frozenset(outcome_set(binary, 2))
+
+
+def check(name: str, opt: str, **kw):
+    b = os.fspath(BUILD / f"{name}_{opt}")
+    r = explore(b, 2, **kw)
+    assert r.errors == [], r.errors[:3]
+    assert r.outcomes == native(b)
+    return r
+
+
+@pytest.mark.parametrize("opt", ("O0", "O2"))
+@pytest.mark.parametrize("model", ("fork", "dsmm", "ite"))
+@pytest.mark.parametrize("name", ("aes_sbox", "crc32_zlib"))
+def test_table_lookup_programs(name, opt, model):
+    r = check(name, opt, model=model)
+    assert r.stats["let_bindings"] >= 2          # two dependent lookups, each bound once per path
+
+
+@pytest.mark.parametrize("opt", ("O0", "O2"))
+def test_string_functions_from_the_c_standard(opt):
+    check("strspn_generic", opt)
+
+
+def test_string_functions_under_dsmm():
+    check("strspn_generic", "O2", model="dsmm")
+
+
+def test_bytecode_interpreter_jump_table():
+    """At -O2 the switch is a jump table: a symbolic read of .rodata decides the jump target."""
+    check("bytecode", "O2")
+
+
+def test_uthash_lookup_of_a_symbolic_key():
+    """Jenkins hash of the key, then the bucket chain: both outcomes (found, not found) and the
+    found values' classes, with z3 never asked about the hash."""
+    r = check("uthash_find", "O2")
+    assert r.stats["enumerated_queries"] > 0
