@@ -9,6 +9,9 @@ dependent table lookups (``hops``). Configurations run side by side, round-robin
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -34,11 +37,25 @@ CONFIGS = (("stock", {"engine": "stock"}), ("fork", {"model": "fork"}), ("dsmm",
 
 
 def run(binary: str, timeout: float, **kw) -> dict:
-    """One exploration of ``binary`` with two symbolic stdin bytes."""
+    """One exploration of ``binary`` with two symbolic stdin bytes, in a subprocess killed after
+    ``timeout`` seconds (a single z3 call can outlast the exploration's own timeout)."""
     t = time.perf_counter()
+    cmd = [sys.executable, "-m", "angr_ram.bench_corpus", binary, json.dumps(kw), str(timeout)]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 30, check=True).stdout
+        r = json.loads(out.strip().splitlines()[-1])
+        r["outcomes"] = {(c, bytes.fromhex(o)) for c, o in r["outcomes"]}
+    except subprocess.TimeoutExpired:
+        r = {"paths": 0, "outcomes": set(), "errors": 0, "timed_out": True, "z3": 0}
+    r["seconds"] = time.perf_counter() - t
+    return r
+
+
+def _one(binary: str, kw: dict, timeout: float) -> None:
     r = explore(binary, 2, timeout=timeout, **kw)
-    return {"seconds": time.perf_counter() - t, "paths": r.stats.get("paths", 0), "outcomes": r.outcomes,
-            "errors": len(r.errors), "timed_out": r.timed_out, "z3": r.stats.get("z3_checks", 0)}
+    print(json.dumps({"paths": r.stats.get("paths", 0), "errors": len(r.errors), "timed_out": r.timed_out,
+                      "z3": r.stats.get("z3_checks", 0),
+                      "outcomes": sorted((c, o.hex()) for c, o in r.outcomes)}))
 
 
 def corpus_table(names=None, opts=("O0", "O2"), timeout: float = 300.0, samples_dir: Path = SAMPLES_DIR) -> None:
@@ -68,3 +85,7 @@ def corpus_table(names=None, opts=("O0", "O2"), timeout: float = 300.0, samples_
         print(f"{hops:4} {s['seconds']:8.1f} {len(s['outcomes'] & truth):>5}/{len(truth):<5} "
               f"{f['seconds']:7.1f} {len(f['outcomes'] & truth):>4}/{len(truth):<5} {f['z3']:9}", flush=True)
     print("+ = stopped by the timeout; found = outcomes found of those the native program produces")
+
+
+if __name__ == "__main__":
+    _one(sys.argv[1], json.loads(sys.argv[2]), float(sys.argv[3]))

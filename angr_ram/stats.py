@@ -41,6 +41,7 @@ class RunStats:
     cache_size: int = 0
     z3_checks: int = 0
     cache_disk_size: int = 0
+    multi_writes: int = 0          # stores of symbolic length kept as one guarded record
     let_bindings: int = 0          # large symbolic-offset reads bound to a fresh symbol
     enumerated_queries: int = 0    # queries over let-bound lookups decided by small-domain enumeration
     infeasible_errors: int = 0     # faults found on paths that turned out infeasible (not reported)

@@ -134,3 +134,31 @@ def test_symbolic_size_bounds_check_forks_only_the_faulting_inputs(ram_state):
     assert ram_state.solver.min(n) == 2
     ram_state.memory.store(obj.base + 5, claripy.BVV(1, 8))        # outside a step: constrained in bounds
     assert ram_state.solver.min(n) == 6
+
+
+def test_symbolic_length_store_is_one_multi_write(ram_state):
+    """read(fd, buf, n) / memcpy(d, s, n) with a symbolic n: one guarded record, and every byte
+    reads as the data below n and as the old contents from n on."""
+    from angr_ram.plugins.heap import allocate
+
+    obj = allocate(ram_state, 16, zero=True)
+    n = claripy.BVS("n", 64)
+    ram_state.add_constraints(claripy.ULE(n, 8))
+    ram_state.memory.store(obj.base + 4, claripy.BVV(0x0102030405060708, 64), size=n, endness="Iend_BE")
+    store = ram_state.ram.objects[obj.id].store
+    assert len(store.syms) == 1 and store.syms[0].limit is not None
+    for k in range(10):
+        b = ram_state.memory.load(obj.base + 4 + k, 1)
+        for nv in (0, 3, 8):
+            want = k + 1 if k < nv else 0
+            assert ram_state.solver.eval_upto(b, 2, extra_constraints=[n == nv]) == [want]
+
+
+def test_symbolic_length_store_past_the_object_keeps_the_in_bounds_lengths(ram_state):
+    from angr_ram.plugins.heap import allocate
+
+    obj = allocate(ram_state, 16, zero=True)
+    n = claripy.BVS("n", 64)
+    ram_state.add_constraints(claripy.ULE(n, 8))
+    ram_state.memory.store(obj.base + 12, claripy.BVV(0x0102030405060708, 64), size=n, endness="Iend_BE")
+    assert ram_state.solver.max(n) == 4        # outside a step the faulting lengths are cut off

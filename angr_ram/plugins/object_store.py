@@ -14,7 +14,7 @@ Values are kept in memory order: the first byte of a value is its most significa
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import claripy
 
@@ -53,6 +53,8 @@ class SymbolicWrite:
     value: BV
     size: int
     align: int  # a power of two that provably divides ``offset``
+    limit: BV | None = None   # multi-write: only its first ``limit`` bytes are written (symbolic length)
+    guard: object = None      # multi-write: written only where this condition holds
 
 
 def known_alignment(e: BV | int, limit: int = 64) -> int:
@@ -124,8 +126,7 @@ class ObjectStore:
         o.size, o.seq = hi - lo, self.seq
         o.fills = [f.shifted(-lo, lo, hi) for f in self.fills if f.lo < hi and f.hi > lo]
         o.conc = {b - lo: (seq, start - lo, v) for b, (seq, start, v) in self.conc.items() if lo <= b < hi}
-        o.syms = [SymbolicWrite(w.seq, w.offset - lo, w.value, w.size, min(w.align, (lo & -lo) or 64))
-                  for w in self.syms]
+        o.syms = [replace(w, offset=w.offset - lo, align=min(w.align, (lo & -lo) or 64)) for w in self.syms]
         return o
 
     # ------------------------------------------------------------------ defaults
@@ -159,6 +160,18 @@ class ObjectStore:
             return
         self.syms.append(SymbolicWrite(self.seq, off, value, n, align or known_alignment(off)))
 
+    def write_multi(self, off: int, value: BV, n: int, length: BV, guard=None) -> None:
+        """A write of symbolic ``length`` (at most ``n`` bytes of ``value``, memory order) at
+        concrete offset ``off``: one record, byte ``off + i`` written where ``i < length`` (and
+        ``guard``), instead of one conditional write per feasible length."""
+        self.seq += 1
+        if length.length < 64:
+            length = claripy.ZeroExt(64 - length.length, length)
+        elif length.length > 64:
+            length = claripy.Extract(63, 0, length)
+        self.syms.append(SymbolicWrite(self.seq, claripy.BVV(off, 64), value, n, off & -off if off else 64,
+                                       length, guard))
+
     def embed(self, other: ObjectStore, at: int) -> None:
         """Copy ``other``'s contents into this store at offset ``at`` (segment building)."""
         base = self.seq
@@ -181,7 +194,7 @@ class ObjectStore:
             self.conc[b + at] = (base + seq, start + at, v)
         for w in other.syms:
             off = w.offset + at
-            self.syms.append(SymbolicWrite(base + w.seq, off, w.value, w.size, known_alignment(off)))
+            self.syms.append(replace(w, seq=base + w.seq, offset=off, align=known_alignment(off)))
         self.seq = base + other.seq
 
     # ------------------------------------------------------------------ reads
@@ -251,12 +264,21 @@ class ObjectStore:
     @staticmethod
     def _covers(w: SymbolicWrite, b: int | BV):
         if w.size == 1:
-            return w.offset == b
-        return claripy.And(claripy.ULE(w.offset, b), claripy.ULT(b, w.offset + w.size))
+            c = w.offset == b
+        else:
+            c = claripy.And(claripy.ULE(w.offset, b), claripy.ULT(b, w.offset + w.size))
+        if w.limit is not None:
+            rel = (b - w.offset) if not isinstance(b, int) else (claripy.BVV(b, w.offset.length) - w.offset)
+            if rel.length < 64:
+                rel = claripy.ZeroExt(64 - rel.length, rel)
+            c = claripy.And(c, claripy.ULT(rel, w.limit))
+        if w.guard is not None:
+            c = claripy.And(c, w.guard)
+        return c
 
     def _read_symbolic(self, off: BV, n: int, align: int, reverse: bool = False) -> BV:
         word = n & (n - 1) == 0 and align >= n and all(
-            w.size == n and w.align >= n for w in self.syms)
+            w.size == n and w.align >= n and w.limit is None and w.guard is None for w in self.syms)
         if word:
             def conv(v):
                 return v.reversed if reverse else v
