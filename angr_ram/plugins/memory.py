@@ -316,22 +316,8 @@ class RelocatableMixin(MemoryMixin):
         bad = claripy.UGT(end, obj.limit)
         if guard is not None:
             bad = claripy.And(guard, bad)
-        if condition is not None and condition.symbolic:
-            bad = claripy.And(condition, bad)
-        elif condition is not None and condition.is_false():
-            return
-        solver = self.state.solver
-        if not solver.satisfiable(extra_constraints=[bad]):
-            return
-        msg = (f"{what} of {size} bytes beyond the symbolic size of object #{obj.id} "
-               f"(at most {obj.size} bytes, allocated at {obj.site:#x})")
-        ok = claripy.Not(bad)
-        if solver.satisfiable(extra_constraints=[ok]):
-            if forking_enabled():
-                raise self._fork_request([Target(ok, "value"), Target(bad, "error", "out-of-bounds", msg)], what)
-            self.state.add_constraints(ok)
-            return
-        self._fault("out-of-bounds", msg)
+        self._split_off(bad, f"{what} of {size} bytes beyond the symbolic size of object #{obj.id} "
+                             f"(at most {obj.size} bytes, allocated at {obj.site:#x})", what, condition)
 
     def _multi_store(self, addr, data, length, endness, condition) -> bool:
         """Store the first ``length`` (symbolic) bytes of ``data`` at ``addr`` as one multi-write
@@ -356,11 +342,12 @@ class RelocatableMixin(MemoryMixin):
         if n <= 0:
             return True
         wide = length if length.length >= 64 else claripy.ZeroExt(64 - length.length, length)
+        msg = f"write of symbolic length runs past object #{obj.id} (size {obj.size}, allocated at {obj.site:#x})"
         try:
             if off + n > obj.size:
-                self._check_end(claripy.UGT(wide, obj.size - off), obj, "write", condition)
+                self._split_off(claripy.UGT(wide, obj.size - off), msg, "write", condition)
             if obj.limit is not None and (obj.min_size is None or off + n > obj.min_size):
-                self._check_end(claripy.UGT(wide + off, obj.limit), obj, "write", condition)
+                self._split_off(claripy.UGT(wide + off, obj.limit), msg, "write", condition)
         except InfeasibleAccess:
             return True
         n = min(n, obj.size - off)
@@ -374,15 +361,17 @@ class RelocatableMixin(MemoryMixin):
             self.state.ram.stats.multi_writes += 1
         return True
 
-    def _check_end(self, bad, obj: MemoryObject, what: str, condition) -> None:
-        """Fork off (or fault) the inputs for which ``bad`` (a multi-write running past ``obj``)
-        holds."""
+    def _split_off(self, bad, msg: str, what: str, condition) -> None:
+        """Fork the inputs for which ``bad`` (an out-of-bounds condition) holds off as an error
+        path and keep the others; fault when it always holds; nothing when it never does. Outside
+        a step the state is constrained to the in-bounds inputs."""
         if condition is not None and condition.symbolic:
             bad = claripy.And(condition, bad)
+        elif condition is not None and condition.is_false():
+            return
         solver = self.state.solver
         if not solver.satisfiable(extra_constraints=[bad]):
             return
-        msg = f"{what} of symbolic length runs past object #{obj.id} (size {obj.size}, allocated at {obj.site:#x})"
         ok = claripy.Not(bad)
         if solver.satisfiable(extra_constraints=[ok]):
             if forking_enabled():
