@@ -529,12 +529,7 @@ def _values(ev: Evaluator, e, mask, n: int | None):
 def answer(constraints, name: str, args: tuple, kwargs: dict):
     """The answer to solver query ``name`` over the slice ``constraints``, or UNHANDLED."""
     extra = tuple(kwargs.get("extra_constraints") or ())
-    if name == "batch_eval":
-        exprs = tuple(args[0])
-    elif name in _EXPR_QUERIES:
-        exprs = tuple(x for x in args[:_EXPR_QUERIES[name]] if not isinstance(x, int))
-    else:
-        exprs = ()
+    exprs = query_exprs(name, args)
     try:
         prep = _prepare(constraints, [*exprs, *extra])
         if prep is None:
@@ -577,18 +572,20 @@ def answer(constraints, name: str, args: tuple, kwargs: dict):
 _EXPR_QUERIES = {"eval": 1, "max": 1, "min": 1, "is_true": 1, "is_false": 1, "solution": 2}
 
 
+def query_exprs(name: str, args: tuple) -> tuple:
+    """The expressions a query asks about (not its extra constraints)."""
+    if name == "batch_eval":
+        return tuple(args[0])
+    if name in _EXPR_QUERIES:
+        return tuple(x for x in args[:_EXPR_QUERIES[name]] if not isinstance(x, int))
+    return ()
+
+
 def query_names(name: str, args: tuple, kwargs: dict) -> set:
     """Variable names a query mentions (its expressions and extra constraints)."""
     names: set = set()
-    for c in kwargs.get("extra_constraints") or ():
-        names |= c.variables
-    if name == "batch_eval":
-        for e in args[0]:
-            names |= e.variables
-    elif name in _EXPR_QUERIES:
-        for e in args[:_EXPR_QUERIES[name]]:
-            if not isinstance(e, int):
-                names |= e.variables
+    for e in (*query_exprs(name, args), *(kwargs.get("extra_constraints") or ())):
+        names |= e.variables
     return names
 
 
@@ -613,13 +610,13 @@ def solve(inner, name: str, args: tuple, kwargs: dict, stats=None):
     let-bound symbols and few free bits; UNHANDLED otherwise (the caller asks ``inner``)."""
     prime(inner, stats)
     names = query_names(name, args, kwargs)
+    if not names:
+        return UNHANDLED     # whole-state satisfiability: the primed caches answer it
     if not any(is_let(n) for n in names):
         # the query's own slice may still reach let-bound symbols through shared variables
         children = inner._solvers_for_variables(names) if names else []
         if not any(any(is_let(n) for n in ch.variables) for ch in children):
             return UNHANDLED
-    if not names:
-        return UNHANDLED     # whole-state satisfiability: the primed caches answer it
     child = inner._solver_for_names(names)
     if name not in ("satisfiable", "check_satisfiability") and not kwargs.get("extra_constraints"):
         if not inner.satisfiable():

@@ -124,8 +124,7 @@ class MultiWriteMixin(MemoryMixin):
     per feasible length."""
 
     def store(self, addr, data, size=None, *, condition=None, endness=None, **kwargs):
-        if (self.category == "mem" and size is not None and not isinstance(size, int)
-                and getattr(size, "op", "BVV") != "BVV" and size.symbolic
+        if (self.category == "mem" and isinstance(size, claripy.ast.BV) and size.symbolic
                 and self._multi_store(addr, data, size, endness, condition)):
             return None
         return super().store(addr, data, size=size, condition=condition, endness=endness, **kwargs)
@@ -168,10 +167,11 @@ class RelocatableMixin(MemoryMixin):
 
     def _dead(self) -> bool:
         """True on the continuation of a VEX block after an exit taken for sure: angr (with its
-        default ``COPY_STATES``) executes the rest of the block under a false guard."""
-        scratch = self.state.scratch
-        guard = getattr(scratch, "guard", None)
-        return guard is not None and guard.is_false()
+        default ``COPY_STATES``) executes the rest of the block under a guard that claripy folds to
+        ``False``. A syntactic test (this runs on every heap access); a guard that is unsatisfiable
+        without being folded is caught by the feasibility check before any fault."""
+        guard = self.state.scratch.guard
+        return guard.op == "BoolV" and not guard.args[0]
 
     def load(self, addr, size=None, *, endness=None, condition=None, fallback=None, **kwargs):
         addr, a = self._route(addr)
@@ -327,6 +327,8 @@ class RelocatableMixin(MemoryMixin):
         addr, a = self._route(addr)
         if a is None or a.symbolic or self._dead():
             return False
+        if condition is not None and not condition.symbolic and condition.is_false():
+            return True
         c = a.concrete_value
         h = classify(self.state.ram, c, 1)
         if h.kind != "object":
@@ -354,8 +356,6 @@ class RelocatableMixin(MemoryMixin):
         obj = self.state.ram.writable(obj.id)
         value = self._convert_in(data, endness or self.endness, n)
         guard = condition if condition is not None and condition.symbolic else None
-        if condition is not None and not condition.symbolic and condition.is_false():
-            return True
         obj.store.write_multi(off, value, n, wide, guard)
         if self.state.ram.stats is not None:
             self.state.ram.stats.multi_writes += 1
