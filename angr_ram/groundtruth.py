@@ -16,8 +16,11 @@ FORKSERVER = Path(__file__).resolve().parent.parent / "samples" / "build" / "for
 
 
 def run_inputs(binary: str, inputs: list[bytes], forkserver: Path = FORKSERVER, workers: int = 2,
-               env: dict | None = None) -> list[tuple[int, bytes]]:
-    """(exit status, stdout) of ``binary`` for each input, in order, using ``workers`` processes."""
+               env: dict | None = None, target: str = "stdin") -> list[tuple[int, bytes]]:
+    """(exit status, stdout) of ``binary`` for each input, in order, using ``workers`` processes.
+
+    ``target`` is where each input goes: ``"stdin"``, ``"argv1"`` (the program's first argument,
+    cut at its first NUL) or ``"file:NAME"`` (a file NAME in the program's working directory)."""
     if not inputs:
         return []
     if workers > 1 and len(inputs) >= 1024:
@@ -25,7 +28,7 @@ def run_inputs(binary: str, inputs: list[bytes], forkserver: Path = FORKSERVER, 
         k = (len(inputs) + workers - 1) // workers
         parts = [inputs[i:i + k] for i in range(0, len(inputs), k)]
         with ThreadPoolExecutor(workers) as ex:
-            results = list(ex.map(lambda p: run_inputs(binary, p, forkserver, 1, env), parts))
+            results = list(ex.map(lambda p: run_inputs(binary, p, forkserver, 1, env, target), parts))
         return [r for part in results for r in part]
     n = len(inputs[0])
     if any(len(i) != n for i in inputs):
@@ -33,8 +36,10 @@ def run_inputs(binary: str, inputs: list[bytes], forkserver: Path = FORKSERVER, 
     with tempfile.TemporaryDirectory() as d:
         inp, out = Path(d, "in"), Path(d, "out")
         inp.write_bytes(b"".join(inputs))
-        env = dict(os.environ, **(env or {}), GT_INPUTS=str(inp), GT_LEN=str(n), GT_OUT=str(out), LD_PRELOAD=str(forkserver))
-        subprocess.run([binary], env=env, check=True, stdin=subprocess.DEVNULL, timeout=600)
+        env = dict(os.environ, **(env or {}), GT_INPUTS=str(inp), GT_LEN=str(n), GT_OUT=str(out),
+                   GT_TARGET=target, LD_PRELOAD=str(forkserver))
+        argv = [os.path.abspath(binary)] + (["placeholder"] if target == "argv1" else [])
+        subprocess.run(argv, env=env, check=True, stdin=subprocess.DEVNULL, timeout=600, cwd=d)
         lines = out.read_text().splitlines()
     res = []
     for line in lines:

@@ -17,7 +17,7 @@ import angr
 from .errors import AngrRamError, ForkRequest, MemoryErrorInfo, MemoryFault
 from .plugins.address_space import AddressSpace
 from .plugins.heap import HEAP_PROCEDURES
-from .plugins.libc import RamLibcStartMain, install_format_fix
+from .plugins.libc import RamLibcStartMain, install_error_fix, install_format_fix
 from .plugins.memory import RamMemory
 from .plugins.model_eval import install_fast_model_eval
 from .plugins.query_cache import QueryCache
@@ -210,6 +210,7 @@ def install_hooks(project) -> None:
     for name, cls in HEAP_PROCEDURES.items():
         if project.loader.find_symbol(name) is not None:
             project.hook_symbol(name, cls(), replace=True)
+    install_error_fix(project)
     install_format_fix()
     install_fast_model_eval()
     if project.loader.find_symbol("__libc_start_main") is not None:

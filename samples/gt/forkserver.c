@@ -1,7 +1,10 @@
 /* Ground-truth fork server, loaded with LD_PRELOAD into an unmodified sample binary.
  * When GT_INPUTS names a file of GT_LEN-byte records, the constructor runs the program once per
  * record (fork before main, the record on stdin, stdout captured) and writes one line per record
- * to GT_OUT: "<exit status> <stdout as hex>". Signals are reported as 128 + signal number. */
+ * to GT_OUT: "<exit status> <stdout as hex>". Signals are reported as 128 + signal number.
+ * GT_TARGET says where the record goes: "stdin" (the default), "argv1" (it becomes argv[1], cut at
+ * its first NUL like any C string; run the binary with one placeholder argument) or "file:NAME"
+ * (the file NAME in the working directory holds exactly the record). */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-__attribute__((constructor)) static void gt_forkserver(void) {
+__attribute__((constructor)) static void gt_forkserver(int argc, char **argv, char **envp) {
+    (void)envp;
     const char *inputs = getenv("GT_INPUTS");
     if (!inputs) return;
     int len = atoi(getenv("GT_LEN") ? getenv("GT_LEN") : "0");
@@ -18,11 +22,21 @@ __attribute__((constructor)) static void gt_forkserver(void) {
     FILE *out = fopen(getenv("GT_OUT") ? getenv("GT_OUT") : "/dev/stdout", "w");
     if (!in || !out || len <= 0 || len > 4096) { fprintf(stderr, "forkserver: bad GT_* settings\n"); _exit(70); }
     unsetenv("GT_INPUTS");
+    const char *target = getenv("GT_TARGET") ? getenv("GT_TARGET") : "stdin";
+    int to_argv = strcmp(target, "argv1") == 0;
+    const char *file = strncmp(target, "file:", 5) == 0 ? target + 5 : NULL;
+    if (!to_argv && !file && strcmp(target, "stdin") != 0) { fprintf(stderr, "forkserver: bad GT_TARGET\n"); _exit(70); }
+    if (to_argv && argc < 2) { fprintf(stderr, "forkserver: GT_TARGET=argv1 needs a placeholder argument\n"); _exit(70); }
+    static char arg[4097];
     unsigned char rec[4096];
     char captured[1 << 16];
     while (fread(rec, 1, len, in) == (size_t)len) {
         int ifd = memfd_create("gt_in", 0), ofd = memfd_create("gt_out", 0);
-        if (write(ifd, rec, len) != len) _exit(71);
+        if (!to_argv && !file && write(ifd, rec, len) != len) _exit(71);
+        if (file) {
+            FILE *f = fopen(file, "wb");
+            if (!f || fwrite(rec, 1, len, f) != (size_t)len || fclose(f) != 0) _exit(72);
+        }
         lseek(ifd, 0, SEEK_SET);
         fflush(out);
         pid_t pid = fork();
@@ -32,7 +46,12 @@ __attribute__((constructor)) static void gt_forkserver(void) {
             close(ifd);
             close(ofd);
             fclose(in);
-            return; /* continue into main with this record on stdin */
+            if (to_argv) {
+                memcpy(arg, rec, len);
+                arg[len] = 0;
+                argv[1] = arg;
+            }
+            return; /* continue into main with this record on stdin, in argv[1] or in the file */
         }
         int st = 0;
         waitpid(pid, &st, 0);
