@@ -71,3 +71,6 @@ class MemoryErrorInfo:
     def __str__(self) -> str:
         where = f" at {self.ins_addr:#x}" if self.ins_addr is not None else ""
         return f"{self.kind}{where}: {self.message}"
+
+    def __repr__(self) -> str:
+        return f"<MemoryErrorInfo {self}; stdin={self.stdin!r}>"

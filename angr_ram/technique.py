@@ -123,6 +123,16 @@ class RelocatableMemory(angr.ExplorationTechnique):
         self.context_k = context_k
         self._regions = None
 
+    def __repr__(self) -> str:
+        st = self.stats
+        opts = [f"model={self.model}", f"symbolic_bases={self.symbolic_bases}"]
+        if self.splitter is not None:
+            opts.append(f"split={self.splitter.size}")
+        if self.cache is not None:
+            opts.append(f"cache={self.cache.mode}")
+        return (f"<RelocatableMemory {' '.join(opts)}: {st.objects} objects, {st.forks} forks, "
+                f"{st.resolutions} resolutions, {st.solver_queries} solver queries, {st.z3_checks} z3 checks>")
+
     def close(self) -> None:
         """Flush and close what the run keeps open (the on-disk cache store)."""
         if self.cache is not None:

@@ -148,6 +148,12 @@ class QuantifiedMerging(ExplorationTechnique):
         self._ids = itertools.count(1)
         self.stats = MergeStats()
 
+    def __repr__(self) -> str:
+        st = self.stats
+        return (f"<QuantifiedMerging mode={self.mode} merge_points={list(self._spec)!r} "
+                f"incremental={self.incremental}: {st.fragments} fragments, {st.merges_ite} ite merges, "
+                f"{st.merges_pat} pattern merges, {st.incremental} incremental merges>")
+
     def setup(self, simgr):
         self.entries = resolve_merge_points(simgr._project, self._spec)
         quantified.STATS = self.stats.solve          # the solving procedure counts into this run

@@ -29,7 +29,7 @@ ALIGN = 16
 RED_ZONE = 32
 
 
-@dataclass
+@dataclass(repr=False)
 class MemoryObject:
     """One allocation: symbolic base, size, contents, allocation site and k-context."""
 
@@ -58,6 +58,24 @@ class MemoryObject:
     def placed(self) -> bool:
         """True while the object occupies its own address range."""
         return self.addr is not None
+
+    def __repr__(self) -> str:
+        what = {"segment": "Segment", "chunk": "Chunk"}.get(self.kind, "MemoryObject")
+        size = f"{self.size} B" if self.limit is None else f"symbolic size <= {self.size} B"
+        where = f"hidden at {self.addr:#x}" if self.addr is not None else (
+            f"in #{self.parent[0]} at +{self.parent[1]}" if self.parent is not None else "unplaced")
+        parts = [f"#{self.id}", size, where]
+        if self.name is not None:
+            parts.append(f"base {self.name}")
+        if self.kind == "segment":
+            parts.append("members " + ",".join(f"#{m}" for m in self.members))
+        elif self.kind == "chunk":
+            parts.append(f"of #{self.members[0]}")
+        else:
+            parts.append(f"site {self.site:#x}")
+        if self.freed:
+            parts.append("freed")
+        return f"<{what} {' '.join(parts)}>"
 
 
 class AddressSpace(SimStatePlugin):
@@ -123,6 +141,53 @@ class AddressSpace(SimStatePlugin):
 
     def widen(self, others):  # pylint: disable=unused-argument
         return False
+
+    def __repr__(self) -> str:
+        objs = self.objects.values()
+        heap = sum(o.kind == "heap" for o in objs)
+        counts = [f"{heap} heap objects", f"{sum(o.freed and o.kind == 'heap' for o in objs)} freed",
+                  f"{sum(o.kind == 'segment' for o in objs)} segments", f"{len(self._starts)} placed"]
+        if any(o.kind == "chunk" for o in objs):
+            counts.append(f"{sum(o.kind == 'chunk' for o in objs)} chunks")
+        bases = "symbolic bases" if self.symbolic_bases else "concrete bases"
+        err = f", error {self.error.kind}" if self.error is not None else ""
+        return f"<AddressSpace {', '.join(counts)}; {bases}, model {self.model.name}{err}>"
+
+    def describe(self, ptr) -> list[str]:
+        """What the pointer expression ``ptr`` can point into, one line per target: object (with
+        its offsets), fixed region, or faulting range; like angr's ``describe_addr`` but for
+        symbolic pointers and relocatable objects. Asks the solver, changes nothing."""
+        # the resolution layer builds on this plugin
+        from ..strategies.resolution import classify, in_interval, resolve
+
+        if isinstance(ptr, int):
+            ptr = claripy.BVV(ptr, 64)
+        sub = self.substitute(ptr)
+        if not sub.symbolic:      # the solver's concrete shortcut would ignore exclusions
+            hits = [classify(self, sub.concrete_value, 1)]
+        else:
+            stats, self.stats = self.stats, None    # a look, not part of the run's counts
+            try:
+                hits = resolve(self.state, sub, 1, ptr)
+            finally:
+                self.stats = stats
+        lines = []
+        for h in hits:
+            if sub.symbolic:   # the offsets this pointer really takes inside the hit's interval
+                inside = [in_interval(sub, h.lo, h.hi)]
+                lo = self.state.solver.min(sub, extra_constraints=inside)
+                hi = self.state.solver.max(sub, extra_constraints=inside)
+            else:
+                lo = hi = sub.concrete_value
+            if h.obj is not None:
+                start = h.obj.addr
+                what = f"{h.obj!r} " + (f"+{lo - start:#x}" if lo == hi else f"+{lo - start:#x}..+{hi - start:#x}")
+            elif h.region is not None:
+                what = f"region {h.region[2]} " + (f"{lo:#x}" if lo == hi else f"{lo:#x}..{hi:#x}")
+            else:
+                what = h.describe() if lo != hi else f"unmapped address {lo:#x}"
+            lines.append(f"{h.error}: {what}" if h.error else what)
+        return lines
 
     # ------------------------------------------------------------------ substitution
     def substitution(self) -> Substitution:
