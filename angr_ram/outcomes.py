@@ -17,30 +17,58 @@ def exit_code_expr(state):
     return None
 
 
-def outcome_expr(state):
-    """``(expr, exited)``: the exit code (if the path exited) followed by the stdout bytes, as one
-    expression (None if both are empty)."""
-    code = exit_code_expr(state)
-    chunks = [c[0] if isinstance(c, tuple) else c for c in state.posix.stdout.content]
-    parts = ([code] if code is not None else []) + chunks
-    if not parts:
-        return None, False
-    return (claripy.Concat(*parts) if len(parts) > 1 else parts[0]), code is not None
+class Outcome:
+    """A finished path's outcome as one expression: its exit code (if it exited), then each stdout
+    write, a write of symbolic length preceded by its length (puts of a string chosen by the input
+    writes the longest candidate and a symbolic size). ``decode`` turns a value of ``expr`` back
+    into the (exit code, stdout) pair."""
 
+    def __init__(self, state):
+        code = exit_code_expr(state)
+        self.exited = code is not None
+        parts: list = [code] if self.exited else []
+        self.fields: list[tuple[str, int]] = [("code", 1)] if self.exited else []
+        for chunk in state.posix.stdout.content:
+            data, size = chunk if isinstance(chunk, tuple) else (chunk, None)
+            n = data.length // 8
+            if size is not None and not isinstance(size, int):
+                if size.symbolic:
+                    parts.append(size.zero_extend(64 - size.length) if size.length < 64 else size[63:0])
+                    self.fields.append(("size", 8))
+                else:
+                    size = size.concrete_value
+            if isinstance(size, int) and size < n:
+                data = data[data.length - 1: data.length - 8 * size] if size else None
+                n = size
+            if data is not None and n:
+                parts.append(data)
+                self.fields.append(("data", n))
+        self.expr = None if not parts else claripy.Concat(*parts) if len(parts) > 1 else parts[0]
 
-def decode_outcome(expr, value: int, exited: bool) -> tuple[int | None, bytes]:
-    """The (exit code, stdout) pair that ``value`` of ``outcome_expr``'s expression stands for."""
-    raw = value.to_bytes(expr.length // 8, "big")
-    return (raw[0], raw[1:]) if exited else (None, raw)
+    def decode(self, value: int) -> tuple[int | None, bytes]:
+        """The (exit code, stdout) pair that ``value`` of :attr:`expr` stands for."""
+        raw = value.to_bytes(self.expr.length // 8, "big") if self.expr is not None else b""
+        code, out, pos, limit = None, [], 0, None
+        for kind, n in self.fields:
+            piece = raw[pos:pos + n]
+            pos += n
+            if kind == "code":
+                code = piece[0]
+            elif kind == "size":
+                limit = int.from_bytes(piece, "big")
+            else:
+                out.append(piece if limit is None else piece[:limit])
+                limit = None
+        return code, b"".join(out)
 
 
 def path_outcomes(state, limit: int = 64) -> set[tuple[int | None, bytes]]:
     """Every (exit code, stdout) pair this path can produce (all solutions, up to ``limit``)."""
-    whole, exited = outcome_expr(state)
-    if whole is None:
+    o = Outcome(state)
+    if o.expr is None:
         return {(None, b"")}
-    vals = [whole.concrete_value] if not whole.symbolic else state.solver.eval_upto(whole, limit)
-    return {decode_outcome(whole, v, exited) for v in vals}
+    vals = [o.expr.concrete_value] if not o.expr.symbolic else state.solver.eval_upto(o.expr, limit)
+    return {o.decode(v) for v in vals}
 
 
 def ending(state) -> str:

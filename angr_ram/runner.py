@@ -150,12 +150,13 @@ def explore(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
             stdin = None
         res.errors.append(("angr-error", errored_reason(rec.error), stdin))
     res.found = len(simgr.stashes.get("found", []))
+    res.stats = stats(simgr)          # the exploration's counts, before the tests' queries
+    res.stats["paths"] = len(simgr.deadended)
     if tests:
         res.tests = collect_tests(simgr)
     if tech is not None:
         tech.close()
-    res.stats = stats(simgr)
-    res.stats["paths"] = len(simgr.deadended)
+        res.stats["cache_disk_size"] = tech.stats.cache_disk_size
     return res
 
 

@@ -20,7 +20,7 @@ import claripy
 
 from .errors import AngrRamError
 from .inputs import program_inputs
-from .outcomes import decode_outcome, ending, outcome_expr
+from .outcomes import Outcome, ending
 
 MANIFEST = "tests.jsonl"
 MAX_OUTCOMES_PER_PATH = 16
@@ -130,16 +130,17 @@ def collect_tests(simgr, per_path: int = MAX_OUTCOMES_PER_PATH) -> list[TestCase
 
     tests: list[TestCase] = []
     for s in simgr.stashes.get("deadended", []):
-        whole, exited = outcome_expr(s)
-        if not exited:
-            tests.append(_case(s, len(tests) + 1, "no-exit", message=ending(s),
-                               stdout=None if whole is None else s.solver.eval(whole, cast_to=bytes)))
-            continue
-        vals = [whole.concrete_value] if not whole.symbolic else sorted(s.solver.eval_upto(whole, per_path))
+        o = Outcome(s)
+        e = o.expr
+        vals = [None] if e is None else [e.concrete_value] if not e.symbolic else sorted(
+            s.solver.eval_upto(e, per_path))
         for v in vals:
-            code, out = decode_outcome(whole, v, exited)
-            extra = (whole == v,) if whole.symbolic else ()
-            tests.append(_case(s, len(tests) + 1, "exit", extra, exit=code, stdout=out))
+            code, out = o.decode(v) if v is not None else (None, b"")
+            extra = (e == v,) if e is not None and e.symbolic else ()
+            if o.exited:
+                tests.append(_case(s, len(tests) + 1, "exit", extra, exit=code, stdout=out))
+            else:
+                tests.append(_case(s, len(tests) + 1, "no-exit", extra, stdout=out, message=ending(s)))
     for s in simgr.stashes.get(ERROR_STASH, []):
         err = s.ram.error
         tests.append(_case(s, len(tests) + 1, "error", error=err.kind, message=err.message))

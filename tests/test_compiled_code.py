@@ -13,7 +13,7 @@ import pytest
 from angr_ram.groundtruth import outcome_set, run_inputs
 from angr_ram.runner import explore
 
-from .conftest import BUILD
+from .conftest import BUILD, assert_tests_replay
 
 OPTS = ("O0", "O2")
 MODELS = ("fork", "dsmm", "ite")
@@ -30,9 +30,10 @@ def binary(name: str, opt: str) -> str:
 
 def assert_native(name: str, opt: str, **kw):
     b = binary(name, opt)
-    r = explore(b, 2, **kw)
+    r = explore(b, 2, tests=True, **kw)
     assert r.errors == [], r.errors[:3]
     assert r.outcomes == native(b)
+    assert_tests_replay(b, r)
     return r
 
 

@@ -12,7 +12,7 @@ import pytest
 from angr_ram.groundtruth import outcome_set
 from angr_ram.runner import explore
 
-from .conftest import BUILD
+from .conftest import BUILD, assert_tests_replay
 
 
 @cache
@@ -22,9 +22,10 @@ def native(binary: str) -> frozenset:
 
 def check(name: str, opt: str, **kw):
     b = os.fspath(BUILD / f"{name}_{opt}")
-    r = explore(b, 2, **kw)
+    r = explore(b, 2, tests=True, **kw)
     assert r.errors == [], r.errors[:3]
     assert r.outcomes == native(b)
+    assert_tests_replay(b, r)
     return r
 
 

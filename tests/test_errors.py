@@ -9,7 +9,7 @@ from functools import cache
 from angr_ram.groundtruth import domain, run_inputs
 from angr_ram.runner import explore
 
-from .conftest import BUILD
+from .conftest import BUILD, assert_tests_replay
 
 ASAN_ERROR = 99
 ASAN_ENV = {"ASAN_OPTIONS": "exitcode=99:detect_leaks=0:verify_asan_link_order=0"}
@@ -23,13 +23,15 @@ def asan_results(name: str) -> dict:
 
 
 def check(name: str, expected_kinds: set):
-    r = explore(os.fspath(BUILD / f"{name}_O0"), 1)
+    r = explore(os.fspath(BUILD / f"{name}_O0"), 1, tests=True)
     native = asan_results(name)
     clean = {out for out in native.values() if out[0] != ASAN_ERROR}
     assert r.outcomes == clean
     assert {k for k, _, _ in r.errors} == expected_kinds
     for kind, _, stdin in r.errors:
         assert stdin is not None and native[stdin][0] == ASAN_ERROR, (kind, stdin)
+    runs = assert_tests_replay(os.fspath(BUILD / f"{name}_O0"), r, asan=os.fspath(BUILD / f"{name}_asan"))
+    assert sorted(x.test.error for x in runs if x.status == "confirmed") == sorted(expected_kinds)
     return r
 
 

@@ -13,7 +13,7 @@ import pytest
 from angr_ram.groundtruth import outcome_set_over
 from angr_ram.runner import explore
 
-from .conftest import BUILD
+from .conftest import BUILD, assert_tests_replay
 
 LETTERS = b"abcd\0"
 SIZES = range(0, 6)          # n = 0..4 and one value above M = 4
@@ -27,9 +27,10 @@ def test_loop_samples_match_native_outcomes(name):
         n, alphabets = 4, [LETTERS] * 4
     else:
         n, alphabets = 5, [SIZES] + [LETTERS] * 4
-    r = explore(b, n)
+    r = explore(b, n, tests=True)
     assert r.errors == []
     assert r.outcomes == outcome_set_over(b, alphabets)
+    assert_tests_replay(b, r)
 
 
 def test_memspn_explores_one_path_per_span_and_ab_explodes():

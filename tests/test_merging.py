@@ -9,7 +9,7 @@ from angr_ram import AngrRamError, QuantifiedMerging
 from angr_ram.groundtruth import outcome_set_over
 from angr_ram.runner import explore
 
-from .conftest import BUILD
+from .conftest import BUILD, assert_tests_replay
 from .test_loop_samples import LETTERS, SIZES
 
 CASES = [("memspn4_O0", ["memspn"]), ("memspnab4_O0", ["memspn"]), ("memspn2x4_O0", ["memspn"]),
@@ -27,9 +27,10 @@ def test_ite_merging_keeps_outcomes_and_merges_paths(name, points):
     b = os.fspath(BUILD / name)
     n = 4 if name.startswith("strloops") else 5
     plain = explore(b, n)
-    merged = explore(b, n, merge="ite", merge_points=points)
+    merged = explore(b, n, merge="ite", merge_points=points, tests=True)
     assert merged.errors == []
     assert merged.outcomes == plain.outcomes == native(name)
+    assert_tests_replay(b, merged)
     assert merged.stats["merge_merges_ite"] >= 1
     assert merged.stats["paths"] < plain.stats["paths"]
 
@@ -64,8 +65,9 @@ def test_pattern_merging_keeps_outcomes_and_validates(name):
     equals the pattern at k = k_j; registers agree) and every answer of the quantified solving
     procedure is compared with z3 on the real ForAll query (a difference raises)."""
     b = os.fspath(BUILD / name)
-    r = explore(b, 5, merge="pat", merge_points=["memspn"], merge_validate=True)
+    r = explore(b, 5, merge="pat", merge_points=["memspn"], merge_validate=True, tests=True)
     assert r.errors == [] and r.outcomes == native(name)
+    assert_tests_replay(b, r)
     assert r.stats["merge_merges_pat"] + r.stats["merge_no_pattern"] >= 1
 
 

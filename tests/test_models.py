@@ -8,7 +8,7 @@ import pytest
 from angr_ram.groundtruth import outcome_set
 from angr_ram.runner import explore
 
-from .conftest import BUILD
+from .conftest import BUILD, assert_tests_replay
 
 FAST = {"matrix10_O0": 2, "twolookup_O0": 2, "hashtables_O0": 1, "ptrarray_O0": 2}
 SETTINGS = [
@@ -32,9 +32,10 @@ def fork_paths(name: str, n: int) -> int:
 @pytest.mark.parametrize("name", list(FAST))
 def test_model_outcomes_equal_native_ground_truth(name, model, opts):
     n = FAST[name]
-    r = explore(os.fspath(BUILD / name), n, model=model, **opts)
+    r = explore(os.fspath(BUILD / name), n, model=model, tests=True, **opts)
     assert r.errors == []
     assert r.outcomes == native(name, n)
+    assert_tests_replay(os.fspath(BUILD / name), r)
     if model in ("ite", "dsmm", "flat", "smm") and "split" not in opts:
         assert r.stats["paths"] <= fork_paths(name, n)
     if model in ("dsmm", "flat", "smm") and "split" not in opts:

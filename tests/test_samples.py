@@ -8,7 +8,7 @@ import pytest
 from angr_ram.groundtruth import outcome_set
 from angr_ram.runner import explore
 
-from .conftest import BUILD
+from .conftest import BUILD, assert_tests_replay
 
 # sample -> symbolic stdin bytes (the native domain is every byte string of that length)
 POINTER_SAMPLES = {"matrix3": 2, "matrix10": 2, "matrix40": 2, "twolookup": 2, "hashtables": 1, "ptrarray": 2,
@@ -31,9 +31,10 @@ def binary(name: str, opt: str) -> str:
 def test_outcomes_equal_native_ground_truth(name, opt):
     n = {**POINTER_SAMPLES, **PLAIN_SAMPLES}[name]
     b = binary(name, opt)
-    r = explore(b, n)
+    r = explore(b, n, tests=True)
     assert r.errors == []
     assert r.outcomes == native(b, n)
+    assert_tests_replay(b, r)
 
 
 @pytest.mark.parametrize("name", [s for s in POINTER_SAMPLES if s != "hashpaths"])

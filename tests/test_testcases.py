@@ -1,0 +1,207 @@
+"""Test cases a user takes home: one input per path and outcome, replayed natively; symbolic argv
+and files; find/avoid targets and limits; paths that raise; readable reprs."""
+
+import itertools
+import json
+import os
+from functools import cache
+
+import angr
+import claripy
+import pytest
+
+import angr_ram
+import angr_ram.runner
+from angr_ram.cli import main
+from angr_ram.groundtruth import domain, run_inputs
+from angr_ram.replay import replay
+from angr_ram.runner import explore, load_project, make_state
+from angr_ram.testcases import read_tests
+
+from .conftest import BUILD, assert_tests_replay
+
+FILE_CLASSES = [b"R?", b"ab?", bytes([0, 1, 100, 101, 255])]   # magic, kind, length classes
+
+
+def binary(name: str) -> str:
+    return os.fspath(BUILD / name)
+
+
+@cache
+def argv_truth(name: str) -> frozenset:
+    """Native outcomes over every 2-byte argv[1] (cut at its first NUL like a C string)."""
+    return frozenset(run_inputs(binary(name), domain(2), target="argv1"))
+
+
+@pytest.mark.parametrize("opt", ("O0", "O2"))
+def test_symbolic_argv_parsed_by_strtol(opt):
+    b = binary(f"argnum_{opt}")
+    r = explore(b, args=[2], tests=True)
+    assert r.errors == []
+    assert r.outcomes == argv_truth(f"argnum_{opt}")
+    runs = assert_tests_replay(b, r)
+    assert all(len(x.test.args) == 1 and len(x.test.args[0]) <= 2 for x in runs)
+
+
+def test_concrete_arguments_mix_with_symbolic_ones():
+    """argv = [binary, "7", <2 symbolic bytes>]: argnum only parses argv[1], the concrete "7"."""
+    b = binary("argnum_O0")
+    r = explore(b, args=["7", 2], tests=True)
+    assert r.outcomes == {(5, b"multiple of 7\n")}
+    assert [t.args[0] for t in r.tests] == [b"7"]
+    assert_tests_replay(b, r)
+
+
+@pytest.mark.parametrize(("opt", "model"), [("O0", "fork"), ("O2", "dsmm")])
+def test_symbolic_file_read_with_fopen_and_fread(opt, model):
+    b = binary(f"fileread_{opt}")
+    r = explore(b, files=[("input.dat", 3)], model=model, tests=True)
+    assert r.errors == []
+    truth = set(run_inputs(b, [bytes(t) for t in itertools.product(*FILE_CLASSES)], target="file:input.dat"))
+    assert r.outcomes == truth
+    runs = assert_tests_replay(b, r)
+    assert all(set(x.test.files) == {"input.dat"} and len(x.test.files["input.dat"]) == 3 for x in runs)
+
+
+def test_error_status_exits_and_zero_status_returns():
+    """glibc's error(): angr's own model raises a TypeError; ours prints to stderr and exits."""
+    b = binary("usage_O0")
+    truth = set(run_inputs(b, domain(1)))
+    r = explore(b, 1, tests=True)
+    assert r.errors == [] and r.outcomes == truth
+    assert_tests_replay(b, r)
+    proj = load_project(b)
+    simgr = proj.factory.simulation_manager(make_state(proj, 1))
+    simgr.use_technique(angr_ram.RelocatableMemory())
+    simgr.run()
+    bad = [s for s in simgr.deadended if s.posix.dumps(0) == b"x"]
+    assert len(bad) == 1 and bad[0].posix.dumps(2) == b"unknown option 'x'\n"
+
+
+def test_inputs_are_readable_where_the_path_allows():
+    """Every byte a path leaves free is zero or printable (argnum's paths allow that everywhere)."""
+    r = explore(binary("argnum_O2"), args=[2], tests=True)
+    for t in r.tests:
+        assert all(c == 0 or 0x20 <= c < 0x7F for c in t.args[0] + t.stdin), t
+
+
+def test_emit_and_replay_from_the_command_line_and_a_wrong_prediction_fails(tmp_path, capsys):
+    d = tmp_path / "tests"
+    b = binary("matrix3_O0")
+    assert main(["run", b, "--stdin-bytes", "2", "--emit-tests", os.fspath(d)]) == 0
+    out = capsys.readouterr().out
+    assert "paths by ending: " in out and f"written to {d}" in out
+    tests = read_tests(d)
+    assert tests and all(t.kind == "exit" for t in tests)
+    assert main(["replay", os.fspath(d), b]) == 0
+    assert f"{len(tests)} tests: ok {len(tests)}" in capsys.readouterr().out
+    manifest = d / "tests.jsonl"
+    lines = [json.loads(x) for x in manifest.read_text().splitlines()]
+    lines[0]["exit"] = (lines[0]["exit"] + 1) % 256
+    manifest.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert main(["replay", os.fspath(d), b]) == 1
+    assert "mismatch" in capsys.readouterr().out
+
+
+def test_error_tests_are_judged_by_the_asan_build(tmp_path):
+    """uaf's use-after-free does not crash natively: an ASan build confirms it, and a build without
+    ASan given as the oracle makes that test a false error (replay can fail on error tests)."""
+    r = explore(binary("uaf_O0"), 1, tests=True)
+    kinds = {x.test.error: x.status for x in replay(r.tests, binary("uaf_O0"), asan=binary("uaf_asan"))
+             if x.test.kind == "error"}
+    assert kinds == {"use-after-free": "confirmed", "double-free": "confirmed", "invalid-free": "confirmed"}
+    wrong = {x.test.error: x.status for x in replay(r.tests, binary("uaf_O0"), asan=binary("uaf_O0"))
+             if x.test.kind == "error"}
+    assert wrong["use-after-free"] == "false-error"
+    assert {x.status for x in replay(r.tests, binary("uaf_O0")) if x.test.error == "use-after-free"} == {
+        "unconfirmed"}
+
+
+def test_a_path_that_raises_goes_to_errored_with_its_input_and_the_run_goes_on(monkeypatch):
+    """A model that raises on one path (here puts of the "no digits" message) ends only that path."""
+    puts = angr.SIM_PROCEDURES["libc"]["puts"]
+
+    class Flaky(puts):
+        def run(self, string):  # pylint: disable=arguments-differ
+            if self.state.solver.eval(self.state.memory.load(string, 3), cast_to=bytes) == b"no ":
+                raise TypeError("flaky model\nsecond line")
+            return super().run(string)
+
+    def load(path):
+        proj = load_project(path)
+        proj.hook_symbol("puts", Flaky(), replace=True)
+        return proj
+
+    monkeypatch.setattr(angr_ram.runner, "load_project", load)
+    b = binary("argnum_O0")
+    r = explore(b, args=[2], tests=True, engine="stock")
+    assert r.outcomes == argv_truth("argnum_O0") - {(1, b"no digits\n")}
+    assert [(k, m) for k, m, _ in r.errors] == [("angr-error", "TypeError: flaky model")]
+    errored = [t for t in r.tests if t.kind == "errored"]
+    assert len(errored) == 1 and errored[0].message == "TypeError: flaky model"
+    assert run_inputs(b, [errored[0].args[0].ljust(2, b"\0")], target="argv1") == [(1, b"no digits\n")]
+
+
+def test_find_and_avoid_targets_by_symbol_and_address():
+    b = binary("fileread_O0")
+    proj = load_project(b)
+    fclose = proj.loader.find_symbol("fclose").rebased_addr
+    by_name = explore(b, files=[("input.dat", 3)], find=["fclose"], tests=True)
+    by_addr = explore(b, files=[("input.dat", 3)], find=[hex(fclose)])
+    assert by_name.stopped == by_addr.stopped == "found" and by_name.found == by_addr.found == 1
+    assert [t.kind for t in by_name.tests] == ["found"] and by_name.tests[0].addr == fclose
+    avoided = explore(b, files=[("input.dat", 3)], avoid=["fclose"])
+    assert avoided.outcomes == set() and avoided.stats["paths"] == 0
+    with pytest.raises(angr_ram.AngrRamError, match="neither an address nor a symbol"):
+        explore(b, files=[("input.dat", 3)], find=["no_such_function"])
+
+
+def test_limits_and_ctrl_c_keep_what_was_found():
+    b = binary("memspnab4_O0")           # more than 40 paths, finished a few per step
+    r = explore(b, 5, max_paths=3, tests=True)
+    assert r.stopped == "max-paths" and 3 <= r.stats["paths"] < 10 and len(r.tests) >= 3
+    assert_tests_replay(b, r)
+    b = binary("matrix10_O0")
+    steps = []
+
+    def interrupt(simgr):
+        steps.append(1)
+        if len(steps) == 60:
+            raise KeyboardInterrupt
+
+    r = explore(b, 2, progress=interrupt, tests=True)
+    assert r.stopped == "interrupted" and r.timed_out and len(steps) == 60
+    assert_tests_replay(b, r)
+
+
+def test_readable_reprs_and_describe(ram_state):
+    from angr_ram.plugins.heap import allocate
+
+    a = allocate(ram_state, 24, zero=True)
+    c = allocate(ram_state, 12, zero=True)
+    assert repr(a).startswith(f"<MemoryObject #{a.id} 24 B hidden at 0x") and "site" in repr(a)
+    assert "2 heap objects" in repr(ram_state.ram) and "model fork" in repr(ram_state.ram)
+    assert ram_state.ram.describe(a.base + 4) == [f"{a!r} +0x4"]
+    i = claripy.BVS("i", 64)
+    ram_state.add_constraints(claripy.ULT(i, 3))
+    assert ram_state.ram.describe(a.base + i * 4) == [f"{a!r} +0x0..+0x8"]
+    two = ram_state.ram.describe(claripy.If(i == 0, a.base, c.base + 8))
+    assert sorted(two) == sorted([f"{a!r} +0x0", f"{c!r} +0x8"])
+    assert ram_state.ram.describe(a.base + 30)[0].startswith("out-of-bounds: ")
+    seg = ram_state.ram.make_segment([a.id, c.id])
+    assert repr(seg).startswith(f"<Segment #{seg.id} 48 B") and f"members #{a.id},#{c.id}" in repr(seg)
+    assert f"in #{seg.id} at +0" in repr(ram_state.ram.objects[a.id])
+    tech = angr_ram.RelocatableMemory(model="dsmm")
+    assert repr(tech).startswith("<RelocatableMemory model=dsmm symbolic_bases=True: 0 objects")
+    assert repr(angr_ram.QuantifiedMerging("pat", ["memspn"])).startswith("<QuantifiedMerging mode=pat")
+    err = angr_ram.MemoryErrorInfo("out-of-bounds", "write of 8 bytes", 0x401000, b"ab")
+    assert repr(err) == "<MemoryErrorInfo out-of-bounds at 0x401000: write of 8 bytes; stdin=b'ab'>"
+
+
+def test_stdin_bytes_zero_is_empty_stdin_and_negative_is_refused(capsys):
+    assert main(["run", binary("argnum_O0"), "--arg-str", "12", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [(o["exit"], o["stdout"]) for o in out["outcomes"]] == [(0, "small\n")]
+    assert main(["run", binary("argnum_O0"), "--stdin-bytes", "-1"]) == 2
+    with pytest.raises(SystemExit):
+        main(["run", binary("fileread_O0"), "--sym-file", "input.dat"])
