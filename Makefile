@@ -30,6 +30,7 @@ bench: $(STAMP) samples
 	$(VENV)/bin/angr-ram bench --cache --repeat 3
 	$(VENV)/bin/angr-ram bench --merging
 	$(VENV)/bin/angr-ram bench --corpus --timeout 300
+	$(VENV)/bin/angr-ram bench --tests
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check angr_ram tests

@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from .errors import AngrRamError
 from .technique import MODELS
+
+SAMPLES_DIR = Path(__file__).resolve().parent.parent / "samples" / "build"
 
 
 def _positive(text: str) -> int:
@@ -110,6 +113,10 @@ def cmd_bench(args) -> int:
         from .bench_models import main as models_main
 
         return models_main(args.timeout, args.repeat, args.plot)
+    if args.tests:
+        from .bench_tests import tests_table
+
+        return tests_table(args.samples_dir, args.timeout)
     if args.corpus:
         from .bench_corpus import corpus_table
         corpus_table(args.samples or None, timeout=args.timeout)
@@ -173,6 +180,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--merging", action="store_true", help="compare the state-merging modes on memspn instead")
     b.add_argument("--corpus", action="store_true",
                    help="stock angr vs fork vs dsmm on third-party and specification-derived programs")
+    b.add_argument("--tests", action="store_true",
+                   help="emit tests per program and configuration and replay them natively")
+    b.add_argument("--samples-dir", type=Path, default=SAMPLES_DIR, help="where the sample binaries are")
     b.add_argument("--plot", metavar="PNG", default=None, help="with --models: plot time against matrix size")
     b.set_defaults(func=cmd_bench)
     return p

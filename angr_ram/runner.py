@@ -38,6 +38,7 @@ class RunResult:
     endings: dict = field(default_factory=dict)     # how the finished paths ended ("exit 3", "no exit (...)") -> count
     found: int = 0                # paths that reached a find target
     tests: list | None = None     # TestCase per path and outcome (with tests=True)
+    tests_seconds: float = 0.0    # time spent choosing the tests' inputs
 
 
 def load_project(binary: str) -> angr.Project:
@@ -153,7 +154,9 @@ def explore(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
     res.stats = stats(simgr)          # the exploration's counts, before the tests' queries
     res.stats["paths"] = len(simgr.deadended)
     if tests:
+        t1 = time.perf_counter()
         res.tests = collect_tests(simgr)
+        res.tests_seconds = time.perf_counter() - t1
     if tech is not None:
         tech.close()
         res.stats["cache_disk_size"] = tech.stats.cache_disk_size

@@ -22,6 +22,7 @@ from .plugins.memory import RamMemory
 from .plugins.model_eval import install_fast_model_eval
 from .plugins.query_cache import QueryCache
 from .plugins.solver import RamSolver
+from .plugins.z3_setup import install_fast_solver_setup
 from .stats import RunStats, counting, install_z3_counter
 from .strategies.fork import forking
 from .strategies.models import MODELS, make_model
@@ -223,6 +224,7 @@ def install_hooks(project) -> None:
     install_error_fix(project)
     install_format_fix()
     install_fast_model_eval()
+    install_fast_solver_setup()
     if project.loader.find_symbol("__libc_start_main") is not None:
         project.hook_symbol("__libc_start_main", RamLibcStartMain(), replace=True)
 

@@ -81,23 +81,28 @@ def _readable(b):
 
 def readable_inputs(state, extra=()) -> tuple[bytes, list[bytes], dict[str, bytes]]:
     """(stdin, argv[1:], files) of a model of ``state``'s path (and ``extra`` constraints) whose
-    bytes are zero or printable wherever the path allows: one query if every byte can be, else one
-    per byte. Argument strings are cut at their first NUL, as the program sees them."""
+    bytes are zero or printable wherever the path allows. One query if every byte can be; else
+    the bytes a plain model already has readable are asked together and the others one by one. Argument strings are cut at their first NUL, as the program sees them."""
     inputs = list(program_inputs(state))
     exprs = [i.expr for i in inputs if i.expr is not None]
     cons = list(extra)
     values: list[bytes] = []
     if exprs:
         whole = claripy.Concat(*exprs) if len(exprs) > 1 else exprs[0]
-        prefs = [_readable(whole.get_byte(k)) for k in range(whole.length // 8)
-                 if whole.get_byte(k).symbolic]
+        free = [k for k in range(whole.length // 8) if whole.get_byte(k).symbolic]
+        prefs = [_readable(whole.get_byte(k)) for k in free]
         solver = state.solver
-        if prefs and solver.satisfiable(extra_constraints=cons + prefs):
-            cons += prefs
-        elif prefs:
-            for p in prefs:
-                if solver.satisfiable(extra_constraints=[*cons, p]):
-                    cons.append(p)
+        if prefs and not solver.satisfiable(extra_constraints=cons + prefs):
+            plain = solver.eval(whole, cast_to=bytes, extra_constraints=cons)
+            ok = [p for p, k in zip(prefs, free, strict=True) if plain[k] == 0 or 0x20 <= plain[k] < 0x7F]
+            rest = [p for p in prefs if not any(p is q for q in ok)]
+            if not solver.satisfiable(extra_constraints=cons + ok):
+                ok, rest = [], prefs
+            for p in rest:          # one by one: the bytes the plain model did not have readable
+                if solver.satisfiable(extra_constraints=[*cons, *ok, p]):
+                    ok.append(p)
+            prefs = ok
+        cons += prefs
         raw = solver.eval(whole, cast_to=bytes, extra_constraints=cons)
         pos = 0
         for e in exprs:
