@@ -33,11 +33,6 @@ class ProgramInput:
     expr: claripy.ast.BV | None
     index: int = 0
 
-    @property
-    def size(self) -> int:
-        """Its length in bytes (an argv string may be shorter: it ends at its first NUL)."""
-        return 0 if self.expr is None else self.expr.length // 8
-
 
 def _symbolic_bytes(prefix: str, n: int) -> claripy.ast.BV:
     """``n`` symbolic bytes, one variable each (constraints on different bytes stay independent

@@ -82,7 +82,8 @@ def _readable(b):
 def readable_inputs(state, extra=()) -> tuple[bytes, list[bytes], dict[str, bytes]]:
     """(stdin, argv[1:], files) of a model of ``state``'s path (and ``extra`` constraints) whose
     bytes are zero or printable wherever the path allows. One query if every byte can be; else
-    the bytes a plain model already has readable are asked together and the others one by one. Argument strings are cut at their first NUL, as the program sees them."""
+    the bytes a plain model already has readable are asked together and the others one by one.
+    Argument strings are cut at their first NUL, as the program sees them."""
     inputs = list(program_inputs(state))
     exprs = [i.expr for i in inputs if i.expr is not None]
     cons = list(extra)
@@ -94,8 +95,9 @@ def readable_inputs(state, extra=()) -> tuple[bytes, list[bytes], dict[str, byte
         solver = state.solver
         if prefs and not solver.satisfiable(extra_constraints=cons + prefs):
             plain = solver.eval(whole, cast_to=bytes, extra_constraints=cons)
-            ok = [p for p, k in zip(prefs, free, strict=True) if plain[k] == 0 or 0x20 <= plain[k] < 0x7F]
-            rest = [p for p in prefs if not any(p is q for q in ok)]
+            now = [plain[k] == 0 or 0x20 <= plain[k] < 0x7F for k in free]
+            ok = [p for p, r in zip(prefs, now, strict=True) if r]
+            rest = [p for p, r in zip(prefs, now, strict=True) if not r]
             if not solver.satisfiable(extra_constraints=cons + ok):
                 ok, rest = [], prefs
             for p in rest:          # one by one: the bytes the plain model did not have readable
@@ -137,11 +139,13 @@ def collect_tests(simgr, per_path: int = MAX_OUTCOMES_PER_PATH) -> list[TestCase
     for s in simgr.stashes.get("deadended", []):
         o = Outcome(s)
         e = o.expr
-        vals = [None] if e is None else [e.concrete_value] if not e.symbolic else sorted(
-            s.solver.eval_upto(e, per_path))
-        for v in vals:
-            code, out = o.decode(v) if v is not None else (None, b"")
-            extra = (e == v,) if e is not None and e.symbolic else ()
+        if e is None:
+            cases = [((None, b""), ())]
+        elif not e.symbolic:
+            cases = [(o.decode(e.concrete_value), ())]
+        else:   # one test per outcome, each input constrained to produce it
+            cases = [(o.decode(v), (e == v,)) for v in sorted(s.solver.eval_upto(e, per_path))]
+        for (code, out), extra in cases:
             if o.exited:
                 tests.append(_case(s, len(tests) + 1, "exit", extra, exit=code, stdout=out))
             else:
