@@ -40,7 +40,8 @@ def cmd_run(args) -> int:
     from .runner import explore
 
     progress = _progress(sys.stderr) if sys.stderr.isatty() and not args.json else None
-    opts = {"cache": args.cache, "validate": args.validate, "persist": args.persist} if args.engine == "ram" else {}
+    opts = {"cache": args.cache, "validate": args.validate, "persist": args.persist,
+            "solver_timeout_ms": args.solver_timeout_ms} if args.engine == "ram" else {}
     if args.merge is not None:
         points = ["auto"] if args.merge_points == "auto" else [
             int(p, 0) if p[:1].isdigit() else p for p in args.merge_points.split(",") if p]
@@ -63,7 +64,7 @@ def cmd_run(args) -> int:
             "errors": [{"kind": k, "message": m, "stdin": s.hex() if s is not None else None}
                        for k, m, s in res.errors],
             "stats": res.stats, "seconds": round(res.seconds, 3), "timed_out": res.timed_out,
-            "stopped": res.stopped, "found": res.found,
+            "stopped": res.stopped, "found": res.found, "unknown": res.unknown,
             "tests": None if res.tests is None else len(res.tests),
         }, indent=2))
         return 0
@@ -75,6 +76,8 @@ def cmd_run(args) -> int:
     print("paths by ending: " + (", ".join(f"{k}: {v}" for k, v in sorted(res.endings.items())) or "none"))
     if res.found:
         print(f"paths that reached a find target: {res.found}")
+    if res.unknown:
+        print(f"states set aside because z3 gave up: {res.unknown} (give a longer --solver-timeout-ms)")
     if res.errors:
         print("error paths:")
         for kind, msg, stdin in res.errors:
@@ -144,6 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--num-find", type=_positive, default=1, help="with --find: stop after this many found")
     r.add_argument("--max-paths", type=_positive, default=None, help="stop after this many finished paths")
     r.add_argument("--max-states", type=_positive, default=None, help="stop when more states are active")
+    r.add_argument("--solver-timeout-ms", type=_positive, default=None, metavar="MS",
+                   help="z3 time per call; a state needing more goes to the unknown stash (default 300000)")
     r.add_argument("--emit-tests", metavar="DIR", default=None,
                    help="write a test input per path and outcome, and tests.jsonl, to DIR")
     r.add_argument("--model", choices=MODELS, default="fork", help="multiple-resolution model")

@@ -14,7 +14,7 @@ from .errors import AngrRamError, UnsupportedBinary
 from .inputs import STATE_OPTIONS, make_state  # noqa: F401 - re-exported for scripts and tests
 from .outcomes import ending, path_outcomes
 from .plugins.libc import RamLibcStartMain, install_error_fix
-from .technique import ERROR_STASH, RelocatableMemory, stats
+from .technique import ERROR_STASH, UNKNOWN_STASH, RelocatableMemory, stats
 from .testcases import collect_tests, errored_reason
 
 # exceptions raised while stepping one path that end that path in the ``errored`` stash (with a
@@ -37,6 +37,7 @@ class RunResult:
     stopped: str | None = None    # why exploration stopped early: timeout, max-states, max-paths, found, interrupted
     endings: dict = field(default_factory=dict)     # how the finished paths ended ("exit 3", "no exit (...)") -> count
     found: int = 0                # paths that reached a find target
+    unknown: int = 0              # states set aside because z3 gave up (unknown / interrupted stash)
     tests: list | None = None     # TestCase per path and outcome (with tests=True)
     tests_seconds: float = 0.0    # time spent choosing the tests' inputs
 
@@ -151,6 +152,7 @@ def explore(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
             stdin = None
         res.errors.append(("angr-error", errored_reason(rec.error), stdin))
     res.found = len(simgr.stashes.get("found", []))
+    res.unknown = len(simgr.stashes.get(UNKNOWN_STASH, [])) + len(simgr.stashes.get("interrupted", []))
     res.stats = stats(simgr)          # the exploration's counts, before the tests' queries
     res.stats["paths"] = len(simgr.deadended)
     if tests:

@@ -45,6 +45,7 @@ class RunStats:
     let_bindings: int = 0          # large symbolic-offset reads bound to a fresh symbol
     enumerated_queries: int = 0    # queries over let-bound lookups decided by small-domain enumeration
     infeasible_errors: int = 0     # faults found on paths that turned out infeasible (not reported)
+    unknown_states: int = 0        # states set aside because z3 gave up on a query (unknown stash)
 
     def as_dict(self) -> dict:
         """The counters as a plain dict."""

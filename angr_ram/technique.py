@@ -13,6 +13,8 @@ from __future__ import annotations
 import logging
 
 import angr
+import claripy
+from claripy.errors import ClaripyZ3Error
 
 from .errors import AngrRamError, ForkRequest, MemoryErrorInfo, MemoryFault
 from .plugins.address_space import AddressSpace
@@ -31,6 +33,7 @@ from .strategies.split import Splitter
 log = logging.getLogger(__name__)
 
 ERROR_STASH = "memory_errors"
+UNKNOWN_STASH = "unknown"      # states whose feasibility z3 could not decide in time (resumable)
 
 # angr's brk heap (SimHeapBrk) maps its whole default region (8 MiB, 2048 pages) the first time a
 # procedure touches it, and every state copy then walks those pages (reference counts on copy and
@@ -83,6 +86,9 @@ class RelocatableMemory(angr.ExplorationTechnique):
     :param validate: re-check every cache hit with the solver (raises CacheMismatch on a difference).
     :param persist: also keep the cache's answers on disk: True (``$ANGR_RAM_CACHE_DIR`` or
         ``~/.cache/angr-ram``) or a directory; a later run reuses them (needs ``cache``).
+    :param solver_timeout_ms: milliseconds z3 may spend on one call (None: claripy's 300 s). A state
+        whose step needs a longer call goes to the ``unknown`` stash with the reason, never pruned;
+        :meth:`resume_unknown` gives those states a longer timeout and steps them again.
     :param max_symbolic_size: the largest size a symbolic allocation size may take; larger values
         are an error path (``symbolic-allocation-size``) with an input that produces them.
     :param context_resolution: segment models remember, per access location, the allocation
@@ -95,7 +101,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
                  reuse_segments: bool = False, split: int | None = None, split_threshold: int = 300,
                  smm_threshold: int = 10 * 1024, cache: str | None = None, validate: bool = False,
                  persist: bool | str | None = None, context_resolution: bool = True,
-                 max_symbolic_size: int = 64 * 1024):
+                 max_symbolic_size: int = 64 * 1024, solver_timeout_ms: int | None = None):
         super().__init__()
         if model not in MODELS:
             raise AngrRamError(f"unknown model {model!r}; supported: {', '.join(MODELS)}")
@@ -113,6 +119,9 @@ class RelocatableMemory(angr.ExplorationTechnique):
             raise AngrRamError("persist needs a query cache: pass cache='aa' or cache='syntactic'")
         if not isinstance(max_symbolic_size, int) or max_symbolic_size < 0:
             raise AngrRamError(f"max_symbolic_size must be a non-negative integer, not {max_symbolic_size!r}")
+        if solver_timeout_ms is not None and (not isinstance(solver_timeout_ms, int) or solver_timeout_ms <= 0):
+            raise AngrRamError(f"solver_timeout_ms must be a positive integer, not {solver_timeout_ms!r}")
+        self.solver_timeout_ms = solver_timeout_ms
         self.max_symbolic_size = max_symbolic_size
         self.model = model
         self.model_policy = make_model(model, reuse_segments, smm_threshold, context_resolution)
@@ -163,11 +172,57 @@ class RelocatableMemory(angr.ExplorationTechnique):
         state.register_plugin("ram", AddressSpace(self.symbolic_bases, self.context_k, self._regions, self.stats,
                                                   self.model_policy, self.splitter, self.cache, self.base_sizes,
                                                   self.max_symbolic_size))
+        state.ram.solver_timeout = self.solver_timeout_ms
         RamSolver.install(state)
 
     # ------------------------------------------------------------------ stepping
+    def step(self, simgr, stash="active", **kwargs):
+        # angr turns a solver time-out inside its solver plugin into an error record: such paths
+        # are not errors but undecided, and are set aside to be resumed
+        before = len(simgr.errored)
+        simgr = simgr.step(stash=stash, **kwargs)
+        if len(simgr.errored) > before:
+            new = simgr.errored[before:]
+            del simgr.errored[before:]
+            for rec in new:
+                reason = gave_up(rec.error)
+                if reason is None:
+                    simgr.errored.append(rec)
+                else:
+                    simgr.stashes.setdefault(UNKNOWN_STASH, []).append(self._set_aside(rec.state, reason))
+        return simgr
+
     def step_state(self, simgr, state, **kwargs):
         self.prepare_state(state)
+        try:
+            out = self._step(simgr, state, **kwargs)
+        except (claripy.ClaripySolverInterruptError, ClaripyZ3Error) as e:  # forking, fault checks
+            if gave_up(e) is None:
+                raise
+            out = {"interrupted": [state]}
+            state.ram.unknown = gave_up(e)
+        for s in out.pop("interrupted", ()):     # angr's stash for solver time-outs outside its plugin
+            out.setdefault(UNKNOWN_STASH, []).append(self._set_aside(s, s.ram.unknown or "solver gave up"))
+        return out
+
+    def _set_aside(self, state, reason: str):
+        state.ram.unknown = f"{reason} (z3 timeout {self.solver_timeout_ms or 300000} ms)"
+        self.stats.unknown_states += 1
+        return state
+
+    def resume_unknown(self, simgr, solver_timeout_ms: int | None = None) -> int:
+        """Move the ``unknown`` states back to ``active`` with a longer z3 timeout (None: claripy's
+        300 s) for them and for the states they fork; returns how many were resumed."""
+        states = simgr.stashes.get(UNKNOWN_STASH, [])
+        for s in states:
+            s.ram.solver_timeout, s.ram.unknown = solver_timeout_ms, None
+            fe = s.solver._stored_solver
+            if fe is not None:
+                fe.set_timeout(solver_timeout_ms)
+        simgr.move(UNKNOWN_STASH, "active")
+        return len(states)
+
+    def _step(self, simgr, state, **kwargs) -> dict:
         try:
             with forking(), counting(self.stats):
                 return simgr.step_state(state, **kwargs)
@@ -216,6 +271,19 @@ class RelocatableMemory(angr.ExplorationTechnique):
         state.ram.error = MemoryErrorInfo(kind, message, state.addr, stdin)
 
 
+def gave_up(exc: BaseException) -> str | None:
+    """Why z3 could not answer, if ``exc`` (or an error it was converted from) says it gave up:
+    a time-out or resource limit, or an ``unknown`` answer; None for any other error."""
+    seen = 0
+    while exc is not None and seen < 8:
+        if isinstance(exc, claripy.ClaripySolverInterruptError):
+            return f"solver gave up: {exc}"
+        if isinstance(exc, ClaripyZ3Error) and "solver unknown" in str(exc):
+            return f"solver gave up: {exc}"
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None
+
+
 def install_hooks(project) -> None:
     """Hook the heap functions and ``__libc_start_main`` of ``project`` with angr-ram's procedures."""
     for name, cls in HEAP_PROCEDURES.items():
@@ -239,4 +307,5 @@ def stats(simgr) -> dict:
         d.update({f"merge_{k}": v for k, v in qm.stats.as_dict().items()})
     d["paths"] = len(simgr.stashes.get("deadended", []))
     d["errors"] = len(simgr.stashes.get(ERROR_STASH, [])) + len(simgr.errored)
+    d["unknown"] = len(simgr.stashes.get(UNKNOWN_STASH, []))
     return d

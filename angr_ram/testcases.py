@@ -33,7 +33,8 @@ class TestCase:
     ``kind`` is ``exit`` (predicted ``exit`` code and ``stdout``), ``no-exit`` (the path ended
     without calling exit: ``message`` says how), ``error`` (a memory error of kind ``error``),
     ``errored`` (angr could not step the path: ``message`` is the reason) or ``found`` (the path
-    reached a ``find`` target at ``addr``).
+    reached a ``find`` target at ``addr``) or ``unknown`` (z3 gave up on a query of the path's next
+    step: ``message`` says why; the input leads up to that step).
     """
 
     __test__ = False   # not a pytest test class
@@ -133,7 +134,7 @@ def _case(state, n: int, kind: str, extra=(), **fields) -> TestCase:
 def collect_tests(simgr, per_path: int = MAX_OUTCOMES_PER_PATH) -> list[TestCase]:
     """One test per outcome of every finished path (at most ``per_path`` each), per error path,
     per errored path and per path in the ``found`` stash, numbered in that order."""
-    from .technique import ERROR_STASH
+    from .technique import ERROR_STASH, UNKNOWN_STASH
 
     tests: list[TestCase] = []
     for s in simgr.stashes.get("deadended", []):
@@ -157,6 +158,8 @@ def collect_tests(simgr, per_path: int = MAX_OUTCOMES_PER_PATH) -> list[TestCase
         tests.append(_case(rec.state, len(tests) + 1, "errored", message=errored_reason(rec.error)))
     for s in simgr.stashes.get("found", []):
         tests.append(_case(s, len(tests) + 1, "found", message=f"reached {s.addr:#x}"))
+    for s in simgr.stashes.get(UNKNOWN_STASH, []):
+        tests.append(_case(s, len(tests) + 1, "unknown", message=s.ram.unknown or "solver gave up"))
     return tests
 
 

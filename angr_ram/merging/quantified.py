@@ -50,6 +50,7 @@ class SolveStats:
     repair: int = 0
     fallback: int = 0
     unsat: int = 0
+    unknown: int = 0              # stripped queries z3 could not decide (asked as the real ForAll query)
     extrema: int = 0              # min/max questions (each answered with a few checks)
     extrema_stripped: int = 0     # ... whose stripped extremum was confirmed at once
 
@@ -263,7 +264,11 @@ def _solve(constraints, extra=()) -> dict | None:
     try:
         s.add(*[bz3.convert(c) for c in extra])
         for round_ in range(REPAIR_ROUNDS + 1):
-            if s.check() != z3.sat:
+            r = s.check()
+            if r == z3.unknown:       # never taken for unsat: ask the real ForAll query instead
+                STATS.unknown += 1
+                break
+            if r != z3.sat:
                 STATS.unsat += 1
                 return None
             model = {**_model_of(s.model(), variables), **placeholders}
@@ -309,7 +314,10 @@ def extremum(constraints, extra, key, want_max: bool) -> int | None:
     s.push()
     try:
         s.add(*[bz3.convert(c) for c in extra])
-        if s.check() != z3.sat:
+        r = s.check()
+        if r == z3.unknown:
+            return None           # the caller searches with the solving procedure instead
+        if r != z3.sat:
             raise UnsatError("angr-ram: quantified query is unsatisfiable")
         model = s.model()
         best = model.eval(zkey, model_completion=True).as_long()
@@ -324,6 +332,9 @@ def extremum(constraints, extra, key, want_max: bool) -> int | None:
             s.push()
             s.add(z3.UGE(zkey, bound) if want_max else z3.ULE(zkey, bound))
             r = s.check()
+            if r == z3.unknown:
+                s.pop()
+                return None       # a bound z3 cannot decide is not a bound: search instead
             if r == z3.sat:
                 model = s.model()
                 best = model.eval(zkey, model_completion=True).as_long()
@@ -382,8 +393,8 @@ def _fallback(qf, clauses, variables, placeholders, count: bool = True) -> dict 
     r = s.check()
     if r == z3.unsat:
         return None
-    if r != z3.sat:
-        raise UnsatError(f"angr-ram: z3 answered {r} for a quantified query")
+    if r != z3.sat:           # unknown: the state is set aside (unknown stash), never pruned
+        raise claripy.ClaripySolverInterruptError(f"quantified query: z3 answered {r} ({s.reason_unknown()})")
     model = {**_model_of(s.model(), variables), **placeholders}
     if any(cl.holds(model) for cl in clauses) or not _qf_holds(model, qf):
         raise UnsatError("angr-ram: z3's model of a quantified query fails the query")

@@ -62,7 +62,8 @@ def _merge_values(self, values, merged_size, **kwargs):
 
 SymbolicMergerMixin._merge_values = _merge_values
 WAIT_STASH = "merge_wait"
-_TERMINAL = frozenset(("deadended", "errored", "unsat", "pruned", "unconstrained", "memory_errors", WAIT_STASH))
+_TERMINAL = frozenset(("deadended", "errored", "unsat", "pruned", "unconstrained", "memory_errors", "unknown",
+                       "interrupted", WAIT_STASH))
 
 
 def _heap_signature(state) -> tuple:

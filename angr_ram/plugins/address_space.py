@@ -12,7 +12,7 @@ Objects are copy-on-write between forked states: a copy shares every object unti
 from __future__ import annotations
 
 from bisect import bisect_right, insort
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 import claripy
 from angr.errors import SimMergeError
@@ -29,7 +29,7 @@ ALIGN = 16
 RED_ZONE = 32
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, eq=False)
 class MemoryObject:
     """One allocation: symbolic base, size, contents, allocation site and k-context."""
 
@@ -58,6 +58,22 @@ class MemoryObject:
     def placed(self) -> bool:
         """True while the object occupies its own address range."""
         return self.addr is not None
+
+    def __eq__(self, other) -> bool:
+        """Field by field, expressions by identity (claripy's ``==`` builds a constraint instead of
+        answering), stores by identity (copies share a store until one writes)."""
+        if self is other:
+            return True
+        if not isinstance(other, MemoryObject):
+            return NotImplemented
+        for f in fields(self):
+            a, b = getattr(self, f.name), getattr(other, f.name)
+            if a is not b and (isinstance(a, (claripy.ast.Base, ObjectStore)) or
+                               isinstance(b, (claripy.ast.Base, ObjectStore)) or a != b):
+                return False
+        return True
+
+    __hash__ = None
 
     def __repr__(self) -> str:
         what = {"segment": "Segment", "chunk": "Chunk"}.get(self.kind, "MemoryObject")
@@ -110,6 +126,8 @@ class AddressSpace(SimStatePlugin):
         self.error = None                  # MemoryErrorInfo once this state is an error path
         self.in_step = False               # set by the technique while it steps this state
         self.lets = 0                      # let-bound reads on this path (names them deterministically)
+        self.solver_timeout: int | None = None   # ms per z3 call for this state's solver (None: claripy's)
+        self.unknown: str | None = None    # why this state's feasibility is unknown (``unknown`` stash)
 
     # ------------------------------------------------------------------ plugin protocol
     @SimStatePlugin.memo
@@ -132,11 +150,15 @@ class AddressSpace(SimStatePlugin):
         o.error = self.error
         o.in_step = False
         o.lets = self.lets
+        o.solver_timeout, o.unknown = self.solver_timeout, self.unknown
         return o
 
     def merge(self, others, merge_conditions, common_ancestor=None):  # pylint: disable=unused-argument
-        if all(o.objects == self.objects and o.bindings == self.bindings for o in others):
-            return False
+        try:
+            if all(o.objects == self.objects and o.bindings == self.bindings for o in others):
+                return False
+        except Exception as e:  # noqa: BLE001 - a comparison that cannot answer refuses the merge
+            raise SimMergeError(f"angr-ram: heap objects cannot be compared ({e})") from e
         raise SimMergeError("angr-ram: states with different heap objects cannot be merged by angr's merge")
 
     def widen(self, others):  # pylint: disable=unused-argument

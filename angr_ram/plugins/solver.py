@@ -16,6 +16,7 @@ import claripy
 from angr.state_plugins.solver import SimSolver
 from claripy.errors import UnsatError
 from claripy.frontend import Frontend
+from claripy.solvers import SolverCompositeChild
 
 from . import enumeration
 from .query_cache import model_leaves
@@ -24,17 +25,20 @@ from .substitution import Substitution
 _EMPTY = Substitution({})
 
 
-def _new_inner():
-    return claripy.SolverComposite()
+def _new_inner(timeout: int | None = None):
+    if timeout is None:                # claripy's default: 300 s per z3 call
+        return claripy.SolverComposite()
+    return claripy.SolverComposite(template_solver=SolverCompositeChild(timeout=timeout))
 
 
 class SubstitutingFrontend(Frontend):
     """A claripy frontend that substitutes address constraints into every query."""
 
-    def __init__(self, inner=None, stats=None):
+    def __init__(self, inner=None, stats=None, timeout: int | None = None):
         super().__init__()
+        self.timeout = timeout      # milliseconds per z3 call (None: claripy's default)
         self.constraints: list = []
-        self.inner = inner if inner is not None else _new_inner()
+        self.inner = inner if inner is not None else _new_inner(timeout)
         self.subst: Substitution = _EMPTY
         self._epoch = None          # memo dict of the substitution the inner solver was built with
         self.stats = stats
@@ -58,14 +62,22 @@ class SubstitutingFrontend(Frontend):
     def _sync(self):
         s = self.subst
         if self.inner is None:
-            self.inner = _new_inner()
+            self.inner = _new_inner(self.timeout)
         if self._epoch is not s.memo:
             if self._epoch is not None and any(s.touches(c) for c in self.constraints):
-                inner = _new_inner()
+                inner = _new_inner(self.timeout)
                 inner.add(s.many(self.constraints))
                 self.inner = inner
             self._epoch = s.memo
         return self.inner
+
+    def set_timeout(self, timeout: int | None) -> None:
+        """Use ``timeout`` milliseconds per z3 call from now on (the inner solver is rebuilt)."""
+        self.timeout = timeout
+        inner = _new_inner(timeout)
+        if self.constraints:
+            inner.add(self.subst.many(self.constraints))
+        self.inner, self._epoch = inner, self.subst.memo
 
     def _query(self, name, *args, **kwargs):
         inner = self._sync()
@@ -97,6 +109,7 @@ class SubstitutingFrontend(Frontend):
         c.subst, c._epoch, c.stats, c._variables = self.subst, None, self.stats, frozenset()
         c.cache, c.sizes, c.embedded = self.cache, self.sizes, self.embedded
         c.has_lets = False
+        c.timeout = self.timeout
 
     def _copy(self, c):
         c.constraints = list(self.constraints)
@@ -104,6 +117,7 @@ class SubstitutingFrontend(Frontend):
         c.subst, c._epoch, c.stats, c._variables = self.subst, self._epoch, self.stats, self._variables
         c.cache, c.sizes, c.embedded = self.cache, self.sizes, self.embedded
         c.has_lets = self.has_lets
+        c.timeout = self.timeout
 
     def finalize(self):
         self.inner.finalize()
@@ -243,7 +257,7 @@ class RamSolver(SimSolver):
         fe = self._stored_solver
         if fe is None:
             space = self.state.ram
-            fe = self._stored_solver = SubstitutingFrontend(stats=space.stats)
+            fe = self._stored_solver = SubstitutingFrontend(stats=space.stats, timeout=space.solver_timeout)
         space = self.state.ram
         fe.bind(space.substitution(), space.cache, space.base_sizes, space.embedded_names())
         return fe
