@@ -206,7 +206,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         return out
 
     def _set_aside(self, state, reason: str):
-        state.ram.unknown = f"{reason} (z3 timeout {self.solver_timeout_ms or 300000} ms)"
+        state.ram.unknown = f"{reason} (z3 timeout {state.ram.solver_timeout or 300000} ms)"
         self.stats.unknown_states += 1
         return state
 
