@@ -197,10 +197,11 @@ class RelocatableMemory(angr.ExplorationTechnique):
         try:
             out = self._step(simgr, state, **kwargs)
         except (claripy.ClaripySolverInterruptError, ClaripyZ3Error) as e:  # forking, fault checks
-            if gave_up(e) is None:
+            reason = gave_up(e)
+            if reason is None:
                 raise
             out = {"interrupted": [state]}
-            state.ram.unknown = gave_up(e)
+            state.ram.unknown = reason
         for s in out.pop("interrupted", ()):     # angr's stash for solver time-outs outside its plugin
             out.setdefault(UNKNOWN_STASH, []).append(self._set_aside(s, s.ram.unknown or "solver gave up"))
         return out
