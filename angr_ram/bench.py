@@ -14,6 +14,7 @@ from pathlib import Path
 
 import z3
 
+from .patches import with_claripy_fixes
 from .runner import explore
 
 SAMPLES_DIR = Path(__file__).resolve().parent.parent / "samples" / "build"
@@ -82,11 +83,9 @@ def run_sample(path: str, n: int, timeout: float, repeat: int) -> dict:
     return res
 
 
+@with_claripy_fixes
 def main(names=None, timeout: float = 300.0, as_json: bool = False, repeat: int = 1) -> int:
     """Run the table for ``names`` (default: every sample) and print it."""
-    from .plugins.model_eval import install_fast_model_eval
-
-    install_fast_model_eval()  # the claripy fix applies to every column, stock angr included
     names = names or list(SAMPLES)
     unknown = [n for n in names if n not in SAMPLES]
     if unknown:
@@ -122,14 +121,12 @@ CACHE_SAMPLES = ("ptrpaths", "hashpaths", "ptrarray", "hashtables", "twolookup",
 CACHE_MODES = (None, "syntactic", "aa", "aa+disk")
 
 
+@with_claripy_fixes
 def cache_table(names=None, timeout: float = 300.0, repeat: int = 1) -> int:
     """Per sample and cache mode: z3 calls, cache hits, time, cache size; ``aa+disk`` is a second
     run of the aa cache over the on-disk store written by a first run (fresh directory)."""
     import tempfile
 
-    from .plugins.model_eval import install_fast_model_eval
-
-    install_fast_model_eval()
     names = names or list(CACHE_SAMPLES)
     hdr = f"{'sample':12} {'cache':10} {'time s':>8} {'paths':>6} {'asked':>6} {'to solver':>9} {'z3':>6} " \
           f"{'hits syn':>8} {'hits aa':>8} {'hits disk':>9} {'size':>6}"

@@ -15,6 +15,7 @@ import math
 import time
 from pathlib import Path
 
+from .patches import with_claripy_fixes
 from .runner import explore
 from .technique import RelocatableMemory
 
@@ -86,11 +87,9 @@ def geomean(xs) -> float:
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
+@with_claripy_fixes
 def main(timeout: float = 300.0, repeat: int = 1, plot: str | None = None) -> int:
     """Print the model table, the split table and (optionally) write the matrix-size plot."""
-    from .plugins.model_eval import install_fast_model_eval
-
-    install_fast_model_eval()
     rows, results = [], {}
     settings = [(label, label, opts) for label, opts in MODEL_SETTINGS]
     for name, (binary, n) in MULTI.items():

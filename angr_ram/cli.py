@@ -41,7 +41,7 @@ def cmd_run(args) -> int:
 
     progress = _progress(sys.stderr) if sys.stderr.isatty() and not args.json else None
     opts = {"cache": args.cache, "validate": args.validate, "persist": args.persist,
-            "solver_timeout_ms": args.solver_timeout_ms} if args.engine == "ram" else {}
+            "solver_timeout_ms": args.solver_timeout_ms, "cache_limit": args.cache_limit} if args.engine == "ram" else {}
     if args.merge is not None:
         points = ["auto"] if args.merge_points == "auto" else [
             int(p, 0) if p[:1].isdigit() else p for p in args.merge_points.split(",") if p]
@@ -155,6 +155,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--engine", choices=("ram", "stock"), default="ram", help="angr-ram or plain angr")
     r.add_argument("--concrete-bases", action="store_true", help="concrete heap bases (baseline)")
     r.add_argument("--cache", choices=("syntactic", "aa"), default=None, help="run-wide query cache")
+    r.add_argument("--cache-limit", type=_positive, default=100_000, metavar="N",
+                   help="entries each query-cache map keeps (least recently used go first)")
     r.add_argument("--validate", action="store_true", help="re-check every cache hit with the solver")
     r.add_argument("--persist", nargs="?", const=True, default=None, metavar="DIR",
                    help="keep cache answers on disk (default $ANGR_RAM_CACHE_DIR or ~/.cache/angr-ram)")

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import contextvars
 from dataclasses import asdict, dataclass
 
-from .context import setting
+import z3
 
-_ACTIVE: contextvars.ContextVar = contextvars.ContextVar("angr_ram_active_stats", default=None)
-_Z3_PATCHED = False
+from .patches import declare
+from .scope import current
 
 
 @dataclass
@@ -52,26 +51,10 @@ class RunStats:
         return asdict(self)
 
 
-def install_z3_counter() -> None:
-    """Count ``z3.Solver.check`` calls into the active run's stats (patched once per process)."""
-    global _Z3_PATCHED
-    if _Z3_PATCHED:
-        return
-    import z3
-
-    original = z3.Solver.check
-
-    def check(solver, *args):
-        st = _ACTIVE.get()
-        if st is not None:
-            st.z3_checks += 1
-        return original(solver, *args)
-
-    z3.Solver.check = check
-    _Z3_PATCHED = True
-
-
-def counting(stats: RunStats):
-    """Attribute the z3 calls made inside this block to ``stats``."""
-    install_z3_counter()
-    return setting(_ACTIVE, stats)
+@declare(z3.Solver, "check")
+def counted_check(original, solver, *args):
+    """``z3.Solver.check`` that counts the call into the active run's stats."""
+    st = current().stats
+    if st is not None:
+        st.z3_checks += 1
+    return original(solver, *args)

@@ -17,15 +17,16 @@ import claripy
 from claripy.errors import ClaripyZ3Error
 
 from .errors import AngrRamError, ForkRequest, MemoryErrorInfo, MemoryFault
+from .patches import install_all
+from .plugins import model_eval, z3_setup  # noqa: F401 - declare their patches
 from .plugins.address_space import AddressSpace
 from .plugins.heap import HEAP_PROCEDURES
-from .plugins.libc import RamLibcStartMain, install_error_fix, install_format_fix
+from .plugins.libc import RamLibcStartMain, install_error_fix
 from .plugins.memory import RamMemory
-from .plugins.model_eval import install_fast_model_eval
 from .plugins.query_cache import QueryCache
 from .plugins.solver import RamSolver
-from .plugins.z3_setup import install_fast_solver_setup
-from .stats import RunStats, counting, install_z3_counter
+from .scope import RunScope
+from .stats import RunStats
 from .strategies.fork import forking
 from .strategies.models import MODELS, make_model
 from .strategies.split import Splitter
@@ -42,8 +43,6 @@ UNKNOWN_STASH = "unknown"      # states whose feasibility z3 could not decide in
 # angr-ram maps this much of it up front and leaves the rest of the range to be mapped on use.
 BRK_HEAP_MAPPED = 64 * 1024
 
-
-install_z3_counter()   # before anyone else wraps z3.Solver.check (bench, tests)
 
 def fixed_regions(project, state) -> list[tuple[int, int, str]]:
     """Address ranges that are not heap objects: loaded objects, the stack, angr's own heap."""
@@ -83,6 +82,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
     :param smm_threshold: the static segmented model forks instead of building bigger segments.
     :param cache: run-wide query cache (satisfiability and one-solution model queries): None,
         ``"syntactic"`` or ``"aa"`` (address-aware).
+    :param cache_limit: entries each map of the query cache keeps (least recently used go first).
     :param validate: re-check every cache hit with the solver (raises CacheMismatch on a difference).
     :param persist: also keep the cache's answers on disk: True (``$ANGR_RAM_CACHE_DIR`` or
         ``~/.cache/angr-ram``) or a directory; a later run reuses them (needs ``cache``).
@@ -101,7 +101,8 @@ class RelocatableMemory(angr.ExplorationTechnique):
                  reuse_segments: bool = False, split: int | None = None, split_threshold: int = 300,
                  smm_threshold: int = 10 * 1024, cache: str | None = None, validate: bool = False,
                  persist: bool | str | None = None, context_resolution: bool = True,
-                 max_symbolic_size: int = 64 * 1024, solver_timeout_ms: int | None = None):
+                 max_symbolic_size: int = 64 * 1024, solver_timeout_ms: int | None = None,
+                 cache_limit: int = 100_000):
         super().__init__()
         if model not in MODELS:
             raise AngrRamError(f"unknown model {model!r}; supported: {', '.join(MODELS)}")
@@ -127,7 +128,8 @@ class RelocatableMemory(angr.ExplorationTechnique):
         self.model_policy = make_model(model, reuse_segments, smm_threshold, context_resolution)
         self.splitter = Splitter(split, split_threshold) if split is not None else None
         self.stats = RunStats()
-        self.cache = QueryCache(cache, validate, self.stats, persist) if cache is not None else None
+        self.scope = RunScope(self.stats)
+        self.cache = QueryCache(cache, validate, self.stats, persist, cache_limit) if cache is not None else None
         self.base_sizes: dict[str, int] = {}
         self.symbolic_bases = bool(symbolic_bases)
         self.context_k = context_k
@@ -164,6 +166,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         """Give ``state`` angr-ram's memory, address space and solver (idempotent)."""
         if isinstance(state.memory, RamMemory):
             return
+        install_all()
         if self._regions is None:
             self._regions = fixed_regions(state.project, state)
         state.memory.__class__ = RamMemory
@@ -173,6 +176,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
                                                   self.model_policy, self.splitter, self.cache, self.base_sizes,
                                                   self.max_symbolic_size))
         state.ram.solver_timeout = self.solver_timeout_ms
+        state.ram.scope = self.scope
         RamSolver.install(state)
 
     # ------------------------------------------------------------------ stepping
@@ -225,7 +229,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
 
     def _step(self, simgr, state, **kwargs) -> dict:
         try:
-            with forking(), counting(self.stats):
+            with forking(), self.scope.active():
                 return simgr.step_state(state, **kwargs)
         except ForkRequest as fr:
             return self._fork(state, fr)
@@ -291,9 +295,7 @@ def install_hooks(project) -> None:
         if project.loader.find_symbol(name) is not None:
             project.hook_symbol(name, cls(), replace=True)
     install_error_fix(project)
-    install_format_fix()
-    install_fast_model_eval()
-    install_fast_solver_setup()
+    install_all()
     if project.loader.find_symbol("__libc_start_main") is not None:
         project.hook_symbol("__libc_start_main", RamLibcStartMain(), replace=True)
 

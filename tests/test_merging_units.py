@@ -55,24 +55,22 @@ def clause_for(m):
     phi3 = synthesize([claripy.And(*tails[i][0][2 * k:]) for i, k in group], [k for _, k in group])
     members = {(f[0], f[1], 8): v for v in [*s, claripy.BVS("unused", 8)] if (f := family_of(v.args[0]))}
     k = claripy.BVS("qm_k", 64)
-    return n, s, k, Q.QuantifiedClause.register(k=k, ks=tuple(kk for _, kk in group), phi1=claripy.true(),
-                                                phi2=phi2, phi3=phi3, members=members)
+    table = Q.ClauseTable(validate=True)
+    return n, s, k, table.register(k=k, ks=tuple(kk for _, kk in group), phi1=claripy.true(),
+                                   phi2=phi2, phi3=phi3, members=members), table
 
 
 def test_solving_procedure_agrees_with_z3_forall_and_models_satisfy_every_instance():
-    n, s, k, cl = clause_for(5)
-    Q.VALIDATE = True
-    try:
-        queries = [[], [k == 3], [k == 3, s[1] != 97], [s[0] == 97, s[1] == 97, s[2] == 97, s[3] == 97],
-                   [claripy.UGT(k, 2), s[1] != 97], [n == 0], [n == 2, k == 2], [k == 9]]
-        answers = []
-        for extra in queries:
-            m = Q.solve([cl.placeholder], extra)
-            answers.append(m is not None)
-            if m is not None:
-                assert cl.holds(m) == []                      # every instance i <= k holds
-                kv = m[k.args[0]]
-                assert all(m[s[i].args[0]] == 97 for i in range(kv)) and m[s[kv].args[0]] != 97
-    finally:
-        Q.VALIDATE = False
+    n, s, k, cl, table = clause_for(5)
+    queries = [[], [k == 3], [k == 3, s[1] != 97], [s[0] == 97, s[1] == 97, s[2] == 97, s[3] == 97],
+               [claripy.UGT(k, 2), s[1] != 97], [n == 0], [n == 2, k == 2], [k == 9]]
+    answers = []
+    for extra in queries:
+        m = Q.solve(table, [cl.placeholder], extra)      # validating: every answer compared with z3's ForAll
+        answers.append(m is not None)
+        if m is not None:
+            assert cl.holds(m) == []                      # every instance i <= k holds
+            kv = m[k.args[0]]
+            assert all(m[s[i].args[0]] == 97 for i in range(kv)) and m[s[kv].args[0]] != 97
+    assert table.stats.queries == len(queries)
     assert answers == [True, True, False, True, False, False, False, False]

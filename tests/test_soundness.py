@@ -71,12 +71,11 @@ def test_quantified_procedure_never_takes_unknown_for_unsat(monkeypatch):
     monkeypatch.setattr(z3.Solver, "check", lambda self, *a: z3.unknown)
     monkeypatch.setattr(z3.Solver, "reason_unknown", lambda self: "canceled")
     x = claripy.BVS("qm_test_x", 8)
-    quantified._BASES.clear()
+    table = quantified.ClauseTable()
     with pytest.raises(claripy.ClaripySolverInterruptError, match="unknown"):
-        quantified._solve([claripy.UGT(x, 3)])
-    quantified._BASES.clear()
-    assert quantified.extremum([claripy.UGT(x, 3)], [], x, want_max=True) is None
-    quantified._BASES.clear()
+        quantified._solve(table, [claripy.UGT(x, 3)])
+    assert quantified.extremum(quantified.ClauseTable(), [claripy.UGT(x, 3)], [], x, want_max=True) is None
+    assert table.stats.unknown == 1 and table.stats.fallback == 1
 
 
 def test_objects_that_cannot_be_compared_refuse_the_merge(ram_state):

@@ -162,11 +162,9 @@ def _same_heap(a, b) -> bool:
         and all(ra.objects[i] is rb.objects[i] for i in ra.objects)
 
 
-_RANGES: dict[int, list] = {}
-
-
-def _ranges(mask: int) -> list[tuple[int, int]]:
-    hit = _RANGES.get(mask)
+def _ranges(mask: int, memo: dict) -> list[tuple[int, int]]:
+    """The runs of set bits of ``mask`` as (offset, length), memoized in ``memo``."""
+    hit = memo.get(mask)
     if hit is None:
         hit, off = [], 0
         m = mask
@@ -181,7 +179,7 @@ def _ranges(mask: int) -> list[tuple[int, int]]:
                 low = (m & -m).bit_length() - 1
                 m >>= low
                 off += low
-        _RANGES[mask] = hit
+        memo[mask] = hit
     return hit
 
 
@@ -211,7 +209,7 @@ def _files(state) -> tuple:
 def same_live_store(liveness: Liveness, live: Live, s1, s2) -> bool:
     """True if ``s1`` and ``s2`` agree on every live register and live frame byte, on all other
     memory, the heap objects, the standard streams and the globals."""
-    for off, size in _ranges(live.regs & ~liveness.ip_mask):
+    for off, size in _ranges(live.regs & ~liveness.ip_mask, liveness.range_memo):
         if s1.registers.load(off, size).hash() != s2.registers.load(off, size).hash():
             return False
     g1 = {k: v for k, v in s1.globals.items() if not str(k).startswith("angr_ram_")}

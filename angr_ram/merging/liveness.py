@@ -278,6 +278,7 @@ class Liveness:
         self.ret_default = Live(self._names(RET_REGS), NONE)
         self._funcs: dict[int, FunctionLiveness] = {}
         self._solved: dict[tuple, dict] = {}
+        self.range_memo: dict[int, list] = {}   # register mask -> runs of set bits (incremental.same_live_store)
         ip = regs["rip"]
         self.ip_mask = self.mask(*ip)
 

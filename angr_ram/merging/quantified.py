@@ -1,7 +1,8 @@
 """Quantified clauses of pattern-merged states and their solving procedure.
 
 claripy has no quantifiers, so a merged path constraint is stored in the state as one boolean
-placeholder ``qm_forall_<n>`` whose meaning is kept in a run-wide table (:data:`CLAUSES`):
+placeholder ``qm_forall_<t>_<n>`` whose meaning is kept in its run's :class:`ClauseTable` ``t``
+(owned by the merging technique, carried by reference by every frontend of its states):
 
     placeholder  <=>  phi1 /\\ k in {k_j} /\\ (forall i. 1 <= i <= k -> phi2(i)) /\\ phi3(k)
 
@@ -32,12 +33,13 @@ from claripy.frontend import Frontend
 from claripy.frontend.mixin.model_cache_mixin import ModelCache
 
 from ..dag import count_nodes
+from ..errors import AngrRamError
+from ..scope import LRU
 from .synthesis import Template
 
 PREFIX = "qm_forall_"
-CLAUSES: dict[str, QuantifiedClause] = {}
-_IDS = itertools.count(1)
 REPAIR_ROUNDS = 4
+_TABLE_IDS = itertools.count(1)     # process-unique table numbers keep placeholders of runs apart
 
 
 @dataclass
@@ -55,8 +57,48 @@ class SolveStats:
     extrema_stripped: int = 0     # ... whose stripped extremum was confirmed at once
 
 
-STATS = SolveStats()
-VALIDATE = False      # also ask z3 with the real ForAll and compare (raises on a difference)
+class ClauseTable:
+    """The quantified clauses of one merging run with its solving counters, validation flag and
+    memo of base solvers. Every placeholder it hands out names this table.
+
+    :param validate: also ask z3 the real ``ForAll`` query and compare (raises on a difference).
+    :param stats: counters to update (a fresh :class:`SolveStats` if None).
+    :param bases: how many constraint sets keep a prepared z3 solver.
+    """
+
+    def __init__(self, validate: bool = False, stats: SolveStats | None = None, bases: int = 256):
+        self.clauses: dict[str, QuantifiedClause] = {}
+        self.stats = stats if stats is not None else SolveStats()
+        self.validate = validate
+        self.bases: LRU = LRU(bases)
+        self.number = next(_TABLE_IDS)
+        self._ids = itertools.count(1)
+
+    def __len__(self) -> int:
+        return len(self.clauses)
+
+    def __repr__(self) -> str:
+        return f"<ClauseTable {self.number}: {len(self.clauses)} clauses, {self.stats.queries} queries>"
+
+    def register(self, **kw) -> QuantifiedClause:
+        """A new clause with a fresh placeholder of this table."""
+        c = QuantifiedClause(**kw)
+        name = f"{PREFIX}{self.number}_{next(self._ids)}"
+        c.placeholder = claripy.BoolS(name, explicit_name=True)
+        self.clauses[name] = c
+        return c
+
+    def clauses_of(self, constraints) -> list[QuantifiedClause]:
+        """The clauses whose placeholders occur in ``constraints``; a placeholder this table does not
+        know (a state of another run) is an error, never a free boolean."""
+        names = set()
+        for c in constraints:
+            names |= {v for v in c.variables if v.startswith(PREFIX)}
+        missing = sorted(n for n in names if n not in self.clauses)
+        if missing:
+            raise AngrRamError(f"quantified placeholders {', '.join(missing)} belong to another run than "
+                               f"clause table {self.number}: states of different merging runs cannot be mixed")
+        return [self.clauses[n] for n in sorted(names)]
 
 
 class SolverMismatch(UnsatError):
@@ -74,15 +116,6 @@ class QuantifiedClause:
     phi3: Template
     members: dict = field(default_factory=dict)     # (family, index, bits) -> claripy variable
     placeholder: claripy.ast.Bool | None = None
-
-    @classmethod
-    def register(cls, **kw) -> QuantifiedClause:
-        """A new clause with a fresh placeholder, entered in :data:`CLAUSES`."""
-        c = cls(**kw)
-        name = f"{PREFIX}{next(_IDS)}"
-        c.placeholder = claripy.BoolS(name, explicit_name=True)
-        CLAUSES[name] = c
-        return c
 
     def k_range(self):
         """``k in ks`` as a claripy formula."""
@@ -167,14 +200,6 @@ class QuantifiedClause:
         return bad
 
 
-def clauses_of(constraints) -> list[QuantifiedClause]:
-    """The quantified clauses whose placeholders occur in ``constraints``."""
-    names = set()
-    for c in constraints:
-        names |= {v for v in c.variables if v.startswith(PREFIX)}
-    return [CLAUSES[n] for n in sorted(names) if n in CLAUSES]
-
-
 def _variables(exprs, clauses) -> dict[str, claripy.ast.Base]:
     out = {}
     for e in exprs:
@@ -210,32 +235,27 @@ def _qf_holds(model: dict, formulas) -> bool:
     return all(mc.eval_ast(f, allow_unconstrained=True) is True for f in formulas)
 
 
-def solve(constraints, extra=()) -> dict | None:
+def solve(table: ClauseTable, constraints, extra=()) -> dict | None:
     """A model (variable name -> value) of ``constraints /\\ extra`` with their quantified clauses
-    expanded, or None if there is none. The model is checked against the full query; with
-    :data:`VALIDATE` the answer is compared with z3's on the quantified query."""
-    result = _solve(constraints, extra)
-    if VALIDATE:
-        clauses = clauses_of(constraints)
+    (from ``table``) expanded, or None if there is none. The model is checked against the full
+    query; with ``table.validate`` the answer is compared with z3's on the quantified query."""
+    result = _solve(table, constraints, extra)
+    if table.validate:
+        clauses = table.clauses_of(constraints)
         qf = [c for c in (*constraints, *extra) if not any(v.startswith(PREFIX) for v in c.variables)]
-        truth = _fallback(qf, clauses, _variables(qf, clauses), {cl.placeholder.args[0]: True for cl in clauses},
-                          count=False)
+        truth = _fallback(qf, clauses, _variables(qf, clauses), {cl.placeholder.args[0]: True for cl in clauses})
         if (truth is None) != (result is None):
             raise SolverMismatch(f"quantified solving answered {'unsat' if result is None else 'sat'}, "
                                  f"z3 says {'unsat' if truth is None else 'sat'} for {list(constraints)} + {list(extra)}")
     return result
 
 
-_BASES: dict = {}          # constraint set -> (z3 solver with the stripped clauses, family functions)
-_BASES_LIMIT = 256
-
-
-def _base_solver(constraints, clauses):
+def _base_solver(table: ClauseTable, constraints, clauses):
     """A z3 solver holding ``constraints`` (placeholders stripped to their first instance) and the
     family axioms, shared by every query over the same constraint set (queries push and pop)."""
     import z3
     key = tuple(c.hash() for c in constraints)
-    hit = _BASES.get(key)
+    hit = table.bases.lookup(key)
     if hit is not None:
         return hit
     funcs: dict = {}
@@ -245,20 +265,19 @@ def _base_solver(constraints, clauses):
         s.add(*cl.z3_parts(funcs, quantified=False))
     for cl in clauses:
         s.add(*cl.family_axioms(funcs))
-    if len(_BASES) >= _BASES_LIMIT:
-        _BASES.pop(next(iter(_BASES)))
-    _BASES[key] = (s, funcs)
+    table.bases.put(key, (s, funcs))
     return s, funcs
 
 
-def _solve(constraints, extra=()) -> dict | None:
+def _solve(table: ClauseTable, constraints, extra=()) -> dict | None:
     import z3
-    STATS.queries += 1
-    clauses = clauses_of(constraints)
+    stats = table.stats
+    stats.queries += 1
+    clauses = table.clauses_of(constraints)
     qf = [c for c in (*constraints, *extra)
           if not any(v.startswith(PREFIX) for v in c.variables)]
     variables = _variables(qf, clauses)
-    s, _ = _base_solver(constraints, clauses)
+    s, _ = _base_solver(table, constraints, clauses)
     placeholders = {cl.placeholder.args[0]: True for cl in clauses}
     s.push()
     try:
@@ -266,23 +285,23 @@ def _solve(constraints, extra=()) -> dict | None:
         for round_ in range(REPAIR_ROUNDS + 1):
             r = s.check()
             if r == z3.unknown:       # never taken for unsat: ask the real ForAll query instead
-                STATS.unknown += 1
+                stats.unknown += 1
                 break
             if r != z3.sat:
-                STATS.unsat += 1
+                stats.unsat += 1
                 return None
             model = {**_model_of(s.model(), variables), **placeholders}
             bad = {id(cl): cl.holds(model) for cl in clauses}
             if not any(bad.values()):
                 if round_ == 0:
-                    STATS.strip += 1
+                    stats.strip += 1
                 else:
-                    STATS.repair += 1
+                    stats.repair += 1
                 return model
             if round_ == 0:
                 dup = _duplicate(model, clauses, bad)
                 if dup is not None and _qf_holds(dup, qf) and not any(cl.holds(dup) for cl in clauses):
-                    STATS.duplicate += 1
+                    stats.duplicate += 1
                     return dup
             for cl in clauses:
                 for i in bad[id(cl)]:
@@ -293,10 +312,10 @@ def _solve(constraints, extra=()) -> dict | None:
                         s.add(z3.Implies(z3.UGE(bz3.convert(cl.k), i), bz3.convert(inst)))
     finally:
         s.pop()
-    return _fallback(qf, clauses, variables, placeholders)
+    return _fallback(qf, clauses, variables, placeholders, stats)
 
 
-def extremum(constraints, extra, key, want_max: bool) -> int | None:
+def extremum(table: ClauseTable, constraints, extra, key, want_max: bool) -> int | None:
     """The unsigned maximum (or minimum) of ``key`` under the quantified query, found on the
     stripped formula; None if it cannot be confirmed there (the caller then searches).
 
@@ -305,10 +324,11 @@ def extremum(constraints, extra, key, want_max: bool) -> int | None:
     and probes the next value first, so a key with few values costs few z3 checks.
     """
     import z3
-    STATS.extrema += 1
-    clauses = clauses_of(constraints)
+    stats = table.stats
+    stats.extrema += 1
+    clauses = table.clauses_of(constraints)
     qf = [c for c in (*constraints, *extra) if not any(v.startswith(PREFIX) for v in c.variables)]
-    s, _ = _base_solver(constraints, clauses)
+    s, _ = _base_solver(table, constraints, clauses)
     zkey = bz3.convert(key)
     bits = key.length
     s.push()
@@ -348,15 +368,15 @@ def extremum(constraints, extra, key, want_max: bool) -> int | None:
         full = {**_model_of(model, variables), **{cl.placeholder.args[0]: True for cl in clauses}}
     finally:
         s.pop()
-    if any(cl.holds(full) for cl in clauses) and _solve(constraints, [*extra, key == best]) is None:
+    if any(cl.holds(full) for cl in clauses) and _solve(table, constraints, [*extra, key == best]) is None:
         return None
-    STATS.extrema_stripped += 1
-    if VALIDATE:
+    stats.extrema_stripped += 1
+    if table.validate:
         beyond = claripy.UGT(key, best) if want_max else claripy.ULT(key, best)
         clauses_qf = _variables(qf, clauses)
         holds = {cl.placeholder.args[0]: True for cl in clauses}
-        if (_fallback([*qf, key == best], clauses, clauses_qf, holds, count=False) is None
-                or _fallback([*qf, beyond], clauses, clauses_qf, holds, count=False) is not None):
+        if (_fallback([*qf, key == best], clauses, clauses_qf, holds) is None
+                or _fallback([*qf, beyond], clauses, clauses_qf, holds) is not None):
             raise SolverMismatch(f"quantified {'max' if want_max else 'min'} {best} disagrees with z3")
     return best
 
@@ -379,10 +399,11 @@ def _duplicate(model: dict, clauses, bad) -> dict | None:
     return out
 
 
-def _fallback(qf, clauses, variables, placeholders, count: bool = True) -> dict | None:
+def _fallback(qf, clauses, variables, placeholders, stats: SolveStats | None = None) -> dict | None:
+    """The z3 query with real ``ForAll`` quantifiers (counted into ``stats`` if given)."""
     import z3
-    if count:
-        STATS.fallback += 1
+    if stats is not None:
+        stats.fallback += 1
     funcs: dict = {}
     s = z3.Solver()
     s.add(*[bz3.convert(c) for c in qf])
@@ -405,12 +426,13 @@ class QuantifiedFrontend(Frontend):
     """A claripy frontend that answers with :func:`solve` while a quantified clause is present and
     delegates to ``inner`` (any claripy frontend, e.g. angr-ram's substituting one) otherwise."""
 
-    def __init__(self, inner):
+    def __init__(self, inner, table: ClauseTable):
         super().__init__()
         self.inner = inner
+        self.table = table
 
     def __getattr__(self, name):
-        if name == "inner":
+        if name in ("inner", "table"):
             raise AttributeError(name)
         return getattr(self.inner, name)
 
@@ -436,16 +458,16 @@ class QuantifiedFrontend(Frontend):
 
     # ---------------------------------------------------------------- copying
     def branch(self):
-        return QuantifiedFrontend(self.inner.branch())
+        return QuantifiedFrontend(self.inner.branch(), self.table)
 
     def blank_copy(self):
-        return QuantifiedFrontend(self.inner.blank_copy())
+        return QuantifiedFrontend(self.inner.blank_copy(), self.table)
 
     def _blank_copy(self, c):
-        c.inner = self.inner.blank_copy()
+        c.inner, c.table = self.inner.blank_copy(), self.table
 
     def _copy(self, c):
-        c.inner = self.inner.branch()
+        c.inner, c.table = self.inner.branch(), self.table
 
     def finalize(self):
         self.inner.finalize()
@@ -466,15 +488,15 @@ class QuantifiedFrontend(Frontend):
         inner_anc = common_ancestor.inner if isinstance(common_ancestor, QuantifiedFrontend) else common_ancestor
         ok, merged = self.inner.merge([o.inner if isinstance(o, QuantifiedFrontend) else o for o in others],
                                       merge_conditions, common_ancestor=inner_anc)
-        return ok, QuantifiedFrontend(merged)
+        return ok, QuantifiedFrontend(merged, self.table)
 
     def combine(self, others):
         return QuantifiedFrontend(self.inner.combine([o.inner if isinstance(o, QuantifiedFrontend) else o
-                                                      for o in others]))
+                                                      for o in others]), self.table)
 
     # ---------------------------------------------------------------- queries
     def _model(self, extra):
-        return solve(self._constraints(), [self._subst(c) for c in extra])
+        return solve(self.table, self._constraints(), [self._subst(c) for c in extra])
 
     def check_satisfiability(self, extra_constraints=(), exact=None):
         if not self._quantified():
@@ -528,7 +550,7 @@ class QuantifiedFrontend(Frontend):
         off = (1 << (bits - 1)) if signed else 0
         key = (e + off) if signed else e            # order-preserving map to unsigned
         extra = [self._subst(c) for c in extra_constraints]
-        found = extremum(self._constraints(), extra, key, want_max)
+        found = extremum(self.table, self._constraints(), extra, key, want_max)
         if found is None:
             lo, hi = 0, (1 << bits) - 1
             if not self.satisfiable(extra_constraints):

@@ -26,21 +26,23 @@ from angr.storage.memory_mixins.symbolic_merger_mixin import SymbolicMergerMixin
 from ..context import setting
 from ..dag import count_nodes
 from ..errors import AngrRamError
-from . import quantified
+from ..patches import declare, install_all
+from ..scope import RunScope
 from .fragments import FRAGMENT_KEY, Fragment, resolve_merge_points
 from .incremental import NODE_KEY, Tree
 from .liveness import Liveness
 from .patterns import RESIDUAL, ShapeHasher, regular_partition
-from .quantified import QuantifiedClause, QuantifiedFrontend, SolveStats
+from .quantified import ClauseTable, QuantifiedFrontend, SolveStats
 from .synthesis import family_of, linear_fit, synthesize
 
 MODES = ("ite", "pat")
 _LINEAR: contextvars.ContextVar = contextvars.ContextVar("angr_ram_linear_merge", default=None)
-_stock_merge_values = SymbolicMergerMixin._merge_values
 
 
-def _merge_values(self, values, merged_size, **kwargs):
-    """angr's value merge, but a*k + b when the values are concrete and linear in k_j (pat mode)."""
+@declare(SymbolicMergerMixin, "_merge_values", gate=lambda: _LINEAR.get() is not None)
+def linear_merge_values(stock_merge_values, self, values, merged_size, **kwargs):
+    """angr's value merge, but a*k + b when the values are concrete and linear in k_j (while the
+    pattern merge of :class:`QuantifiedMerging` runs)."""
     ctx = _LINEAR.get()
     if ctx is not None:
         values = list(values)
@@ -57,10 +59,9 @@ def _merge_values(self, values, merged_size, **kwargs):
         if fit is not None:
             kk = k[bits - 1:0] if bits < k.length else (k.zero_extend(bits - k.length) if bits > k.length else k)
             return kk * fit[0] + fit[1] if fit[0] else claripy.BVV(fit[1], bits)
-    return _stock_merge_values(self, values, merged_size, **kwargs)
+    return stock_merge_values(self, values, merged_size, **kwargs)
 
 
-SymbolicMergerMixin._merge_values = _merge_values
 WAIT_STASH = "merge_wait"
 _TERMINAL = frozenset(("deadended", "errored", "unsat", "pruned", "unconstrained", "memory_errors", "unknown",
                        "interrupted", WAIT_STASH))
@@ -148,6 +149,8 @@ class QuantifiedMerging(ExplorationTechnique):
         self._fragments: dict[int, Fragment] = {}
         self._ids = itertools.count(1)
         self.stats = MergeStats()
+        self.table = ClauseTable(validate, self.stats.solve)
+        self.scope = RunScope()
 
     def __repr__(self) -> str:
         st = self.stats
@@ -157,13 +160,16 @@ class QuantifiedMerging(ExplorationTechnique):
 
     def setup(self, simgr):
         self.entries = resolve_merge_points(simgr._project, self._spec)
-        quantified.STATS = self.stats.solve          # the solving procedure counts into this run
-        quantified.VALIDATE = self.validate
+        install_all()
         simgr.stashes.setdefault(WAIT_STASH, [])
         if self.incremental:
             self._liveness = Liveness(simgr._project)
 
     def step(self, simgr, stash="active", **kwargs):
+        with self.scope.active():
+            return self._step(simgr, stash, **kwargs)
+
+    def _step(self, simgr, stash, **kwargs):
         simgr = simgr.step(stash=stash, **kwargs)
         if stash != "active":
             return simgr
@@ -297,7 +303,7 @@ class QuantifiedMerging(ExplorationTechnique):
             self.stats.patterns += 1
             ks = tuple(k for _, k in group)
             k = claripy.BVS("qm_k", 64)
-            clause = QuantifiedClause.register(k=k, ks=ks, phi1=phi1, phi2=phi2, phi3=phi3, members=members)
+            clause = self.table.register(k=k, ks=ks, phi1=phi1, phi2=phi2, phi3=phi3, members=members)
             conds = [k == kj for kj in ks]
             with setting(_LINEAR, (k, {c.hash(): kj for c, kj in zip(conds, ks, strict=True)})):
                 merged, _, _ = states[0].merge(*states[1:], merge_conditions=[[_Guard(c)] for c in conds],
@@ -306,7 +312,7 @@ class QuantifiedMerging(ExplorationTechnique):
             inner = inner.inner if isinstance(inner, QuantifiedFrontend) else inner
             fe = inner.branch()
             fe.add([clause.placeholder])
-            merged.solver._stored_solver = QuantifiedFrontend(fe)
+            merged.solver._stored_solver = QuantifiedFrontend(fe, self.table)
             self.stats.merges_pat += 1
             self.stats.merged_states += len(states)
             self.stats.constraint(clause.size())

@@ -128,6 +128,7 @@ class AddressSpace(SimStatePlugin):
         self.lets = 0                      # let-bound reads on this path (names them deterministically)
         self.solver_timeout: int | None = None   # ms per z3 call for this state's solver (None: claripy's)
         self.unknown: str | None = None    # why this state's feasibility is unknown (``unknown`` stash)
+        self.scope = None                  # the run's RunScope (memos, counters), shared by reference
 
     # ------------------------------------------------------------------ plugin protocol
     @SimStatePlugin.memo
@@ -151,6 +152,7 @@ class AddressSpace(SimStatePlugin):
         o.in_step = False
         o.lets = self.lets
         o.solver_timeout, o.unknown = self.solver_timeout, self.unknown
+        o.scope = self.scope
         return o
 
     def merge(self, others, merge_conditions, common_ancestor=None):  # pylint: disable=unused-argument

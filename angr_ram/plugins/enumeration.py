@@ -24,6 +24,8 @@ from collections import OrderedDict
 import numpy as np
 from claripy.errors import UnsatError
 
+from ..scope import LRU, current, memo
+
 LET_PREFIX = "ram_let"
 MAX_BITS = 16
 MAX_NODES = 50_000
@@ -58,7 +60,10 @@ class _ValueCache:
             self.used -= getattr(old, "nbytes", 8)
 
 
-_VALUES = _ValueCache(VALUE_BYTES)
+def _new_value_cache() -> _ValueCache:
+    return _ValueCache(VALUE_BYTES)
+
+
 _U64 = np.uint64
 
 
@@ -99,6 +104,7 @@ class Evaluator:
             self.vars[v.args[0]] = (idx >> _U64(shift)) & _mask(v.length)
             shift += v.length
         self.nodes = 0
+        self.values = memo("enumeration.values", _new_value_cache)
 
     # ------------------------------------------------------------------ entry points
     def bool(self, e):
@@ -144,14 +150,15 @@ class Evaluator:
             # relocation changes while the symbol stays the same)
             return self._ev(e)
         key = (self.layout, e.hash(), self._defs_of(e))
-        r = _VALUES.get(key)
+        values = self.values
+        r = values.get(key)
         if r is not None:
             return r
         self.nodes += 1
         if self.nodes > MAX_NODES:
             raise _Unsupported("too many nodes")
         r = self._ev(e)
-        _VALUES.put(key, r)
+        values.put(key, r)
         return r
 
     def _ev(self, e):  # noqa: C901 - one dispatch over claripy's operations
@@ -333,25 +340,23 @@ _SCMP = {
     "SGE": lambda x, y: x >= y,
 }
 
-_TABLES: dict = {}
-
-
 def _table(e):
     """``(offset, pieces)`` when ``e`` is a selection over concrete keys with concrete values (the
     shape :func:`angr_ram.plugins.object_store.select` builds), else None. Each piece covers the
     offsets ``[lo, hi)``: sorted keys, their values, and the expression for the other offsets."""
     key = e.hash()
-    if key in _TABLES:
-        return _TABLES[key]
+    scope = current()
+    tables = scope.tables if scope is not None else None
+    if tables is not None and key in tables:
+        return tables.lookup(key)
     off = _selection_offset(e)
     res = None
     if off is not None:
         pieces = _pieces(e, off, 0, 1 << 64)
         if pieces is not None and sum(len(p[2]) for p in pieces) >= MIN_TABLE:
             res = (off, pieces, _dense(pieces))
-    if len(_TABLES) > 4096:
-        _TABLES.clear()
-    _TABLES[key] = res
+    if tables is not None:
+        tables.put(key, res)
     return res
 
 
@@ -440,12 +445,10 @@ def _pieces(e, off, lo: int, hi: int):
 
 
 # ---------------------------------------------------------------------- slicing and answering
-_LEAF_MEMO: OrderedDict = OrderedDict()
-
-
 def _leaves_of(e) -> dict:
     key = e.hash()
-    r = _LEAF_MEMO.get(key)
+    leaf_memo = memo("enumeration.leaves", lambda: LRU(8192))
+    r = leaf_memo.lookup(key)
     if r is None:
         r = {}
         seen = set()
@@ -460,9 +463,7 @@ def _leaves_of(e) -> dict:
                 r[x.args[0]] = x
             elif x.depth > 1:
                 todo.extend(a for a in x.args if hasattr(a, "op") and a.variables)
-        _LEAF_MEMO[key] = r
-        if len(_LEAF_MEMO) > 8192:
-            _LEAF_MEMO.popitem(last=False)
+        leaf_memo.put(key, r)
     return r
 
 

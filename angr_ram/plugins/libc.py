@@ -16,6 +16,7 @@ import claripy
 from angr.procedures.stubs import format_parser
 
 from ..errors import ForkRequest, MemoryFault, Target
+from ..patches import declare
 from ..strategies.fork import forking_enabled
 
 MAX_FORMAT_VALUES = 256
@@ -56,13 +57,10 @@ def install_error_fix(project) -> None:
         project.hook_symbol("error", RamError(), replace=True)
 
 
-_stock_replace = format_parser.FormatString.replace
-
-
-def _complete_replace(self, va_arg):
-    """FormatString.replace that forks on symbolic integer arguments instead of picking one value."""
-    if not forking_enabled():
-        return _stock_replace(self, va_arg)
+@declare(format_parser.FormatString, "replace", gate=forking_enabled)
+def complete_format_replace(stock_replace, self, va_arg):
+    """FormatString.replace that forks on symbolic integer arguments (while angr-ram steps a state)
+    instead of picking one value."""
     state = self.parser.state
 
     def checked(ty):
@@ -78,9 +76,4 @@ def _complete_replace(self, va_arg):
                     raise ForkRequest([Target(v == x, "value") for x in sorted(vals)], "printf argument")
         return v
 
-    return _stock_replace(self, checked)
-
-
-def install_format_fix() -> None:
-    """Make angr's format-string procedures fork on symbolic integers during angr-ram steps."""
-    format_parser.FormatString.replace = _complete_replace
+    return stock_replace(self, checked)

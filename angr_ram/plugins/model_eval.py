@@ -12,34 +12,33 @@ eager evaluation does, except inside an untaken if-then-else branch, whose value
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 import claripy
 from claripy import backends
 from claripy.frontend.mixin import model_cache_mixin
+
+from ..patches import declare
+from ..scope import current
 
 _LEAVES = ("BVS", "BoolS", "FPS", "StringS")
 
 # Memos are kept per model *content*, not per ModelCache object: a composite solver combines its
 # children's models into fresh ModelCache objects for every query that spans several children, and
-# an object-bound memo would start empty each time. Bounded: least recently used models go first,
-# and a memo that grows past MEMO_ENTRIES is cleared (at most a few hundred MB in all).
-MEMO_MODELS = 128
-MEMO_ENTRIES = 20_000
-_memos: OrderedDict = OrderedDict()
+# an object-bound memo would start empty each time. They belong to the active run scope, which
+# bounds them: least recently used models go first, and a memo that grows past the scope's
+# ``memo_entries`` is cleared. Without an active scope every evaluation starts a fresh memo.
 
 
 def _memo_for(mc, allow_unconstrained: bool, kind: str) -> dict:
+    scope = current()
+    if scope is None:
+        return {}
     key = (mc, allow_unconstrained, kind)       # ModelCache hashes and compares by its model's content
-    memo = _memos.get(key)
+    memo = scope.model_memos.lookup(key)
     if memo is None:
-        memo = _memos[key] = {}
-        if len(_memos) > MEMO_MODELS:
-            _memos.popitem(last=False)
-    else:
-        _memos.move_to_end(key)
-        if len(memo) > MEMO_ENTRIES:
-            memo.clear()
+        memo = {}
+        scope.model_memos.put(key, memo)
+    elif len(memo) > scope.memo_entries:
+        memo.clear()
     return memo
 
 
@@ -267,6 +266,7 @@ def _backend_eval(self, ast, allow_unconstrained: bool):
     return v if isinstance(v, bool) else conc.eval(conc._abstract(v), 1)[0]
 
 
-def install_fast_model_eval() -> None:
-    """Use :func:`fast_eval_ast` for every claripy model cache in this process (idempotent)."""
-    model_cache_mixin.ModelCache.eval_ast = fast_eval_ast
+@declare(model_cache_mixin.ModelCache, "eval_ast")
+def fast_model_eval(original, self, ast, allow_unconstrained: bool = True):
+    """``ModelCache.eval_ast`` by :func:`fast_eval_ast` inside angr-ram runs."""
+    return fast_eval_ast(self, ast, allow_unconstrained)

@@ -71,8 +71,13 @@ class Canonicalizer:
     structural hash.
     """
 
-    def __init__(self):
+    def __init__(self, limit: int = 500_000):
         self._local: dict = {}
+        self.limit = limit          # memoized local forms; the memo is cleared between queries beyond it
+
+    def _bound(self) -> None:
+        if len(self._local) > self.limit:
+            self._local.clear()
 
     def local(self, e, sizes: dict) -> tuple[bytes, tuple[str, ...]]:
         """``(digest, variables in first-occurrence order)`` of ``e``."""
@@ -155,6 +160,7 @@ class Canonicalizer:
 
     def plain(self, e, sizes: dict) -> bytes:
         """Digest of ``e`` that is invariant under renaming of base addresses."""
+        self._bound()
         return self.local(e, sizes)[0]
 
 

@@ -41,6 +41,7 @@ from claripy.frontend.mixin.model_cache_mixin import ModelCache
 
 from ..context import setting
 from ..errors import AngrRamError
+from ..scope import LRU
 from .persistent_cache import Canonicalizer, PersistentStore
 
 _SPECIFIC = contextvars.ContextVar("angr_ram_address_specific", default=False)
@@ -156,18 +157,22 @@ class _Query:
 
 
 class QueryCache:
-    """A run-wide cache of satisfiability and model answers (modes ``syntactic`` and ``aa``)."""
+    """A run-wide cache of satisfiability and model answers (modes ``syntactic`` and ``aa``), each
+    map bounded to ``limit`` entries (least recently used first out)."""
 
-    def __init__(self, mode: str, validate: bool = False, stats=None, persist=None):
+    def __init__(self, mode: str, validate: bool = False, stats=None, persist=None, limit: int = 100_000):
         if mode not in ("syntactic", "aa"):
             raise AngrRamError(f"unknown cache mode {mode!r}; use None, 'syntactic' or 'aa'")
         self.mode = mode
         self.validate = validate
         self.stats = stats
-        self._syntactic: dict = {}
-        self._aa: dict[bytes, list] = {}
+        if not isinstance(limit, int) or limit <= 0:
+            raise AngrRamError(f"the query cache limit must be a positive number of entries, not {limit!r}")
+        self.limit = limit
+        self._syntactic: LRU = LRU(limit)
+        self._aa: LRU = LRU(limit)
         self._aa_size = 0
-        self._canon = Canonicalizer()
+        self._canon = Canonicalizer(max(limit * 5, 1000))
         self.store = None
         if persist:
             self.store = PersistentStore(None if persist is True else persist)
@@ -203,7 +208,7 @@ class QueryCache:
         """The answer stored under ``q``'s canonical key. The key encodes the whole query with its
         bases numbered (and sized), so equal keys already give the bijection of Algorithm 1 (up to
         a 256-bit digest collision); validation mode re-checks it structurally."""
-        for e, result in self._aa.get(q.aa, ()):
+        for e, result in self._aa.lookup(q.aa, ()):
             if not self.validate or self._confirm(q, e, sizes):
                 return result
         return None
@@ -252,7 +257,7 @@ class QueryCache:
     def _lookup(self, q: _Query, subst, sizes):
         """``(answer, where, disk key)`` from memory or disk; answer None on a miss. A model answer
         is a dict of variable values."""
-        hit = self._syntactic.get(q.syn)
+        hit = self._syntactic.lookup(q.syn)
         if hit is not None:
             return hit, "syntactic", None
         if q.aa is not None:
@@ -281,13 +286,17 @@ class QueryCache:
         return {names[i]: v for i, v in raw if i < len(names)}
 
     def _remember(self, q: _Query, sizes, result, disk) -> None:  # pylint: disable=unused-argument
-        self._syntactic[q.syn] = result
+        self._syntactic.put(q.syn, result)
         stored = result
         if q.kind == "model" and result is not _UNSAT and (q.aa is not None or disk is not None):
             pos = {n: i for i, n in enumerate(q.names)}
             stored = [[pos[n], v] for n, v in result.items() if n in pos]
         if q.aa is not None:
-            self._aa.setdefault(q.aa, []).append((q, stored))
+            entries = self._aa.lookup(q.aa)
+            if entries is None:
+                entries = []
+                self._aa_size -= sum(len(old) for old in self._aa.put(q.aa, entries))
+            entries.append((q, stored))
             self._aa_size += 1
         if self.store is not None and disk is not None:
             self.store.put(disk, "unsat" if result is _UNSAT else stored)

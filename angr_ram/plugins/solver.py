@@ -18,6 +18,7 @@ from claripy.errors import UnsatError
 from claripy.frontend import Frontend
 from claripy.solvers import SolverCompositeChild
 
+from ..scope import current
 from . import enumeration
 from .query_cache import model_leaves
 from .substitution import Substitution
@@ -47,13 +48,16 @@ class SubstitutingFrontend(Frontend):
         self.sizes: dict = {}
         self.embedded = frozenset()
         self.has_lets = False       # some constraint binds a let symbol (see plugins/enumeration.py)
+        self.scope = None           # the run's RunScope, active during every query
 
     # ------------------------------------------------------------------ plumbing
-    def bind(self, subst: Substitution, cache=None, sizes=None, embedded=frozenset()) -> None:
+    def bind(self, subst: Substitution, cache=None, sizes=None, embedded=frozenset(), scope=None) -> None:
         """Use ``subst`` (the state's current address constraints), and the run's query cache with
-        the sizes of the objects behind base names and the bases embedded in segments, for the next
-        queries."""
+        the sizes of the objects behind base names and the bases embedded in segments, and its run
+        scope, for the next queries."""
         self.subst = subst
+        if scope is not None:
+            self.scope = scope
         self.cache = cache
         self.embedded = embedded
         if sizes is not None:
@@ -80,6 +84,10 @@ class SubstitutingFrontend(Frontend):
         self.inner, self._epoch = inner, self.subst.memo
 
     def _query(self, name, *args, **kwargs):
+        scope = self.scope
+        if scope is not None and current() is not scope:
+            with scope.active():
+                return self._query(name, *args, **kwargs)
         inner = self._sync()
         t = time.perf_counter()
         try:
@@ -109,7 +117,7 @@ class SubstitutingFrontend(Frontend):
         c.subst, c._epoch, c.stats, c._variables = self.subst, None, self.stats, frozenset()
         c.cache, c.sizes, c.embedded = self.cache, self.sizes, self.embedded
         c.has_lets = False
-        c.timeout = self.timeout
+        c.timeout, c.scope = self.timeout, self.scope
 
     def _copy(self, c):
         c.constraints = list(self.constraints)
@@ -117,7 +125,7 @@ class SubstitutingFrontend(Frontend):
         c.subst, c._epoch, c.stats, c._variables = self.subst, self._epoch, self.stats, self._variables
         c.cache, c.sizes, c.embedded = self.cache, self.sizes, self.embedded
         c.has_lets = self.has_lets
-        c.timeout = self.timeout
+        c.timeout, c.scope = self.timeout, self.scope
 
     def finalize(self):
         self.inner.finalize()
@@ -259,7 +267,7 @@ class RamSolver(SimSolver):
             space = self.state.ram
             fe = self._stored_solver = SubstitutingFrontend(stats=space.stats, timeout=space.solver_timeout)
         space = self.state.ram
-        fe.bind(space.substitution(), space.cache, space.base_sizes, space.embedded_names())
+        fe.bind(space.substitution(), space.cache, space.base_sizes, space.embedded_names(), space.scope)
         return fe
 
     @classmethod

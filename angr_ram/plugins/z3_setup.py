@@ -4,7 +4,8 @@ claripy's ``BackendZ3.solver`` decides on every new solver whether z3 knows the 
 parameter by rendering the solver's whole parameter description to a string (``param_descrs``):
 about 10 ms each time, a third of a run that creates many solvers (forked paths each build their
 own; so does choosing test inputs). The answer is a property of the z3 build, so it is computed
-once; everything else about the solver is as claripy makes it.
+once; everything else about the solver is as claripy makes it. It applies inside angr-ram runs
+(a gated patch, :mod:`angr_ram.patches`).
 """
 
 from __future__ import annotations
@@ -14,10 +15,14 @@ import threading
 import z3
 from claripy.backends import backend_z3
 
+from ..patches import declare
+
 _SOFT_TIMEOUT: bool | None = None
 
 
-def _solver(self, timeout=None, max_memory=None):
+@declare(backend_z3.BackendZ3, "solver")
+def fast_solver_setup(original, self, timeout=None, max_memory=None):
+    """``BackendZ3.solver`` that asks z3 whether it knows ``soft_timeout`` once per process."""
     global _SOFT_TIMEOUT
     if not self.reuse_z3_solver or getattr(self._tls, "solver", None) is None:
         s = z3.Solver(ctx=self._context)
@@ -40,8 +45,3 @@ def _solver(self, timeout=None, max_memory=None):
     if max_memory is not None:
         s.set("max_memory", max_memory)
     return s
-
-
-def install_fast_solver_setup() -> None:
-    """Create claripy's z3 solvers without re-reading z3's parameter descriptions (idempotent)."""
-    backend_z3.BackendZ3.solver = _solver
