@@ -98,25 +98,10 @@ def explore(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
     ``errored`` stash and the run goes on. ``tests=True`` also collects a test case per path and
     outcome (:mod:`angr_ram.testcases`). ``options`` go to :class:`RelocatableMemory`.
     """
-    proj = load_project(binary)
-    state = make_state(proj, stdin_bytes, args=args, files=files)
-    simgr = proj.factory.simulation_manager(state, resilience=RESILIENCE)
-    tech = None
-    if engine == "ram":
-        tech = simgr.use_technique(RelocatableMemory(model=model, symbolic_bases=symbolic_bases, **options))
-    elif engine == "stock":
-        proj.hook_symbol("__libc_start_main", RamLibcStartMain(), replace=True)
-        install_error_fix(proj)
-    else:
-        raise ValueError(f"unknown engine {engine!r}")
-    if merge is not None:
-        from .merging import QuantifiedMerging
-        simgr.use_technique(QuantifiedMerging(merge, merge_points, validate=merge_validate,
-                                                 incremental=merge_incremental))
-    if find or avoid:
-        simgr.use_technique(angr.exploration_techniques.Explorer(
-            find=resolve_targets(proj, find) or None, avoid=resolve_targets(proj, avoid) or None,
-            num_find=num_find))
+    simgr, tech = prepare(binary, stdin_bytes, engine=engine, model=model, symbolic_bases=symbolic_bases,
+                          merge=merge, merge_points=merge_points, merge_validate=merge_validate,
+                          merge_incremental=merge_incremental, args=args, files=files, find=find, avoid=avoid,
+                          num_find=num_find, **options)
     t0 = time.perf_counter()
     res = RunResult()
     try:
@@ -138,10 +123,50 @@ def explore(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
         res.stopped = "interrupted"
     res.timed_out = res.stopped in ("timeout", "max-states", "interrupted")
     res.seconds = time.perf_counter() - t0
+    return summarize(simgr, tech, res, tests)
+
+
+def prepare(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str = "fork",
+            symbolic_bases: bool = True, merge: str | None = None, merge_points=(), merge_validate: bool = False,
+            merge_incremental: bool | None = None, args=(), files=(), find=(), avoid=(), num_find: int = 1,
+            **options):
+    """The simulation manager :func:`explore` steps, and its RelocatableMemory technique (None for
+    stock angr), with the same arguments; for scripts that step several runs themselves."""
+    proj = load_project(binary)
+    state = make_state(proj, stdin_bytes, args=args, files=files)
+    simgr = proj.factory.simulation_manager(state, resilience=RESILIENCE)
+    tech = None
+    if engine == "ram":
+        tech = simgr.use_technique(RelocatableMemory(model=model, symbolic_bases=symbolic_bases, **options))
+    elif engine == "stock":
+        proj.hook_symbol("__libc_start_main", RamLibcStartMain(), replace=True)
+        install_error_fix(proj)
+    else:
+        raise ValueError(f"unknown engine {engine!r}")
+    if merge is not None:
+        from .merging import QuantifiedMerging
+        simgr.use_technique(QuantifiedMerging(merge, merge_points, validate=merge_validate,
+                                                 incremental=merge_incremental))
+    if find or avoid:
+        simgr.use_technique(angr.exploration_techniques.Explorer(
+            find=resolve_targets(proj, find) or None, avoid=resolve_targets(proj, avoid) or None,
+            num_find=num_find))
+    return simgr, tech
+
+
+def summarize(simgr, tech, res: RunResult | None = None, tests: bool = False) -> RunResult:
+    """Fill ``res`` (a new RunResult if None) with the outcomes, error paths, endings and statistics
+    of ``simgr``; ``tests=True`` also collects a test case per path and outcome."""
+    if res is None:
+        res = RunResult()
     for s in simgr.deadended:
         res.outcomes |= path_outcomes(s)
         e = ending(s)
         res.endings[e] = res.endings.get(e, 0) + 1
+        ram = s.plugins.get("ram")
+        for f in (ram.faults_outside_step if ram is not None else ()):   # met where no fork was possible
+            if (f.kind, f.message, f.stdin) not in res.errors:
+                res.errors.append((f.kind, f.message, f.stdin))
     for s in simgr.stashes.get(ERROR_STASH, []):
         e = s.ram.error
         res.errors.append((e.kind, e.message, e.stdin))

@@ -308,6 +308,7 @@ def stats(simgr) -> dict:
     qm = next((t for t in simgr._techniques if isinstance(t, QuantifiedMerging)), None)
     if qm is not None:
         d.update({f"merge_{k}": v for k, v in qm.stats.as_dict().items()})
+        d["merge_clauses"] = len(qm.table)
     d["paths"] = len(simgr.stashes.get("deadended", []))
     d["errors"] = len(simgr.stashes.get(ERROR_STASH, [])) + len(simgr.errored)
     d["unknown"] = len(simgr.stashes.get(UNKNOWN_STASH, []))

@@ -89,3 +89,18 @@ def test_objects_that_cannot_be_compared_refuse_the_merge(ram_state):
     assert ram_state.ram.objects[a.id] == other.ram.objects[a.id]                 # shared until written
     with pytest.raises(SimMergeError):
         ram_state.ram.merge([other.ram], [claripy.true(), claripy.true()])
+
+
+def test_a_fault_met_outside_a_step_is_recorded_with_an_input_not_dropped(ram_state):
+    """``state.memory.load`` from IPython cannot fork: the state keeps the in-bounds inputs, and the
+    out-of-bounds ones are recorded (kind, message, reproducing stdin) in faults_outside_step."""
+    from angr_ram.plugins.heap import allocate
+
+    o = allocate(ram_state, 8, zero=True)
+    x = ram_state.posix.stdin.load(0, 1)
+    ram_state.memory.load(o.base + x.zero_extend(56), 1)
+    faults = ram_state.ram.faults_outside_step
+    assert faults and all(f.kind == "out-of-bounds" and "outside a step" in f.message for f in faults)
+    assert all(f.stdin is not None and f.stdin[0] >= 8 for f in faults)
+    assert ram_state.solver.max(x) == 7 and ram_state.solver.min(x) == 0
+    assert ram_state.copy().ram.faults_outside_step == faults

@@ -129,6 +129,7 @@ class AddressSpace(SimStatePlugin):
         self.solver_timeout: int | None = None   # ms per z3 call for this state's solver (None: claripy's)
         self.unknown: str | None = None    # why this state's feasibility is unknown (``unknown`` stash)
         self.scope = None                  # the run's RunScope (memos, counters), shared by reference
+        self.faults_outside_step: tuple = ()   # MemoryErrorInfo of faults met where no fork was possible
 
     # ------------------------------------------------------------------ plugin protocol
     @SimStatePlugin.memo
@@ -153,6 +154,7 @@ class AddressSpace(SimStatePlugin):
         o.lets = self.lets
         o.solver_timeout, o.unknown = self.solver_timeout, self.unknown
         o.scope = self.scope
+        o.faults_outside_step = self.faults_outside_step
         return o
 
     def merge(self, others, merge_conditions, common_ancestor=None):  # pylint: disable=unused-argument

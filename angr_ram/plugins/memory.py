@@ -18,6 +18,8 @@ address of the region (range from the solver, stride from the address's alignmen
 
 from __future__ import annotations
 
+import logging
+
 import claripy
 from angr.errors import SimSegfaultException
 from angr.storage.memory_mixins import (
@@ -49,11 +51,13 @@ from angr.storage.memory_mixins import (
 )
 from angr.storage.memory_mixins.memory_mixin import MemoryMixin
 
-from ..errors import ForkRequest, InfeasibleAccess, MemoryFault, Target
+from ..errors import ForkRequest, InfeasibleAccess, MemoryErrorInfo, MemoryFault, Target
 from ..strategies.fork import forking_enabled
 from ..strategies.resolution import NULL_PAGE, Hit, classify, in_interval, resolve
 from .address_space import MemoryObject
 from .object_store import known_alignment, select
+
+log = logging.getLogger(__name__)
 
 REGION_LIMIT = 4096
 # A symbolic-offset read whose selection has at least this many arms is bound to a fresh symbol
@@ -376,9 +380,26 @@ class RelocatableMixin(MemoryMixin):
         if solver.satisfiable(extra_constraints=[ok]):
             if forking_enabled():
                 raise self._fork_request([Target(ok, "value"), Target(bad, "error", "out-of-bounds", msg)], what)
+            self._set_aside_fault("out-of-bounds", msg, bad)
             self.state.add_constraints(ok)
             return
         self._fault("out-of-bounds", msg)
+
+    def _set_aside_fault(self, kind: str, message: str, bad) -> None:
+        """Outside a step nothing can fork: the state keeps the inputs that do not fault, and the
+        fault, with an input that produces it, is recorded in ``state.ram.faults_outside_step`` and
+        logged, never dropped."""
+        err = self.state.copy()
+        err.add_constraints(bad)
+        try:
+            stdin = err.posix.dumps(0)
+        except Exception:  # noqa: BLE001 - the fault is still recorded, without an input
+            stdin = None
+        info = MemoryErrorInfo(kind, f"{message} (outside a step: the state keeps the other inputs)",
+                               self.state.addr, stdin)
+        space = self.state.ram
+        space.faults_outside_step = (*space.faults_outside_step, info)
+        log.warning("angr-ram: %s", info)
 
     def _fork_request(self, targets: list[Target], what: str):
         """A ForkRequest carrying the in-step path constraints (for the error targets)."""
@@ -424,6 +445,9 @@ class RelocatableMixin(MemoryMixin):
                 # other models: one state for every in-bounds target, error paths forked off
                 union = Target(claripy.Or(*[t.constraint for t in good_targets]), "object")
                 raise self._fork_request([union] + [t for t in targets if t.kind == "error"], what)
+            for t in targets:
+                if t.kind == "error":
+                    self._set_aside_fault(t.error, f"{what}: {t.message}", t.constraint)
             self.state.add_constraints(claripy.Or(*[t.constraint for t in good_targets]))
         if len(good) == 1:
             return good, a
