@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test samples bench lint clean
+.PHONY: demo test samples bench lint clean install-check
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,15 @@ bench: $(STAMP) samples
 	$(VENV)/bin/angr-ram bench --merging
 	$(VENV)/bin/angr-ram bench --corpus --timeout 300
 	$(VENV)/bin/angr-ram bench --tests
+
+# the package as a user installs it: `pip install .` (non-editable) into a fresh venv, then the
+# command from outside the checkout
+install-check: samples
+	rm -rf /tmp/angr-ram-install-check && $(PYTHON) -m venv /tmp/angr-ram-install-check
+	/tmp/angr-ram-install-check/bin/pip install -q .
+	cd /tmp && /tmp/angr-ram-install-check/bin/angr-ram run $(CURDIR)/samples/build/matrix3_O0 --stdin-bytes 2
+	cd /tmp && /tmp/angr-ram-install-check/bin/angr-ram bench uaf --samples-dir $(CURDIR)/samples/build --timeout 120
+	rm -rf /tmp/angr-ram-install-check
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check angr_ram tests

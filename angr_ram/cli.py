@@ -10,8 +10,6 @@ from pathlib import Path
 from .errors import AngrRamError
 from .technique import MODELS
 
-SAMPLES_DIR = Path(__file__).resolve().parent.parent / "samples" / "build"
-
 
 def _positive(text: str) -> int:
     v = int(text, 0)
@@ -104,29 +102,30 @@ def cmd_replay(args) -> int:
 
 def cmd_bench(args) -> int:
     """Run the benchmark table (see :mod:`angr_ram.bench`)."""
+    d = args.samples_dir
     if args.merging:
-        from .bench import merge_table
+        from .bench.merging import merge_table
 
-        return merge_table(args.timeout, args.repeat)
+        return merge_table(args.timeout, args.repeat, samples_dir=d)
     if args.cache:
-        from .bench import cache_table
+        from .bench.cache import cache_table
 
-        return cache_table(args.samples, args.timeout, args.repeat)
+        return cache_table(args.samples, args.timeout, args.repeat, samples_dir=d)
     if args.models:
-        from .bench_models import main as models_main
+        from .bench.models import main as models_main
 
-        return models_main(args.timeout, args.repeat, args.plot)
+        return models_main(args.timeout, args.repeat, args.plot, samples_dir=d)
     if args.tests:
-        from .bench_tests import tests_table
+        from .bench.tests import tests_table
 
-        return tests_table(args.samples_dir, args.timeout)
+        return tests_table(d, args.timeout)
     if args.corpus:
-        from .bench_corpus import corpus_table
-        corpus_table(args.samples or None, timeout=args.timeout)
+        from .bench.corpus import corpus_table
+        corpus_table(args.samples or None, timeout=args.timeout, samples_dir=d)
         return 0
-    from .bench import main as bench_main
+    from .bench.speed import main as bench_main
 
-    return bench_main(args.samples, args.timeout, args.json, args.repeat)
+    return bench_main(args.samples, args.timeout, args.json, args.repeat, samples_dir=d)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -189,7 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stock angr vs fork vs dsmm on third-party and specification-derived programs")
     b.add_argument("--tests", action="store_true",
                    help="emit tests per program and configuration and replay them natively")
-    b.add_argument("--samples-dir", type=Path, default=SAMPLES_DIR, help="where the sample binaries are")
+    b.add_argument("--samples-dir", type=Path, default=None,
+                   help="where the sample binaries are (default: $ANGR_RAM_SAMPLES, the checkout's samples/build, "
+                        "or ./samples/build)")
     b.add_argument("--plot", metavar="PNG", default=None, help="with --models: plot time against matrix size")
     b.set_defaults(func=cmd_bench)
     return p

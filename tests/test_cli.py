@@ -52,7 +52,7 @@ def test_unknown_option_values_are_rejected():
 
 
 def test_bench_prints_every_configuration_and_the_ratio(capsys):
-    from angr_ram.bench import main as bench_main
+    from angr_ram.bench.speed import main as bench_main
 
     assert bench_main(["uaf"], timeout=60) == 0
     out = capsys.readouterr().out

@@ -10,10 +10,10 @@ from functools import cache
 import claripy
 import pytest
 
-from angr_ram.groundtruth import outcome_set, run_inputs
 from angr_ram.runner import explore
 
 from .conftest import BUILD, assert_tests_replay
+from .groundtruth import outcome_set, run_inputs
 
 OPTS = ("O0", "O2")
 MODELS = ("fork", "dsmm", "ite")

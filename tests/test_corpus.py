@@ -9,10 +9,10 @@ from functools import cache
 
 import pytest
 
-from angr_ram.groundtruth import outcome_set
 from angr_ram.runner import explore
 
 from .conftest import BUILD, assert_tests_replay
+from .groundtruth import outcome_set
 
 
 @cache

@@ -6,10 +6,10 @@ The oracle is the same program built with AddressSanitizer and run over the whol
 import os
 from functools import cache
 
-from angr_ram.groundtruth import domain, run_inputs
 from angr_ram.runner import explore
 
 from .conftest import BUILD, assert_tests_replay
+from .groundtruth import domain, run_inputs
 
 ASAN_ERROR = 99
 ASAN_ENV = {"ASAN_OPTIONS": "exitcode=99:detect_leaks=0:verify_asan_link_order=0"}

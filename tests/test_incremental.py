@@ -9,12 +9,12 @@ import os
 import pytest
 
 from angr_ram.errors import AngrRamError
-from angr_ram.groundtruth import outcome_set_over
 from angr_ram.merging import liveness
 from angr_ram.merging.fragments import find_loops
 from angr_ram.runner import explore, load_project
 
 from .conftest import BUILD
+from .groundtruth import outcome_set_over
 
 TRAP_DOMAIN = [range(0, 6)] + [b"abcd"] * 4
 
@@ -96,7 +96,7 @@ def test_frame_liveness_lattice():
 def test_forks_by_reexecution_are_not_merged_back():
     """angr-ram's forking model re-executes an access in one copy per object; those copies have
     equal stores, and merging them would only undo the fork and repeat it (hashtables looped)."""
-    from angr_ram.groundtruth import outcome_set
+    from .groundtruth import outcome_set
 
     b = os.fspath(BUILD / "hashtables_O0")
     r = explore(b, 1, merge="pat", merge_points="auto", timeout=120)

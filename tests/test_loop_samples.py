@@ -10,10 +10,10 @@ import os
 
 import pytest
 
-from angr_ram.groundtruth import outcome_set_over
 from angr_ram.runner import explore
 
 from .conftest import BUILD, assert_tests_replay
+from .groundtruth import outcome_set_over
 
 LETTERS = b"abcd\0"
 SIZES = range(0, 6)          # n = 0..4 and one value above M = 4

@@ -6,10 +6,10 @@ import os
 import pytest
 
 from angr_ram import AngrRamError, QuantifiedMerging
-from angr_ram.groundtruth import outcome_set_over
 from angr_ram.runner import explore
 
 from .conftest import BUILD, assert_tests_replay
+from .groundtruth import outcome_set_over
 from .test_loop_samples import LETTERS, SIZES
 
 CASES = [("memspn4_O0", ["memspn"]), ("memspnab4_O0", ["memspn"]), ("memspn2x4_O0", ["memspn"]),

@@ -5,10 +5,10 @@ from functools import cache
 
 import pytest
 
-from angr_ram.groundtruth import outcome_set
 from angr_ram.runner import explore
 
 from .conftest import BUILD, assert_tests_replay
+from .groundtruth import outcome_set
 
 FAST = {"matrix10_O0": 2, "twolookup_O0": 2, "hashtables_O0": 1, "ptrarray_O0": 2}
 SETTINGS = [

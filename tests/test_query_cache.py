@@ -6,8 +6,7 @@ import claripy
 import pytest
 from claripy.errors import UnsatError
 
-from angr_ram.bench import Z3Counter
-from angr_ram.groundtruth import outcome_set
+from angr_ram.bench.speed import Z3Counter
 from angr_ram.plugins import persistent_cache
 from angr_ram.plugins.persistent_cache import Canonicalizer
 from angr_ram.plugins.query_cache import QueryCache, address_specific, components, slice_constraints
@@ -17,6 +16,7 @@ from angr_ram.runner import explore
 from angr_ram.stats import RunStats
 
 from .conftest import BUILD
+from .groundtruth import outcome_set
 
 
 def bases(*sizes):

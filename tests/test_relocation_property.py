@@ -8,11 +8,11 @@ import claripy
 import pytest
 
 import angr_ram
-from angr_ram.groundtruth import outcome_set
 from angr_ram.outcomes import path_outcomes
 from angr_ram.runner import load_project, make_state
 
 from .conftest import BUILD
+from .groundtruth import outcome_set
 
 
 def probes(state, live):

@@ -12,11 +12,11 @@ from angr.storage.memory_mixins.symbolic_merger_mixin import SymbolicMergerMixin
 from claripy.frontend.mixin.model_cache_mixin import ModelCache
 
 from angr_ram import AngrRamError, patches
-from angr_ram.groundtruth import outcome_set, outcome_set_over
 from angr_ram.merging import quantified
 from angr_ram.runner import explore, prepare, summarize
 
 from .conftest import BUILD
+from .groundtruth import outcome_set, outcome_set_over
 from .test_loop_samples import LETTERS, SIZES
 
 TIMING = ("solver_seconds",)

@@ -5,10 +5,10 @@ from functools import cache
 
 import pytest
 
-from angr_ram.groundtruth import outcome_set
 from angr_ram.runner import explore
 
 from .conftest import BUILD, assert_tests_replay
+from .groundtruth import outcome_set
 
 # sample -> symbolic stdin bytes (the native domain is every byte string of that length)
 POINTER_SAMPLES = {"matrix3": 2, "matrix10": 2, "matrix40": 2, "twolookup": 2, "hashtables": 1, "ptrarray": 2,

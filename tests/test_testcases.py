@@ -13,12 +13,12 @@ import pytest
 import angr_ram
 import angr_ram.runner
 from angr_ram.cli import main
-from angr_ram.groundtruth import domain, run_inputs
 from angr_ram.replay import replay
 from angr_ram.runner import explore, load_project, make_state
 from angr_ram.testcases import read_tests
 
 from .conftest import BUILD, assert_tests_replay
+from .groundtruth import domain, run_inputs
 
 FILE_CLASSES = [b"R?", b"ab?", bytes([0, 1, 100, 101, 255])]   # magic, kind, length classes
 

@@ -10,9 +10,11 @@ table also shows which of its answers are wrong.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
-from .replay import replay
-from .runner import explore
+from ..replay import replay
+from ..runner import explore
+from . import sample_path
 
 # (binary, explore keywords, ASan build or None)
 PROGRAMS = (
@@ -29,7 +31,7 @@ CONFIGS = (("stock", {"engine": "stock"}), ("fork", {}), ("dsmm", {"model": "dsm
            ("fork+pat", {"merge": "pat"}))
 
 
-def tests_table(samples_dir, timeout: float = 300.0, jobs: int = 2) -> int:
+def tests_table(samples_dir: Path | None = None, timeout: float = 300.0, jobs: int = 2) -> int:
     """Print the table (see the module docstring); ``fork+pat`` runs only where merge points are set."""
     hdr = (f"{'program':14} {'config':9} {'explore s':>9} {'tests s':>7} {'replay s':>8} {'paths':>5} "
            f"{'tests':>5} {'ok':>4} {'confirmed':>9} {'wrong':>5} {'other':>5}")
@@ -41,10 +43,10 @@ def tests_table(samples_dir, timeout: float = 300.0, jobs: int = 2) -> int:
             if label == "fork+pat" and "merge_points" not in kw:
                 continue
             opts = {k: v for k, v in kw.items() if k != "merge_points" or "merge" in cfg}
-            b = str(samples_dir / name)
+            b = sample_path(name, samples_dir)
             r = explore(b, timeout=timeout, tests=True, **cfg, **opts)
             t = time.perf_counter()
-            runs = replay(r.tests, b, asan=None if asan is None else str(samples_dir / asan), jobs=jobs)
+            runs = replay(r.tests, b, asan=None if asan is None else sample_path(asan, samples_dir), jobs=jobs)
             rs = time.perf_counter() - t
             count = {s: sum(x.status == s for x in runs) for s in ("ok", "confirmed")}
             wrong = sum(x.failed for x in runs)

@@ -1,7 +1,8 @@
-"""Native ground truth: run a sample binary over its whole bounded stdin domain.
+"""Native runs of a sample binary over many inputs (the ground truth of benchmarks and tests).
 
-The binary runs unmodified; ``samples/build/forkserver.so`` is preloaded and forks the process
-before ``main`` once per input, so 65536 inputs take seconds instead of minutes of exec calls.
+The binary runs unmodified; the fork server built with the samples (``forkserver.so`` next to the
+binary, or the one given) is preloaded and forks the process before ``main`` once per input, so
+65536 inputs take seconds instead of minutes of exec calls.
 """
 
 from __future__ import annotations
@@ -12,10 +13,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-FORKSERVER = Path(__file__).resolve().parent.parent / "samples" / "build" / "forkserver.so"
 
-
-def run_inputs(binary: str, inputs: list[bytes], forkserver: Path = FORKSERVER, workers: int = 2,
+def run_inputs(binary: str, inputs: list[bytes], forkserver: Path | None = None, workers: int = 2,
                env: dict | None = None, target: str = "stdin") -> list[tuple[int, bytes]]:
     """(exit status, stdout) of ``binary`` for each input, in order, using ``workers`` processes.
 
@@ -23,6 +22,10 @@ def run_inputs(binary: str, inputs: list[bytes], forkserver: Path = FORKSERVER, 
     cut at its first NUL) or ``"file:NAME"`` (a file NAME in the program's working directory)."""
     if not inputs:
         return []
+    if forkserver is None:
+        forkserver = Path(binary).resolve().parent / "forkserver.so"
+    if not forkserver.is_file():
+        raise FileNotFoundError(f"{forkserver}: no fork server; build the samples (make samples) or pass forkserver=")
     if workers > 1 and len(inputs) >= 1024:
         from concurrent.futures import ThreadPoolExecutor
         k = (len(inputs) + workers - 1) // workers
@@ -58,10 +61,3 @@ def domain(n_bytes: int, alphabet: range | bytes = range(256)) -> list[bytes]:
 def outcome_set(binary: str, n_bytes: int) -> set[tuple[int, bytes]]:
     """All (exit status, stdout) pairs the binary produces over every ``n_bytes``-byte stdin."""
     return set(run_inputs(binary, domain(n_bytes)))
-
-
-def outcome_set_over(binary: str, alphabets) -> set[tuple[int, bytes]]:
-    """All (exit status, stdout) pairs over the inputs whose byte ``i`` is drawn from
-    ``alphabets[i]`` (for programs that only compare bytes with a few constants, one
-    representative per class covers the whole domain)."""
-    return set(run_inputs(binary, [bytes(t) for t in itertools.product(*alphabets)]))

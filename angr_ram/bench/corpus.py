@@ -15,10 +15,9 @@ import sys
 import time
 from pathlib import Path
 
-from .groundtruth import outcome_set
-from .runner import explore
-
-SAMPLES_DIR = Path(__file__).resolve().parent.parent / "samples" / "build"
+from ..runner import explore
+from . import sample_path
+from .native import outcome_set
 
 # program -> what it is
 CORPUS = {
@@ -40,7 +39,7 @@ def run(binary: str, timeout: float, **kw) -> dict:
     """One exploration of ``binary`` with two symbolic stdin bytes, in a subprocess killed after
     ``timeout`` seconds (a single z3 call can outlast the exploration's own timeout)."""
     t = time.perf_counter()
-    cmd = [sys.executable, "-m", "angr_ram.bench_corpus", binary, json.dumps(kw), str(timeout)]
+    cmd = [sys.executable, "-m", "angr_ram.bench.corpus", binary, json.dumps(kw), str(timeout)]
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 30, check=True).stdout
         r = json.loads(out.strip().splitlines()[-1])
@@ -58,13 +57,13 @@ def _one(binary: str, kw: dict, timeout: float) -> None:
                       "outcomes": sorted((c, o.hex()) for c, o in r.outcomes)}))
 
 
-def corpus_table(names=None, opts=("O0", "O2"), timeout: float = 300.0, samples_dir: Path = SAMPLES_DIR) -> None:
+def corpus_table(names=None, opts=("O0", "O2"), timeout: float = 300.0, samples_dir: Path | None = None) -> None:
     """Print the corpus table and the hops table."""
     names = names or list(CORPUS)
     print(f"{'program':16} {'opt':3} {'setting':6} {'time s':>8} {'paths':>6} {'found':>7} {'errors':>6}")
     for name in names:
         for opt in opts:
-            b = str(samples_dir / f"{name}_{opt}")
+            b = sample_path(f"{name}_{opt}", samples_dir)
             truth = outcome_set(b, 2)
             for label, kw in CONFIGS:
                 r = run(b, timeout, **kw)
@@ -78,7 +77,7 @@ def corpus_table(names=None, opts=("O0", "O2"), timeout: float = 300.0, samples_
     print("dependent lookups into a 4 KiB table (-O0): time per number of hops")
     print(f"{'hops':>4} {'stock s':>8} {'stock found':>11} {'fork s':>7} {'fork found':>10} {'z3 checks':>9}")
     for hops in (1, 3, 8):
-        b = str(samples_dir / f"hops{hops}_O0")
+        b = sample_path(f"hops{hops}_O0", samples_dir)
         truth = outcome_set(b, 2)
         s = run(b, timeout, engine="stock")
         f = run(b, timeout, model="fork")

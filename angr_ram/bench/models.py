@@ -15,11 +15,10 @@ import math
 import time
 from pathlib import Path
 
-from .patches import with_claripy_fixes
-from .runner import explore
-from .technique import RelocatableMemory
-
-SAMPLES_DIR = Path(__file__).resolve().parent.parent / "samples" / "build"
+from ..patches import with_claripy_fixes
+from ..runner import explore
+from ..technique import RelocatableMemory
+from . import sample_path
 
 MULTI = {"matrix40": ("matrix40_O0", 2), "twolookup": ("twolookup_O0", 2), "hashtables": ("hashtables_O0", 1),
          "ptrarray": ("ptrarray_O0", 2), "chainhash": ("chainhash_O0", 1), "poolhash": ("poolhash_O0", 1)}
@@ -88,12 +87,12 @@ def geomean(xs) -> float:
 
 
 @with_claripy_fixes
-def main(timeout: float = 300.0, repeat: int = 1, plot: str | None = None) -> int:
+def main(timeout: float = 300.0, repeat: int = 1, plot: str | None = None, samples_dir: Path | None = None) -> int:
     """Print the model table, the split table and (optionally) write the matrix-size plot."""
     rows, results = [], {}
     settings = [(label, label, opts) for label, opts in MODEL_SETTINGS]
     for name, (binary, n) in MULTI.items():
-        res = _interleaved(str(SAMPLES_DIR / binary), n, settings, timeout, repeat)
+        res = _interleaved(sample_path(binary, samples_dir), n, settings, timeout, repeat)
         results[name] = res
         rows += [(name, label, res[label]) for label, _, _ in settings]
     _table(rows, "Multiple-resolution models")
@@ -107,7 +106,7 @@ def main(timeout: float = 300.0, repeat: int = 1, plot: str | None = None) -> in
     print("max segment dsmm/smm per sample: " + ", ".join(
         f"{name} {d}/{s}" for name, (d, s) in zip(results, seg, strict=True)))
 
-    res = _interleaved(str(SAMPLES_DIR / "table512_O0"), 2, SPLIT_SETTINGS, timeout, repeat)
+    res = _interleaved(sample_path("table512_O0", samples_dir), 2, SPLIT_SETTINGS, timeout, repeat)
     _table([("table512", label, res[label]) for label, _, _ in SPLIT_SETTINGS], "Splitting the 4 KiB table")
     base = res["no split"]["seconds"]
     best = min((r["seconds"], label) for label, r in res.items() if "split " in label)
@@ -118,11 +117,11 @@ def main(timeout: float = 300.0, repeat: int = 1, plot: str | None = None) -> in
           f"{sym_best[0]:.2f} s ({sym_base / max(sym_best[0], 1e-9):.2f}x)")
 
     if plot:
-        _plot(plot, timeout)
+        _plot(plot, timeout, samples_dir)
     return 0
 
 
-def _plot(path: str, timeout: float) -> None:
+def _plot(path: str, timeout: float, samples_dir: Path | None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -131,9 +130,9 @@ def _plot(path: str, timeout: float) -> None:
     models = ["fork", "ite", "flat", "smm", "dsmm"]
     times = {m: [] for m in models}
     for n in MATRIX_N:
-        b = SAMPLES_DIR / f"matrix{n}_O0"
+        b = sample_path(f"matrix{n}_O0", samples_dir)
         for m in models:
-            times[m].append(_run(str(b), 2, m, {}, timeout)["seconds"])
+            times[m].append(_run(b, 2, m, {}, timeout)["seconds"])
     fig, ax = plt.subplots(figsize=(6, 4))
     for m in models:
         ax.plot(MATRIX_N, times[m], marker="o", label=m)

@@ -1,0 +1,40 @@
+"""angr-ram: relocatable addressing and complete symbolic-pointer handling for angr.
+
+Public API::
+
+    import angr, angr_ram
+    simgr.use_technique(angr_ram.RelocatableMemory(model="fork", symbolic_bases=True, context_k=4))
+    simgr.run()
+    angr_ram.stats(simgr)
+    angr_ram.emit_tests(simgr, "tests-out")      # then: angr-ram replay tests-out BINARY
+"""
+
+import logging as _logging
+
+_logging.getLogger("angr.state_plugins.unicorn_engine").setLevel(_logging.CRITICAL)
+
+from .errors import AngrRamError, MemoryErrorInfo, UnsupportedBinary  # noqa: E402
+from .inputs import make_state  # noqa: E402
+from .merging import QuantifiedMerging  # noqa: E402
+from .plugins.address_space import AddressSpace, MemoryObject  # noqa: E402
+from .replay import replay  # noqa: E402
+from .technique import ERROR_STASH, RelocatableMemory, stats  # noqa: E402
+from .testcases import TestCase, collect_tests, emit_tests  # noqa: E402
+
+__all__ = [
+    "ERROR_STASH",
+    "AddressSpace",
+    "AngrRamError",
+    "MemoryErrorInfo",
+    "MemoryObject",
+    "QuantifiedMerging",
+    "RelocatableMemory",
+    "TestCase",
+    "UnsupportedBinary",
+    "collect_tests",
+    "emit_tests",
+    "make_state",
+    "replay",
+    "stats",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,215 @@
+"""Command line: ``angr-ram run BINARY --stdin-bytes N``, ``angr-ram replay DIR BINARY`` and ``angr-ram bench``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .errors import AngrRamError
+from .technique import MODELS
+
+
+def _positive(text: str) -> int:
+    v = int(text, 0)
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, not {text}")
+    return v
+
+
+def _sym_file(text: str) -> tuple[str, int]:
+    name, sep, size = text.rpartition(":")
+    if not sep or not name or not size.isdigit() or int(size) <= 0:
+        raise argparse.ArgumentTypeError(f"expected NAME:N with a positive size N, not {text!r}")
+    return name, int(size)
+
+
+def _progress(stream):
+    def show(simgr):
+        stream.write(f"\r  active {len(simgr.active):5d}  finished {len(simgr.deadended):5d}  "
+                     f"errors {len(simgr.stashes.get('memory_errors', [])) + len(simgr.errored):4d}")
+        stream.flush()
+    return show
+
+
+def cmd_run(args) -> int:
+    """Explore one binary and print its outcomes, error paths and statistics (and write its tests)."""
+    from .runner import explore
+
+    progress = _progress(sys.stderr) if sys.stderr.isatty() and not args.json else None
+    opts = {"cache": args.cache, "validate": args.validate, "persist": args.persist,
+            "solver_timeout_ms": args.solver_timeout_ms, "cache_limit": args.cache_limit} if args.engine == "ram" else {}
+    if args.merge is not None:
+        points = ["auto"] if args.merge_points == "auto" else [
+            int(p, 0) if p[:1].isdigit() else p for p in args.merge_points.split(",") if p]
+        opts.update(merge=args.merge, merge_points=points, merge_validate=args.merge_validate,
+                    merge_incremental=False if args.no_incremental else None)
+    res = explore(args.binary, args.stdin_bytes, engine=args.engine, model=args.model,
+                  symbolic_bases=not args.concrete_bases, timeout=args.timeout, progress=progress,
+                  args=args.argv or (), files=args.sym_file or (), find=args.find or (), avoid=args.avoid or (),
+                  num_find=args.num_find, max_paths=args.max_paths, max_states=args.max_states,
+                  tests=args.emit_tests is not None, **opts)
+    if progress is not None:
+        sys.stderr.write("\n")
+    if args.emit_tests is not None:
+        from .testcases import write_tests
+        write_tests(res.tests, args.emit_tests)
+    if args.json:
+        print(json.dumps({
+            "outcomes": [{"exit": c, "stdout": o.decode("latin-1")} for c, o in sorted(res.outcomes, key=repr)],
+            "endings": res.endings,
+            "errors": [{"kind": k, "message": m, "stdin": s.hex() if s is not None else None}
+                       for k, m, s in res.errors],
+            "stats": res.stats, "seconds": round(res.seconds, 3), "timed_out": res.timed_out,
+            "stopped": res.stopped, "found": res.found, "unknown": res.unknown,
+            "tests": None if res.tests is None else len(res.tests),
+        }, indent=2))
+        return 0
+    print(f"{args.binary}: {res.stats.get('paths', 0)} paths in {res.seconds:.2f}s"
+          + (f" (stopped: {res.stopped})" if res.stopped else ""))
+    print("outcomes (exit code, stdout):")
+    for code, out in sorted(res.outcomes, key=repr):
+        print(f"  exit {code}: {out!r}" if code is not None else f"  no exit: {out!r}")
+    print("paths by ending: " + (", ".join(f"{k}: {v}" for k, v in sorted(res.endings.items())) or "none"))
+    if res.found:
+        print(f"paths that reached a find target: {res.found}")
+    if res.unknown:
+        print(f"states set aside because z3 gave up: {res.unknown} (give a longer --solver-timeout-ms)")
+    if res.errors:
+        print("error paths:")
+        for kind, msg, stdin in res.errors:
+            print(f"  {kind}: {msg}  stdin={stdin!r}")
+    if res.tests is not None:
+        print(f"tests: {len(res.tests)} written to {args.emit_tests} "
+              f"(replay: angr-ram replay {args.emit_tests} {args.binary})")
+    print("stats: " + ", ".join(f"{k}={round(v, 3) if isinstance(v, float) else v}" for k, v in res.stats.items()))
+    return 0
+
+
+def cmd_replay(args) -> int:
+    """Run the native binary on every test of a directory; non-zero exit on any mismatch."""
+    from .replay import format_table, replay
+
+    results = replay(args.directory, args.binary, asan=args.asan, jobs=args.jobs, timeout=args.timeout)
+    if args.json:
+        print(json.dumps([{"id": r.test.id, "kind": r.test.kind, "status": r.status, "exit": r.exit,
+                           "stdout": r.stdout.decode("latin-1"), "detail": r.detail} for r in results], indent=2))
+    else:
+        print(format_table(results))
+    return 1 if any(r.failed for r in results) else 0
+
+
+def cmd_bench(args) -> int:
+    """Run the benchmark table (see :mod:`angr_ram.bench`)."""
+    d = args.samples_dir
+    if args.merging:
+        from .bench.merging import merge_table
+
+        return merge_table(args.timeout, args.repeat, samples_dir=d)
+    if args.cache:
+        from .bench.cache import cache_table
+
+        return cache_table(args.samples, args.timeout, args.repeat, samples_dir=d)
+    if args.models:
+        from .bench.models import main as models_main
+
+        return models_main(args.timeout, args.repeat, args.plot, samples_dir=d)
+    if args.tests:
+        from .bench.tests import tests_table
+
+        return tests_table(d, args.timeout)
+    if args.corpus:
+        from .bench.corpus import corpus_table
+        corpus_table(args.samples or None, timeout=args.timeout, samples_dir=d)
+        return 0
+    from .bench.speed import main as bench_main
+
+    return bench_main(args.samples, args.timeout, args.json, args.repeat, samples_dir=d)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``angr-ram`` command."""
+    p = argparse.ArgumentParser(prog="angr-ram", description=__doc__)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="explore a binary with symbolic stdin")
+    r.add_argument("binary")
+    r.add_argument("--stdin-bytes", type=int, default=0, help="number of symbolic stdin bytes (default 0)")
+    r.add_argument("--arg", dest="argv", action="append", type=_positive, metavar="N",
+                   help="a symbolic argv string of N bytes (repeatable; in order with --arg-str)")
+    r.add_argument("--arg-str", dest="argv", action="append", metavar="TEXT",
+                   help="a concrete argv string (repeatable; in order with --arg)")
+    r.add_argument("--sym-file", action="append", type=_sym_file, metavar="NAME:N",
+                   help="a symbolic file NAME of N bytes the program can open (repeatable)")
+    r.add_argument("--find", action="append", metavar="ADDR|SYMBOL", help="stop paths that reach it (found)")
+    r.add_argument("--avoid", action="append", metavar="ADDR|SYMBOL", help="drop paths that reach it")
+    r.add_argument("--num-find", type=_positive, default=1, help="with --find: stop after this many found")
+    r.add_argument("--max-paths", type=_positive, default=None, help="stop after this many finished paths")
+    r.add_argument("--max-states", type=_positive, default=None, help="stop when more states are active")
+    r.add_argument("--solver-timeout-ms", type=_positive, default=None, metavar="MS",
+                   help="z3 time per call; a state needing more goes to the unknown stash (default 300000)")
+    r.add_argument("--emit-tests", metavar="DIR", default=None,
+                   help="write a test input per path and outcome, and tests.jsonl, to DIR")
+    r.add_argument("--model", choices=MODELS, default="fork", help="multiple-resolution model")
+    r.add_argument("--engine", choices=("ram", "stock"), default="ram", help="angr-ram or plain angr")
+    r.add_argument("--concrete-bases", action="store_true", help="concrete heap bases (baseline)")
+    r.add_argument("--cache", choices=("syntactic", "aa"), default=None, help="run-wide query cache")
+    r.add_argument("--cache-limit", type=_positive, default=100_000, metavar="N",
+                   help="entries each query-cache map keeps (least recently used go first)")
+    r.add_argument("--validate", action="store_true", help="re-check every cache hit with the solver")
+    r.add_argument("--persist", nargs="?", const=True, default=None, metavar="DIR",
+                   help="keep cache answers on disk (default $ANGR_RAM_CACHE_DIR or ~/.cache/angr-ram)")
+    r.add_argument("--merge", choices=("ite", "pat"), default=None, help="state merging (QuantifiedMerging)")
+    r.add_argument("--merge-points", default="auto", metavar="LIST",
+                   help="with --merge: comma-separated function names or addresses, or 'auto' (all loops)")
+    r.add_argument("--no-incremental", action="store_true", help="with --merge pat: no incremental merging")
+    r.add_argument("--merge-validate", action="store_true", help="with --merge: check every merge and answer")
+    r.add_argument("--json", action="store_true", help="machine-readable output")
+    r.add_argument("--timeout", type=float, default=None, help="stop exploring after S seconds")
+    r.set_defaults(func=cmd_run)
+    rp = sub.add_parser("replay", help="run the native binary on emitted tests and compare")
+    rp.add_argument("directory", help="a directory written by run --emit-tests")
+    rp.add_argument("binary", help="the native binary the tests were emitted for")
+    rp.add_argument("--asan", metavar="BINARY_ASAN", default=None,
+                    help="an AddressSanitizer build that confirms the error tests")
+    rp.add_argument("--jobs", type=_positive, default=2, help="native runs at a time")
+    rp.add_argument("--timeout", type=float, default=10.0, help="seconds per native run")
+    rp.add_argument("--json", action="store_true")
+    rp.set_defaults(func=cmd_replay)
+    b = sub.add_parser("bench", help="compare stock angr and angr-ram on the samples")
+    b.add_argument("samples", nargs="*", help="sample names (default: all)")
+    b.add_argument("--timeout", type=float, default=300.0, help="per-run timeout in seconds")
+    b.add_argument("--json", action="store_true")
+    b.add_argument("--repeat", type=int, default=1, help="runs per configuration; the minimum time is shown")
+    b.add_argument("--models", action="store_true", help="compare the memory models and split sizes instead")
+    b.add_argument("--cache", action="store_true", help="compare the query-cache modes instead")
+    b.add_argument("--merging", action="store_true", help="compare the state-merging modes on memspn instead")
+    b.add_argument("--corpus", action="store_true",
+                   help="stock angr vs fork vs dsmm on third-party and specification-derived programs")
+    b.add_argument("--tests", action="store_true",
+                   help="emit tests per program and configuration and replay them natively")
+    b.add_argument("--samples-dir", type=Path, default=None,
+                   help="where the sample binaries are (default: $ANGR_RAM_SAMPLES, the checkout's samples/build, "
+                        "or ./samples/build)")
+    b.add_argument("--plot", metavar="PNG", default=None, help="with --models: plot time against matrix size")
+    b.set_defaults(func=cmd_bench)
+    return p
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``angr-ram`` command."""
+    args = build_parser().parse_args(argv)
+    if getattr(args, "stdin_bytes", 0) < 0:
+        print("angr-ram: --stdin-bytes must not be negative", file=sys.stderr)
+        return 2
+    try:
+        return args.func(args)
+    except AngrRamError as e:
+        print(f"angr-ram: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""Signals raised by angr-ram's memory layer and the records kept for error paths.
+
+:class:`ForkRequest` and :class:`MemoryFault` derive from plain ``Exception`` on purpose: angr's
+engines and simulation manager swallow ``SimError``/``AngrError``/``ClaripyError``, and these must
+reach :class:`angr_ram.RelocatableMemory`, which turns them into forks and error paths.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+class AngrRamError(Exception):
+    """Base class of angr-ram's own errors (bad options, unsupported binaries)."""
+
+
+class UnsupportedBinary(AngrRamError):
+    """The binary cannot be analysed by angr-ram (missing, not ELF, not x86-64)."""
+
+
+@dataclass
+class Target:
+    """One way a memory operation can go: its constraint, and an error description if it faults."""
+
+    constraint: object                 # claripy Bool, relocation-safe where the target is an object
+    kind: str = "object"               # object | region | error | value
+    error: str | None = None           # error kind for kind == "error"
+    message: str = ""
+    obj_id: int | None = None
+
+
+class ForkRequest(Exception):  # noqa: N818 - a control-flow signal, not an error
+    """Raised inside a step: the state must be forked once per target and each fork re-executed."""
+
+    def __init__(self, targets: list[Target], what: str, constraints: tuple = ()):
+        super().__init__(what)
+        self.targets = targets
+        self.what = what
+        # the path constraints of the in-step state that raised it (guards of earlier exits of
+        # the block): error forks get them too, so their input is a model of exactly that path
+        self.constraints = constraints
+
+
+class MemoryFault(Exception):  # noqa: N818 - reported as an error path, not a crash
+    """A memory operation that certainly faults on this path (out of bounds, use after free...)."""
+
+    def __init__(self, kind: str, message: str, address: int | None = None, constraints: tuple = ()):
+        super().__init__(f"{kind}: {message}")
+        self.kind = kind
+        self.message = message
+        self.address = address
+        self.constraints = constraints   # see ForkRequest.constraints
+
+
+class InfeasibleAccess(Exception):  # noqa: N818 - a control-flow signal
+    """A memory operation on a path that is already infeasible (for example the rest of a VEX block
+    after an exit taken for sure, which angr executes under ``COPY_STATES``): it must do nothing
+    and report nothing; angr prunes the state afterwards."""
+
+
+@dataclass
+class MemoryErrorInfo:
+    """What an error path carries: the error kind, a message, where, and a reproducing stdin."""
+
+    kind: str
+    message: str
+    ins_addr: int | None = None
+    stdin: bytes | None = None
+    extra: dict = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        where = f" at {self.ins_addr:#x}" if self.ins_addr is not None else ""
+        return f"{self.kind}{where}: {self.message}"
+
+    def __repr__(self) -> str:
+        return f"<MemoryErrorInfo {self}; stdin={self.stdin!r}>"

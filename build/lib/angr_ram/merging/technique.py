@@ -1,0 +1,377 @@
+"""``QuantifiedMerging``: an exploration technique that merges the states leaving a fragment.
+
+``mode="ite"`` is standard state merging (Definition 2.1 of the state-merging-with-quantifiers
+paper): the leaves of one fragment run that reach the same exit are merged into one state whose
+path constraint is ``pc_root /\\ (tpc_1 \\/ ... \\/ tpc_n)`` and whose registers and memory are
+if-then-else chains over the tree path conditions.
+
+``mode="pat"`` is pattern-based merging (sections 3.1-3.3): the leaves' words are partitioned by
+regular patterns ``(w1, w2, w3)``; for each partition a formula pattern is synthesised and the
+merged path constraint becomes ``pc_root /\\ phi1 /\\ k in {k_j} /\\ forall i <= k. phi2(i) /\\ phi3(k)``
+(a quantified clause, :mod:`.quantified`); registers and memory become ``a*k + b`` where the
+leaves' values are linear in ``k_j``, else if-then-else over ``k == k_j``. Leaves without a pattern
+fall back to standard merging.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import itertools
+
+import claripy
+from angr import ExplorationTechnique
+from angr.errors import SimMergeError
+from angr.storage.memory_mixins.symbolic_merger_mixin import SymbolicMergerMixin
+
+from ..context import setting
+from ..dag import count_nodes
+from ..errors import AngrRamError
+from ..patches import declare, install_all
+from ..scope import RunScope
+from .fragments import FRAGMENT_KEY, Fragment, resolve_merge_points
+from .incremental import NODE_KEY, Tree
+from .liveness import Liveness
+from .patterns import RESIDUAL, ShapeHasher, regular_partition
+from .quantified import ClauseTable, QuantifiedFrontend, SolveStats
+from .synthesis import family_of, linear_fit, synthesize
+
+MODES = ("ite", "pat")
+_LINEAR: contextvars.ContextVar = contextvars.ContextVar("angr_ram_linear_merge", default=None)
+
+
+@declare(SymbolicMergerMixin, "_merge_values", gate=lambda: _LINEAR.get() is not None)
+def linear_merge_values(stock_merge_values, self, values, merged_size, **kwargs):
+    """angr's value merge, but a*k + b when the values are concrete and linear in k_j (while the
+    pattern merge of :class:`QuantifiedMerging` runs)."""
+    ctx = _LINEAR.get()
+    if ctx is not None:
+        values = list(values)
+        k, ks = ctx
+        pts = []
+        for tm, fv in values:
+            d = ks.get(fv.hash()) if isinstance(fv, claripy.ast.Base) else None
+            if d is None or not isinstance(tm, claripy.ast.BV) or tm.symbolic:
+                pts = None
+                break
+            pts.append((d, tm.concrete_value))
+        bits = merged_size * self.state.arch.byte_width
+        fit = linear_fit([d for d, _ in pts], [v for _, v in pts], bits) if pts else None
+        if fit is not None:
+            kk = k[bits - 1:0] if bits < k.length else (k.zero_extend(bits - k.length) if bits > k.length else k)
+            return kk * fit[0] + fit[1] if fit[0] else claripy.BVV(fit[1], bits)
+    return stock_merge_values(self, values, merged_size, **kwargs)
+
+
+WAIT_STASH = "merge_wait"
+_TERMINAL = frozenset(("deadended", "errored", "unsat", "pruned", "unconstrained", "memory_errors", "unknown",
+                       "interrupted", WAIT_STASH))
+
+
+def _heap_signature(state) -> tuple:
+    """Identity of angr-ram's heap objects: only states with the same heap are merged (angr-ram's
+    address space refuses others)."""
+    ram = state.plugins.get("ram")
+    if ram is None:
+        return ()
+    return id(ram.bindings), tuple(sorted((k, id(v)) for k, v in ram.objects.items()))
+
+
+class _Guard:
+    """A merge condition in the form ``SimState.merge`` expects (it calls ``to_claripy``)."""
+
+    def __init__(self, ast):
+        self.ast = ast
+
+    def to_claripy(self):
+        """The condition as a claripy AST."""
+        return self.ast
+
+
+class MergeStats:
+    """Counters of the merging technique."""
+
+    def __init__(self):
+        self.fragments = 0
+        self.leaves = 0
+        self.merges_ite = 0
+        self.merges_pat = 0
+        self.merged_states = 0
+        self.patterns = 0
+        self.no_pattern = 0
+        self.merge_refused = 0             # groups angr's merge refused (kept unmerged)
+        self.incremental = 0               # incremental merges (section 4) inside fragments
+        self.incremental_compared = 0      # live-store comparisons they took
+        self.incremental_capped = 0        # merges skipped by the per-site guard against merge cycles
+        self.constraint_nodes = 0          # AST nodes of the merged path constraints (sum)
+        self.max_constraint_nodes = 0
+        self.solve = SolveStats()
+
+    def as_dict(self) -> dict:
+        """The counters (and the quantified solver's) as a plain dict."""
+        d = {k: v for k, v in vars(self).items() if k != "solve"}
+        d.update({f"solve_{k}": v for k, v in vars(self.solve).items()})
+        return d
+
+    def constraint(self, nodes: int) -> None:
+        """Record the size of one merged path constraint."""
+        self.constraint_nodes += nodes
+        self.max_constraint_nodes = max(self.max_constraint_nodes, nodes)
+
+
+class QuantifiedMerging(ExplorationTechnique):
+    """Merge the states that leave a merge point (a function) at the same exit.
+
+    :param mode: ``"ite"`` (standard merging: disjunction and if-then-else) or ``"pat"``
+        (pattern-based merging with quantifiers).
+    :param merge_points: function names, function entry or loop header addresses, or ``"auto"``
+        (every loop of the program's own functions, found with angr's CFGFast and LoopFinder).
+    :param max_patterns: more regular partitions than this: standard merging instead.
+    :param incremental: merge states inside a fragment while its tree grows (section 4 of the
+        paper): a new state joins the highest earlier state at the same address whose live
+        registers and frame bytes are equal. Default: on for ``"pat"``, off for ``"ite"``.
+    :param validate: check Theorem 3.7 for every pattern merge (each leaf's path condition is
+        equivalent to the merged one at ``k = k_j``, and the merged registers agree), and compare
+        every answer of the quantified solving procedure with z3's on the real ``ForAll`` query.
+    """
+
+    def __init__(self, mode: str = "ite", merge_points=(), max_patterns: int = 10, validate: bool = False,
+                 incremental: bool | None = None):
+        super().__init__()
+        if mode not in MODES:
+            raise AngrRamError(f"unknown merging mode {mode!r}; supported: {', '.join(MODES)}")
+        self.mode = mode
+        self.max_patterns = max_patterns
+        self.validate = validate
+        self.incremental = (mode == "pat") if incremental is None else bool(incremental)
+        self._liveness: Liveness | None = None
+        self._spec = merge_points
+        self.entries: dict = {}
+        self._fragments: dict[int, Fragment] = {}
+        self._ids = itertools.count(1)
+        self.stats = MergeStats()
+        self.table = ClauseTable(validate, self.stats.solve)
+        self.scope = RunScope()
+
+    def __repr__(self) -> str:
+        st = self.stats
+        return (f"<QuantifiedMerging mode={self.mode} merge_points={list(self._spec)!r} "
+                f"incremental={self.incremental}: {st.fragments} fragments, {st.merges_ite} ite merges, "
+                f"{st.merges_pat} pattern merges, {st.incremental} incremental merges>")
+
+    def setup(self, simgr):
+        self.entries = resolve_merge_points(simgr._project, self._spec)
+        install_all()
+        simgr.stashes.setdefault(WAIT_STASH, [])
+        if self.incremental:
+            self._liveness = Liveness(simgr._project)
+
+    def step(self, simgr, stash="active", **kwargs):
+        with self.scope.active():
+            return self._step(simgr, stash, **kwargs)
+
+    def _step(self, simgr, stash, **kwargs):
+        simgr = simgr.step(stash=stash, **kwargs)
+        if stash != "active":
+            return simgr
+        running = []
+        merged = False
+        for s in simgr.active:
+            fid = s.globals[FRAGMENT_KEY] if FRAGMENT_KEY in s.globals else None
+            if fid is None:
+                if s.addr in self.entries:
+                    self._open(s)
+                running.append(s)
+                continue
+            fr = self._fragments.get(fid)
+            tree = fr.tree if fr is not None else None
+            if tree is not None and not tree.alive(s):
+                continue                     # its ancestor was merged away: the merged state redoes it
+            if fr is not None and fr.is_leaf(s):
+                fr.leaves.append(s)
+                simgr.stashes[WAIT_STASH].append(s)
+                continue
+            if tree is not None:
+                n1 = tree.add(s, tree.node_of(s))
+                if tree.try_merge(n1) is not None:
+                    self.stats.incremental += 1
+                    merged = True
+            running.append(s)
+        simgr.stashes["active"] = running
+        if merged:
+            self._drop_replaced(simgr)
+        live = {s.globals[FRAGMENT_KEY] for name, states in simgr.stashes.items() if name not in _TERMINAL
+                for s in states if FRAGMENT_KEY in s.globals}
+        for fid in [f for f in self._fragments if f not in live]:
+            fr = self._fragments.pop(fid)
+            waiting = {id(s) for s in fr.leaves}
+            simgr.stashes[WAIT_STASH] = [s for s in simgr.stashes[WAIT_STASH] if id(s) not in waiting]
+            simgr.stashes["active"].extend(self._close(fr))
+        return simgr
+
+    def complete(self, simgr):
+        return False
+
+    # ------------------------------------------------------------------ fragments
+    def _open(self, state) -> None:
+        fid = next(self._ids)
+        state.globals[FRAGMENT_KEY] = fid
+        root = state.copy()
+        fr = Fragment(fid, self.entries[state.addr], root, state.callstack.ret_addr, len(state.callstack))
+        if self._liveness is not None:
+            fr.tree = Tree(self._liveness, root)
+            state.globals[NODE_KEY] = fr.tree.root.id
+        self._fragments[fid] = fr
+        self.stats.fragments += 1
+
+    def _drop_replaced(self, simgr) -> None:
+        """Remove the states (running, waiting or finished) below nodes that a merge replaced."""
+        def keep(s):
+            fid = s.globals[FRAGMENT_KEY] if FRAGMENT_KEY in s.globals else None
+            fr = self._fragments.get(fid) if fid is not None else None
+            return fr is None or fr.tree is None or fr.tree.alive(s)
+
+        for name in list(simgr.stashes):
+            states = simgr.stashes[name]
+            kept = [s for s in states if keep(s)]
+            if len(kept) != len(states):
+                simgr.stashes[name] = kept
+        for fr in self._fragments.values():
+            if fr.tree is not None:
+                fr.leaves = [s for s in fr.leaves if fr.tree.alive(s)]
+
+    def _close(self, fr: Fragment) -> list:
+        """Merge the leaves of a finished fragment run, one merged state per exit."""
+        if fr.tree is not None:
+            self.stats.incremental_compared += fr.tree.compared
+            self.stats.incremental_capped += fr.tree.capped
+        groups: dict[tuple, list] = {}
+        for s in fr.leaves:
+            groups.setdefault((s.addr, tuple(f.func_addr for f in s.callstack), _heap_signature(s)), []).append(s)
+        out = []
+        for leaves in groups.values():
+            self.stats.leaves += len(leaves)
+            for s in leaves:
+                del s.globals._backer[FRAGMENT_KEY]
+                s.globals._backer.pop(NODE_KEY, None)
+            if len(leaves) == 1:
+                out.append(leaves[0])
+                continue
+            try:
+                out.extend(self._merge_pat(fr, leaves) if self.mode == "pat" else [self._merge_ite(fr, leaves)])
+            except SimMergeError:
+                self.stats.merge_refused += 1        # a plugin cannot merge them: keep every leaf
+                out.extend(leaves)
+        return out
+
+    def _merge_ite(self, fr: Fragment, leaves: list):
+        """Standard merging: ``pc_root /\\ Or(tpc_j)``, values as ITE over the tpc_j."""
+        import claripy
+
+        tpcs = [claripy.And(*fr.tail(s)) if fr.tail(s) else claripy.true() for s in leaves]
+        merged, _, _ = leaves[0].merge(*leaves[1:], merge_conditions=[[_Guard(c)] for c in tpcs],
+                                       common_ancestor=fr.root)
+        self.stats.merges_ite += 1
+        self.stats.merged_states += len(leaves)
+        self.stats.constraint(count_nodes(claripy.Or(*tpcs)))
+        return merged
+
+    # ------------------------------------------------------------------ pattern-based merging
+    def _merge_pat(self, fr: Fragment, leaves: list) -> list:
+        """Pattern-based merging of one exit's leaves (standard merging where no pattern fits)."""
+        tails = [fr.tail(s) for s in leaves]
+        sh = ShapeHasher()
+        rp = regular_partition([sh.word(t) for t in tails], max_patterns=self.max_patterns)
+        prepared = self._formula_patterns(tails, rp) if rp is not None else None
+        if prepared is None:
+            self.stats.no_pattern += 1
+            return [self._merge_ite(fr, leaves)]
+        phi1, phi2, groups = prepared
+        members = {}
+        for t in tails:
+            for c in t:
+                for leaf in c.leaf_asts():
+                    if leaf.op == "BVS":
+                        f = family_of(leaf.args[0])
+                        if f is not None:
+                            members[(f[0], f[1], leaf.length)] = leaf
+        out, rest = [], []
+        for group, phi3 in groups:
+            states = [leaves[i] for i, _ in group]
+            if len(group) == 1 or phi3 is None:
+                rest.extend(states)          # no formula pattern: standard merging, below
+                continue
+            self.stats.patterns += 1
+            ks = tuple(k for _, k in group)
+            k = claripy.BVS("qm_k", 64)
+            clause = self.table.register(k=k, ks=ks, phi1=phi1, phi2=phi2, phi3=phi3, members=members)
+            conds = [k == kj for kj in ks]
+            with setting(_LINEAR, (k, {c.hash(): kj for c, kj in zip(conds, ks, strict=True)})):
+                merged, _, _ = states[0].merge(*states[1:], merge_conditions=[[_Guard(c)] for c in conds],
+                                               common_ancestor=fr.root)
+            inner = fr.root.solver._solver
+            inner = inner.inner if isinstance(inner, QuantifiedFrontend) else inner
+            fe = inner.branch()
+            fe.add([clause.placeholder])
+            merged.solver._stored_solver = QuantifiedFrontend(fe, self.table)
+            self.stats.merges_pat += 1
+            self.stats.merged_states += len(states)
+            self.stats.constraint(clause.size())
+            if self.validate:
+                self._check_theorem(clause, merged, [tails[i] for i, _ in group], states)
+            out.append(merged)
+        if len(rest) > 1:
+            self.stats.no_pattern += 1
+            out.append(self._merge_ite(fr, rest))
+        else:
+            out.extend(rest)
+        return out
+
+    def _formula_patterns(self, tails, rp):
+        """``(phi1, phi2, [(group, phi3 or None)])`` for a regular partition, or None. The residual
+        group (leaves no pattern matches) comes back with ``phi3 = None``."""
+        w1, w2, all_groups = rp
+        groups = {key: g for key, g in all_groups.items() if key is not RESIDUAL}
+        a, u = len(w1), len(w2)
+        firsts = {claripy.And(*tails[idx][:a]).hash() if a else 0 for g in groups.values() for idx, _ in g}
+        if len(firsts) != 1:
+            return None
+        first = next(idx for g in groups.values() for idx, _ in g)
+        phi1 = claripy.And(*tails[first][:a]) if a else claripy.true()
+        kmax = max(k for g in groups.values() for _, k in g)
+        blocks: dict[int, object] = {}
+        for g in groups.values():
+            for idx, k in g:
+                for i in range(1, k + 1):
+                    b = claripy.And(*tails[idx][a + (i - 1) * u:a + i * u])
+                    if blocks.setdefault(i, b).hash() != b.hash():
+                        return None
+        phi2 = synthesize([blocks[i] for i in range(1, kmax + 1)], list(range(1, kmax + 1))) if kmax else None
+        if kmax and phi2 is None:
+            return None
+        out = []
+        for g in groups.values():
+            thetas = [claripy.And(*tails[idx][a + k * u:]) if len(tails[idx]) > a + k * u else claripy.true()
+                      for idx, k in g]
+            out.append((g, synthesize(thetas, [k for _, k in g])))
+        if RESIDUAL in all_groups:
+            out.append((all_groups[RESIDUAL], None))
+        return phi1, phi2, out
+
+    def _check_theorem(self, clause, merged, tails, states) -> None:
+        """Theorem 3.7 for every leaf: pattern(k_j) <=> tpc_j, and equal register values."""
+        from ..errors import AngrRamError as _Err
+        regs = ("rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12",
+                "r13", "r14", "r15", "rip")
+        for kj, tail, leaf in zip(clause.ks, tails, states, strict=True):
+            parts = [clause.phi1, *[clause.instance(i) for i in range(1, kj + 1)],
+                     clause.phi3.instantiate(kj, clause.members)]
+            if any(p is None for p in parts):
+                raise _Err(f"merge validation: a pattern instance at k={kj} names an unknown variable")
+            tpc = claripy.And(*tail) if tail else claripy.true()
+            s = claripy.Solver()
+            if s.satisfiable([claripy.And(*parts) != tpc]):
+                raise _Err(f"merge validation: the pattern at k={kj} is not equivalent to its path condition")
+            for r in regs:
+                mv, lv = getattr(merged.regs, r), getattr(leaf.regs, r)
+                if claripy.Solver().satisfiable([clause.k == kj, tpc, mv != lv]):
+                    raise _Err(f"merge validation: register {r} differs from the leaf at k={kj}")

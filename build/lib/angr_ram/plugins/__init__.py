@@ -1,0 +1,1 @@
+"""State plugins: address space, object store, substitution, solver, memory, heap."""

@@ -1,0 +1,628 @@
+"""Small-domain solving: decide queries over let-bound table lookups by evaluating every input.
+
+A symbolic-index read from a table with many entries is bound to a fresh ``ram_let_*`` symbol by
+one definitional path constraint (see :func:`angr_ram.plugins.memory.RelocatableMixin._let`), so
+an index computed from an earlier lookup stays small. SAT solvers are poor at such chains (each hop
+is an arbitrary function; z3 needs seconds per check at three hops of a 2048-entry table), but the
+inputs they depend on are often few: two bytes of stdin are 65536 assignments. This layer answers a
+query exactly by evaluating its slice on all assignments at once with numpy (a recognised table
+selection is one ``searchsorted``), when
+
+* the slice (the constraints sharing variables with the query) contains a let-bound symbol, and
+* its free variables (all but the let-bound ones, which are functions of them) have at most
+  :data:`MAX_BITS` bits in all.
+
+Anything else (wider inputs, values over 64 bits inside an expression, division by a value that
+may be zero, floating point) returns :data:`UNHANDLED` and the query goes to z3 as before.
+Definitional constraints are true by construction under this evaluation, so they are skipped.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+from claripy.errors import UnsatError
+
+from ..scope import LRU, current, memo
+
+LET_PREFIX = "ram_let"
+MAX_BITS = 16
+MAX_NODES = 50_000
+MIN_TABLE = 8          # an if-then-else selection with fewer entries is evaluated arm by arm
+
+VALUE_BYTES = 192 << 20   # node values kept across queries (least recently used go first)
+
+UNHANDLED = object()
+
+
+class _ValueCache:
+    """Values of expression nodes per input layout, shared by the queries of a process: the
+    constraints of successive queries share most of their sub-expressions. Bounded in bytes."""
+
+    def __init__(self, budget: int):
+        self.budget = budget
+        self.used = 0
+        self.items: OrderedDict = OrderedDict()
+
+    def get(self, key):
+        r = self.items.get(key)
+        if r is not None:
+            self.items.move_to_end(key)
+        return r
+
+    def put(self, key, value) -> None:
+        n = getattr(value, "nbytes", 8)
+        self.items[key] = value
+        self.used += n
+        while self.used > self.budget and self.items:
+            _, old = self.items.popitem(last=False)
+            self.used -= getattr(old, "nbytes", 8)
+
+
+def _new_value_cache() -> _ValueCache:
+    return _ValueCache(VALUE_BYTES)
+
+
+_U64 = np.uint64
+
+
+class _Unsupported(Exception):
+    """The slice uses something the vectorized evaluator does not model."""
+
+
+def is_let(name: str) -> bool:
+    """True for the names of let-bound symbols."""
+    return name.startswith(LET_PREFIX)
+
+
+def _mask(n: int):
+    return _U64((1 << n) - 1) if n < 64 else _U64(0xFFFFFFFFFFFFFFFF)
+
+
+def _signed(a, n: int):
+    a = np.asarray(a, dtype=_U64)
+    if n == 64:
+        return a.view(np.int64)
+    s = a.astype(np.int64)
+    return np.where(s >= (1 << (n - 1)), s - (1 << n), s)
+
+
+class Evaluator:
+    """Vectorized evaluation of claripy expressions over every assignment of the free variables."""
+
+    def __init__(self, free: list, lets: dict):
+        self.lets = lets                    # let name -> defining expression
+        total = sum(v.length for v in free)
+        self.size = 1 << total
+        idx = np.arange(self.size, dtype=_U64)
+        self.vars = {}
+        self.layout = tuple((v.args[0], v.length) for v in free)
+        self._fps: dict = {}
+        shift = 0
+        for v in free:
+            self.vars[v.args[0]] = (idx >> _U64(shift)) & _mask(v.length)
+            shift += v.length
+        self.nodes = 0
+        self.values = memo("enumeration.values", _new_value_cache)
+
+    # ------------------------------------------------------------------ entry points
+    def bool(self, e):
+        """Boolean array (or scalar) of ``e``."""
+        return self.ev(e)
+
+    def bits(self, e, hi: int, lo: int):
+        """Bits ``[hi:lo]`` of ``e`` (which may be wider than 64 bits), at most 64 of them."""
+        if e.length <= 64:
+            v = self.ev(e)
+            return (v >> _U64(lo)) & _mask(hi - lo + 1)
+        op = e.op
+        if op == "Concat":
+            out = None
+            pos = e.length
+            for a in e.args:
+                a_hi, a_lo = pos - 1, pos - a.length
+                pos = a_lo
+                if a_lo > hi or a_hi < lo:
+                    continue
+                h, lw = min(hi, a_hi), max(lo, a_lo)
+                part = self.bits(a, h - a_lo, lw - a_lo) << _U64(lw - lo)
+                out = part if out is None else out | part
+            return out
+        if op == "If":
+            return np.where(self.ev(e.args[0]), self.bits(e.args[1], hi, lo), self.bits(e.args[2], hi, lo))
+        if op == "BVV":
+            return _U64((e.args[0] >> lo) & ((1 << (hi - lo + 1)) - 1))
+        if op == "Extract":
+            return self.bits(e.args[2], hi + e.args[1], lo + e.args[1])
+        if op == "ZeroExt":
+            inner = e.args[1]
+            if lo >= inner.length:
+                return _U64(0)
+            return self.bits(inner, min(hi, inner.length - 1), lo)
+        raise _Unsupported(op)
+
+    # ------------------------------------------------------------------ evaluation
+    def ev(self, e):
+        op = e.op
+        if op == "BVV" or op == "BoolV" or op == "BVS":
+            # a let symbol's value is its definition's (cached under the definition, which a
+            # relocation changes while the symbol stays the same)
+            return self._ev(e)
+        key = (self.layout, e.hash(), self._defs_of(e))
+        values = self.values
+        r = values.get(key)
+        if r is not None:
+            return r
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise _Unsupported("too many nodes")
+        r = self._ev(e)
+        values.put(key, r)
+        return r
+
+    def _ev(self, e):  # noqa: C901 - one dispatch over claripy's operations
+        op = e.op
+        if op == "BVV":
+            if e.length > 64:
+                raise _Unsupported("wide constant")
+            return _U64(e.args[0])
+        if op == "BoolV":
+            return np.bool_(e.args[0])
+        if op == "BVS":
+            name = e.args[0]
+            v = self.vars.get(name)
+            if v is not None:
+                return v
+            d = self.lets.get(name)
+            if d is None:
+                raise _Unsupported(f"unbound {name}")
+            return self.ev(d)
+        if e.length is not None and e.length > 64 and op not in ("__eq__", "__ne__"):
+            raise _Unsupported("wide value")
+        if op == "If":
+            table = _table(e)
+            if table is not None:
+                return self._lookup(table)
+            return np.where(self.ev(e.args[0]), self.ev(e.args[1]), self.ev(e.args[2]))
+        a = e.args
+        if op in _BIN:
+            vals = [self.ev(x) for x in a]
+            m = _mask(e.length)
+            acc = vals[0]
+            for v in vals[1:]:
+                acc = _BIN[op](acc, v)
+            return acc & m if op in ("__add__", "__sub__", "__mul__") else acc
+        if op == "__invert__":
+            return ~self.ev(a[0]) & _mask(e.length)
+        if op == "__neg__":
+            return (_U64(0) - self.ev(a[0])) & _mask(e.length)
+        if op in ("__lshift__", "LShR", "__rshift__"):
+            x, s = self.ev(a[0]), self.ev(a[1])
+            n = e.length
+            big = s >= _U64(n)
+            sc = np.where(big, _U64(0), s)
+            if op == "__lshift__":
+                return np.where(big, _U64(0), (x << sc) & _mask(n))
+            if op == "LShR":
+                return np.where(big, _U64(0), x >> sc)
+            sx = _signed(x, n)
+            r = (sx >> np.minimum(s, _U64(n - 1)).astype(np.int64)).astype(np.int64)
+            return r.astype(_U64) & _mask(n)
+        if op in ("__floordiv__", "__mod__"):
+            x, y = self.ev(a[0]), self.ev(a[1])
+            if np.any(y == 0):
+                raise _Unsupported("division by zero")
+            return x // y if op == "__floordiv__" else x % y
+        if op in _CMP:
+            if a[0].length > 64:
+                return self._wide_eq(a[0], a[1], op == "__ne__")
+            return _CMP[op](self.ev(a[0]), self.ev(a[1]))
+        if op in _SCMP:
+            n = a[0].length
+            return _SCMP[op](_signed(self.ev(a[0]), n), _signed(self.ev(a[1]), n))
+        if op == "And":
+            acc = self.ev(a[0])
+            for x in a[1:]:
+                acc = acc & self.ev(x)
+            return acc
+        if op == "Or":
+            acc = self.ev(a[0])
+            for x in a[1:]:
+                acc = acc | self.ev(x)
+            return acc
+        if op == "Not":
+            return ~self.ev(a[0])
+        if op == "Extract":
+            return (self.ev(a[2]) >> _U64(a[1])) & _mask(a[0] - a[1] + 1)
+        if op == "ZeroExt":
+            return self.ev(a[1])
+        if op == "SignExt":
+            n = a[1].length
+            x = self.ev(a[1])
+            neg = (x >> _U64(n - 1)) & _U64(1)
+            ext = _mask(e.length) ^ _mask(n)
+            return np.where(neg == 1, x | ext, x)
+        if op == "Concat":
+            acc = _U64(0)
+            for x in a:
+                acc = (acc << _U64(x.length)) | self.ev(x)
+            return acc
+        if op == "Reverse":
+            n = e.length
+            if n % 8:
+                raise _Unsupported("reverse")
+            x = self.ev(a[0])
+            acc = _U64(0)
+            for k in range(n // 8):
+                acc = (acc << _U64(8)) | ((x >> _U64(8 * k)) & _U64(0xFF))
+            return acc
+        raise _Unsupported(op)
+
+    def _defs_of(self, e) -> tuple:
+        """The definitions of the let symbols ``e`` uses: its value depends on them too."""
+        lets = self.lets
+        names = [n for n in e.variables if n in lets]
+        if not names:
+            return ()
+        return tuple(sorted(self._fingerprint(n) for n in names))
+
+    def _fingerprint(self, name: str) -> tuple:
+        """A let's definition and, transitively, those of the lets it uses."""
+        fp = self._fps.get(name)
+        if fp is None:
+            d = self.lets[name]
+            self._fps[name] = (name, d.hash())        # a placeholder breaks (impossible) cycles
+            fp = self._fps[name] = (name, d.hash(), self._defs_of(d))
+        return fp
+
+    def _wide_eq(self, x, y, negate: bool):
+        acc = np.bool_(True)
+        for lo in range(0, x.length, 64):
+            hi = min(x.length, lo + 64) - 1
+            acc = acc & (self.bits(x, hi, lo) == self.bits(y, hi, lo))
+        return ~acc if negate else acc
+
+    def _lookup(self, table):
+        off_e, pieces, dense = table
+        off = self.ev(off_e)
+        if dense is not None:
+            kmin, vals, bounds, defaults = dense
+            span = len(vals)
+            rel = off - _U64(kmin)            # wraps around below kmin: out of the span
+            inside = rel < _U64(span)
+            v = vals[np.where(inside, rel, _U64(0)).astype(np.int64)]
+            if bounds is None:
+                return v
+            d = defaults[np.searchsorted(bounds, off, side="right") - 1]
+            return np.where(inside, v, d)
+        out = None
+        for lo, hi, keys, vals, default in pieces:
+            d = self.ev(default)
+            if len(keys):
+                pos = np.minimum(np.searchsorted(keys, off), len(keys) - 1)
+                hit = keys[pos] == off
+                v = np.where(hit, vals[pos], d)
+            else:
+                v = np.broadcast_to(d, np.shape(off)) if np.ndim(off) else d
+            if out is None:
+                out = v
+                continue
+            inside = np.bool_(True)
+            if lo > 0:
+                inside = inside & (off >= _U64(lo))
+            if hi < 1 << 64:
+                inside = inside & (off < _U64(hi))
+            out = np.where(inside, v, out)
+        return out
+
+
+_BIN = {
+    "__add__": lambda x, y: x + y,
+    "__sub__": lambda x, y: x - y,
+    "__mul__": lambda x, y: x * y,
+    "__and__": lambda x, y: x & y,
+    "__or__": lambda x, y: x | y,
+    "__xor__": lambda x, y: x ^ y,
+}
+_CMP = {
+    "__eq__": lambda x, y: x == y,
+    "__ne__": lambda x, y: x != y,
+    "ULT": lambda x, y: x < y,
+    "ULE": lambda x, y: x <= y,
+    "UGT": lambda x, y: x > y,
+    "UGE": lambda x, y: x >= y,
+}
+_SCMP = {
+    "SLT": lambda x, y: x < y,
+    "SLE": lambda x, y: x <= y,
+    "SGT": lambda x, y: x > y,
+    "SGE": lambda x, y: x >= y,
+}
+
+def _table(e):
+    """``(offset, pieces)`` when ``e`` is a selection over concrete keys with concrete values (the
+    shape :func:`angr_ram.plugins.object_store.select` builds), else None. Each piece covers the
+    offsets ``[lo, hi)``: sorted keys, their values, and the expression for the other offsets."""
+    key = e.hash()
+    scope = current()
+    tables = scope.tables if scope is not None else None
+    if tables is not None and key in tables:
+        return tables.lookup(key)
+    off = _selection_offset(e)
+    res = None
+    if off is not None:
+        pieces = _pieces(e, off, 0, 1 << 64)
+        if pieces is not None and sum(len(p[2]) for p in pieces) >= MIN_TABLE:
+            res = (off, pieces, _dense(pieces))
+    if tables is not None:
+        tables.put(key, res)
+    return res
+
+
+DENSE_SPAN = 1 << 20
+
+
+def _dense(pieces):
+    """``(kmin, values over [kmin, kmax], piece bounds, piece defaults)`` when every piece's other
+    offsets take a constant and the keys span at most DENSE_SPAN: a lookup is then one gather."""
+    if any(p[4].op != "BVV" or p[4].length > 64 for p in pieces):
+        return None
+    keys = [k for p in pieces for k in p[2].tolist()]
+    if not keys:
+        return None
+    kmin, kmax = min(keys), max(keys)
+    if kmax - kmin >= DENSE_SPAN:
+        return None
+    vals = np.empty(kmax - kmin + 1, dtype=_U64)
+    for lo, hi, ks, vs, default in pieces:
+        a, b = max(lo, kmin), min(hi, kmax + 1)
+        if a < b:
+            vals[a - kmin:b - kmin] = default.args[0]
+        if len(ks):
+            vals[(ks - _U64(kmin)).astype(np.int64)] = vs
+    if len(pieces) == 1:
+        lo, hi, _, _, default = pieces[0]
+        if lo == 0 and hi >= 1 << 64:
+            bounds = np.array([0], dtype=_U64)
+            return kmin, vals, bounds, np.array([default.args[0]], dtype=_U64)
+    bounds = np.array([p[0] for p in pieces], dtype=_U64)
+    defaults = np.array([p[4].args[0] for p in pieces], dtype=_U64)
+    return kmin, vals, bounds, defaults
+
+
+def _same(a, b) -> bool:
+    return a is b or a.hash() == b.hash()
+
+
+def _key_of(c, off):
+    """``k`` when ``c`` is ``off == k`` for a concrete ``k``."""
+    if c.op != "__eq__":
+        return None
+    x, y = c.args
+    if y.op == "BVV" and _same(x, off):
+        return y.args[0]
+    if x.op == "BVV" and _same(y, off):
+        return x.args[0]
+    return None
+
+
+def _selection_offset(e):
+    c = e.args[0]
+    if c.op == "ULT" and c.args[1].op == "BVV":
+        return c.args[0]
+    if c.op == "__eq__":
+        x, y = c.args
+        if y.op == "BVV":
+            return x
+        if x.op == "BVV":
+            return y
+    return None
+
+
+def _pieces(e, off, lo: int, hi: int):
+    if e.op == "If":
+        c = e.args[0]
+        if c.op == "ULT" and _same(c.args[0], off) and c.args[1].op == "BVV":
+            m = c.args[1].args[0]
+            left = _pieces(e.args[1], off, lo, min(hi, m))
+            right = _pieces(e.args[2], off, max(lo, m), hi)
+            if left is None or right is None:
+                return None
+            return left + right
+    entries: dict = {}
+    node = e
+    while node.op == "If":
+        k = _key_of(node.args[0], off)
+        if k is None or node.args[1].op != "BVV" or node.args[1].length > 64:
+            break
+        if lo <= k < hi and k not in entries:
+            entries[k] = node.args[1].args[0]
+        node = node.args[2]
+    keys = np.array(sorted(entries), dtype=_U64)
+    vals = np.array([entries[k] for k in sorted(entries)], dtype=_U64)
+    return [(lo, hi, keys, vals, node)]
+
+
+# ---------------------------------------------------------------------- slicing and answering
+def _leaves_of(e) -> dict:
+    key = e.hash()
+    leaf_memo = memo("enumeration.leaves", lambda: LRU(8192))
+    r = leaf_memo.lookup(key)
+    if r is None:
+        r = {}
+        seen = set()
+        todo = [e]
+        while todo:
+            x = todo.pop()
+            h = x.hash()
+            if h in seen:
+                continue
+            seen.add(h)
+            if x.op in ("BVS", "BoolS"):
+                r[x.args[0]] = x
+            elif x.depth > 1:
+                todo.extend(a for a in x.args if hasattr(a, "op") and a.variables)
+        leaf_memo.put(key, r)
+    return r
+
+
+def _leaves(exprs) -> dict:
+    out = {}
+    for e in exprs:
+        out.update(_leaves_of(e))
+    return out
+
+
+def _definition(c):
+    """``(name, expression)`` when ``c`` is a let-binding ``ram_let_* == expression``."""
+    if c.op == "__eq__":
+        x, y = c.args
+        if x.op == "BVS" and is_let(x.args[0]):
+            return x.args[0], y
+    return None
+
+
+def _prepare(constraints, exprs):
+    """The evaluator and the non-definitional constraints of a slice, or None if not handled."""
+    lets, rest = {}, []
+    for c in constraints:
+        d = _definition(c)
+        if d is not None and d[0] not in lets:
+            lets[d[0]] = d[1]
+        else:
+            rest.append(c)
+    if not lets:
+        return None
+    leaves = _leaves([*constraints, *exprs])
+    free = [v for n, v in sorted(leaves.items()) if not is_let(n)]
+    if any(v.op != "BVS" for v in free) or sum(v.length for v in free) > MAX_BITS:
+        return None
+    if any(n not in lets for n in leaves if is_let(n)):
+        return None
+    return Evaluator(free, lets), rest
+
+
+def _sat_mask(ev: Evaluator, constraints):
+    m = np.ones(ev.size, dtype=bool)
+    for c in constraints:
+        m &= ev.bool(c)
+    return m
+
+
+def _values(ev: Evaluator, e, mask, n: int | None):
+    """Distinct values of ``e`` over the assignments in ``mask`` (at most ``n``), as Python ints."""
+    if e.length <= 64:
+        v = np.broadcast_to(ev.ev(e), mask.shape)[mask]
+        vals = np.unique(v)
+        return [int(x) for x in (vals if n is None else vals[:n])]
+    chunks = []
+    for lo in range(0, e.length, 64):
+        hi = min(e.length, lo + 64) - 1
+        chunks.append(np.broadcast_to(ev.bits(e, hi, lo), mask.shape)[mask])
+    rows = np.unique(np.stack(chunks, axis=1), axis=0)
+    out = []
+    for row in rows[: n if n is not None else len(rows)]:
+        out.append(sum(int(x) << (64 * i) for i, x in enumerate(row)))
+    return out
+
+
+def answer(constraints, name: str, args: tuple, kwargs: dict):
+    """The answer to solver query ``name`` over the slice ``constraints``, or UNHANDLED."""
+    extra = tuple(kwargs.get("extra_constraints") or ())
+    exprs = query_exprs(name, args)
+    try:
+        prep = _prepare(constraints, [*exprs, *extra])
+        if prep is None:
+            return UNHANDLED
+        ev, rest = prep
+        mask = _sat_mask(ev, [*rest, *extra])
+        sat = bool(mask.any())
+        if name in ("satisfiable", "check_satisfiability"):
+            return sat if name == "satisfiable" else ("SAT" if sat else "UNSAT")
+        if name in ("is_true", "is_false"):
+            b = np.broadcast_to(ev.bool(args[0]), mask.shape)
+            return not bool((mask & (~b if name == "is_true" else b)).any())
+        if not sat:
+            raise UnsatError("angr-ram: unsatisfiable (small-domain enumeration)")
+        if name == "eval":
+            return tuple(_values(ev, args[0], mask, args[1]))
+        if name == "batch_eval":
+            cols = [np.broadcast_to(ev.ev(x), mask.shape)[mask] for x in args[0]]
+            if any(x.length > 64 for x in args[0]):
+                return UNHANDLED
+            rows = np.unique(np.stack(cols, axis=1), axis=0)[: args[1]]
+            return [tuple(int(x) for x in r) for r in rows]
+        if name in ("max", "min"):
+            e = args[0]
+            signed = kwargs.get("signed", False)
+            v = np.broadcast_to(ev.ev(e), mask.shape)[mask]
+            v = _signed(v, e.length) if signed else v
+            r = int(v.max() if name == "max" else v.min())
+            return r & ((1 << e.length) - 1) if signed else r
+        if name == "solution":
+            e, val = args[0], args[1]
+            x = np.broadcast_to(ev.ev(e), mask.shape)
+            target = val if isinstance(val, int) else ev.ev(val)
+            return bool((mask & (x == _U64(target) if isinstance(target, int) else mask & (x == target))).any())
+    except _Unsupported:
+        return UNHANDLED
+    return UNHANDLED
+
+
+_EXPR_QUERIES = {"eval": 1, "max": 1, "min": 1, "is_true": 1, "is_false": 1, "solution": 2}
+
+
+def query_exprs(name: str, args: tuple) -> tuple:
+    """The expressions a query asks about (not its extra constraints)."""
+    if name == "batch_eval":
+        return tuple(args[0])
+    if name in _EXPR_QUERIES:
+        return tuple(x for x in args[:_EXPR_QUERIES[name]] if not isinstance(x, int))
+    return ()
+
+
+def query_names(name: str, args: tuple, kwargs: dict) -> set:
+    """Variable names a query mentions (its expressions and extra constraints)."""
+    names: set = set()
+    for e in (*query_exprs(name, args), *(kwargs.get("extra_constraints") or ())):
+        names |= e.variables
+    return names
+
+
+def prime(inner, stats=None) -> None:
+    """Decide unchecked components of a composite solver that hold let-bound symbols by
+    enumeration, and leave the answer in their satisfiability cache, so that claripy's own whole-state
+    checks never send them to z3."""
+    for child in inner._solver_list:
+        if getattr(child, "_cached_satness", True) is not None:
+            continue
+        if not any(is_let(n) for n in child.variables):
+            continue
+        r = answer(list(child.constraints), "satisfiable", (), {})
+        if r is not UNHANDLED:
+            child._cached_satness = r
+            if stats is not None:
+                stats.enumerated_queries += 1
+
+
+def solve(inner, name: str, args: tuple, kwargs: dict, stats=None):
+    """Answer query ``name`` on the composite solver ``inner`` by enumeration when its slice holds
+    let-bound symbols and few free bits; UNHANDLED otherwise (the caller asks ``inner``)."""
+    prime(inner, stats)
+    names = query_names(name, args, kwargs)
+    if not names:
+        return UNHANDLED     # whole-state satisfiability: the primed caches answer it
+    if not any(is_let(n) for n in names):
+        # the query's own slice may still reach let-bound symbols through shared variables
+        children = inner._solvers_for_variables(names) if names else []
+        if not any(any(is_let(n) for n in ch.variables) for ch in children):
+            return UNHANDLED
+    child = inner._solver_for_names(names)
+    if name not in ("satisfiable", "check_satisfiability") and not kwargs.get("extra_constraints"):
+        if not inner.satisfiable():
+            raise UnsatError("angr-ram: unsatisfiable state")
+    r = answer(list(child.constraints), name, args, kwargs)
+    if r is not UNHANDLED and stats is not None:
+        stats.enumerated_queries += 1
+    return r

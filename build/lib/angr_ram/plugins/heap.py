@@ -1,0 +1,175 @@
+"""malloc / calloc / realloc / free SimProcedures that allocate relocatable memory objects.
+
+Each allocation creates a :class:`~angr_ram.plugins.address_space.MemoryObject` and returns its
+base as the program-visible pointer. A symbolic size becomes the object's ``limit`` (its capacity
+is the largest feasible value up to ``max_symbolic_size``; larger values are forked off as an
+error path); a concrete size above ``MAX_ALLOCATION`` ends the path as an error path. ``free`` and ``realloc`` resolve their pointer
+completely (every object whose base it may equal, NULL, and "not a heap object").
+"""
+
+from __future__ import annotations
+
+import angr
+import claripy
+
+from ..errors import ForkRequest, MemoryFault, Target
+from ..strategies.fork import forking_enabled
+
+MAX_ALLOCATION = 1 << 30
+
+
+def _context(state, k: int) -> tuple[int, ...]:
+    """Call sites of the innermost ``k`` frames (the allocating call first)."""
+    out = []
+    for frame in state.callstack:
+        if len(out) >= k:
+            break
+        out.append(frame.call_site_addr or 0)
+    return tuple(out)
+
+
+def allocation_size(state, size, what: str) -> tuple[int, object, int]:
+    """``(capacity, limit, smallest size)`` of an allocation of ``size`` bytes.
+
+    A concrete size is its own capacity (``limit`` None). A symbolic size keeps its expression as
+    the object's ``limit`` (segment-offset-plane section 3: bounds checks compare offsets with
+    it); the capacity is its largest feasible value. Values above the address space's
+    ``max_symbolic_size`` are forked off as an error path, so a size that can exceed the cap
+    reports an input that does; a size that always exceeds it is an error path.
+    """
+    space = state.ram
+    s = space.substitute(size)
+    if not s.symbolic:
+        v = s.concrete_value
+        if v > MAX_ALLOCATION:
+            raise MemoryFault("allocation-too-large", f"{what} of {v} bytes exceeds the limit of {MAX_ALLOCATION}")
+        return v, None, v
+    cap = space.max_symbolic_size
+    solver = state.solver
+    lo = solver.min(size)
+    hi = solver.max(size)
+    if lo == hi:
+        return allocation_size(state, claripy.BVV(lo, size.length), what)
+    if lo > cap:
+        raise MemoryFault("symbolic-allocation-size",
+                          f"{what} with a symbolic size of at least {lo} bytes (max_symbolic_size is {cap})")
+    if hi > cap:
+        within = claripy.ULE(size, cap)
+        if forking_enabled():
+            raise ForkRequest([Target(within, "value"),
+                               Target(claripy.Not(within), "error", "symbolic-allocation-size",
+                                      f"{what} with a symbolic size above max_symbolic_size ({cap} bytes)")],
+                              f"{what} size", tuple(solver.constraints))
+        state.add_constraints(within)
+        hi = solver.max(size)
+    return hi, size, lo
+
+
+def resolve_heap_pointer(state, ptr, what: str):
+    """The object whose base ``ptr`` equals on this path; None for NULL. Forks or faults otherwise."""
+    space = state.ram
+    p = space.substitute(ptr)
+    if not p.symbolic:
+        v = p.concrete_value
+        if v == 0:
+            return None
+        obj = space.object_at_base(v)
+        if obj is None:
+            raise MemoryFault("invalid-free", f"{what} of {v:#x}, which is not the start of a heap object", v)
+        if obj.freed:
+            raise MemoryFault("double-free" if what == "free" else "use-after-free",
+                              f"{what} of object #{obj.id} (allocated at {obj.site:#x}) which was already freed", v)
+        return obj
+    targets: list[Target] = []
+    excl = []
+    while True:
+        vals = state.solver.eval_upto(p, 1, extra_constraints=excl)
+        if not vals:
+            break
+        v = vals[0]
+        obj = space.object_at_base(v) if v else None
+        if v == 0:
+            targets.append(Target(ptr == 0, "value"))
+        elif obj is not None:
+            if obj.freed:
+                targets.append(Target(p == v, "error", "double-free", f"{what} of an already freed object"))
+            else:
+                targets.append(Target(ptr == obj.base, "object", obj_id=obj.id))
+        else:
+            targets.append(Target(p == v, "error", "invalid-free", f"{what} of {v:#x}, not a heap object start"))
+        excl.append(p != v)
+        if len(targets) > 4096:
+            raise MemoryFault("invalid-free", f"{what} of a pointer with too many possible values")
+    if not targets:
+        raise angr.errors.SimUnsatError("no feasible pointer value")
+    if forking_enabled():
+        raise ForkRequest(targets, what)
+    raise MemoryFault("ambiguous-free", f"{what} of a pointer that may be one of {len(targets)} objects")
+
+
+class RamMalloc(angr.SimProcedure):
+    """malloc(size): a fresh object with uninitialized (unconstrained) contents."""
+
+    def run(self, sim_size):  # pylint: disable=arguments-differ
+        n, limit, low = allocation_size(self.state, sim_size, "malloc")
+        return allocate(self.state, n, zero=False, limit=limit, min_size=low).base
+
+
+class RamCalloc(angr.SimProcedure):
+    """calloc(nmemb, size): a fresh zero-filled object."""
+
+    def run(self, sim_nmemb, sim_size):  # pylint: disable=arguments-differ
+        # multiply in 128 bits: an overflowing nmemb * size is "too large", not a small wrap-around
+        total = sim_nmemb.zero_extend(128 - sim_nmemb.length) * sim_size.zero_extend(128 - sim_size.length)
+        n, limit, low = allocation_size(self.state, total, "calloc")
+        if limit is not None:
+            limit = claripy.Extract(63, 0, limit)      # at most max_symbolic_size: fits
+        return allocate(self.state, n, zero=True, limit=limit, min_size=low).base
+
+
+class RamFree(angr.SimProcedure):
+    """free(ptr): marks the object freed; invalid and double frees become error paths."""
+
+    def run(self, ptr):  # pylint: disable=arguments-differ
+        obj = resolve_heap_pointer(self.state, ptr, "free")
+        if obj is not None:
+            self.state.ram.free_allocation(obj.id)
+
+
+class RamRealloc(angr.SimProcedure):
+    """realloc(ptr, size): a new object holding the old contents; the old one is freed."""
+
+    def run(self, ptr, sim_size):  # pylint: disable=arguments-differ
+        n, limit, low = allocation_size(self.state, sim_size, "realloc")
+        old = resolve_heap_pointer(self.state, ptr, "realloc")
+        if old is None:
+            return allocate(self.state, n, zero=False, limit=limit, min_size=low).base
+        space = self.state.ram
+        new = allocate(self.state, n, zero=False, limit=limit, min_size=low)
+        new = space.writable(new.id)
+        store, off = space.contents(old)
+        if off or store.size != old.size:
+            store = store.slice(off, off + old.size)
+        new.store = store.resized(n, new.store.fills[0].symbol if new.store.fills else None)
+        space.free_allocation(old.id)
+        return new.base
+
+
+def allocate(state, n: int, zero: bool, limit=None, min_size: int | None = None):
+    """Create an object of ``n`` bytes (at most, when ``limit`` is a symbolic size) for the current
+    call site."""
+    space = state.ram
+    uninit = None
+    if not zero and angr.options.ZERO_FILL_UNCONSTRAINED_MEMORY not in state.options:
+        uninit = claripy.BVS(f"ram_uninit_{space.next_id}", max(n, 1) * 8)
+    ctx = _context(state, space.context_k)
+    site = ctx[0] if ctx else state.addr
+    return space.allocate(n, site=site, context=ctx, uninit=uninit, limit=limit, min_size=min_size)
+
+
+HEAP_PROCEDURES = {
+    "malloc": RamMalloc,
+    "calloc": RamCalloc,
+    "free": RamFree,
+    "realloc": RamRealloc,
+}

@@ -1,0 +1,79 @@
+"""libc models made complete for angr-ram runs.
+
+* ``__libc_start_main``: the path's exit code is main's return value (stock angr exits with 0).
+* ``error``: angr's model passes a file descriptor where ``fprintf`` expects a ``FILE *`` and
+  raises a TypeError; angr-ram's writes the message to stderr and exits on a non-zero status.
+* ``printf`` and friends: stock angr formats a symbolic integer argument with one arbitrary value
+  and adds no constraint, so the printed text can contradict the path. Inside a RelocatableMemory
+  step a symbolic integer argument forks the state once per feasible value (at most
+  ``MAX_FORMAT_VALUES``; more ends the path as a ``symbolic-format-argument`` error path).
+"""
+
+from __future__ import annotations
+
+import angr
+import claripy
+from angr.procedures.stubs import format_parser
+
+from ..errors import ForkRequest, MemoryFault, Target
+from ..patches import declare
+from ..strategies.fork import forking_enabled
+
+MAX_FORMAT_VALUES = 256
+
+
+class RamLibcStartMain(angr.SIM_PROCEDURES["glibc"]["__libc_start_main"]):
+    """__libc_start_main whose exit code is main's return value (stock angr always exits 0)."""
+
+    def after_main(self, main, argc, argv, init, fini, exit_addr=0):  # pylint: disable=arguments-differ
+        self.exit(self.state.regs.eax.zero_extend(32))
+
+
+class RamError(angr.SIM_PROCEDURES["libc"]["error"], format_parser.FormatParser):
+    """glibc's ``error(status, errnum, format, ...)``: "<message>\\n" on stderr, then ``exit(status)``
+    when the status is non-zero (a symbolic status forks on being zero inside an angr-ram step)."""
+
+    def run(self, status, errnum, fmt):  # pylint: disable=arguments-differ,unused-argument
+        text = self._parse(fmt).replace(self.va_arg)
+        out = claripy.Concat(text, claripy.BVV(b"\n"))
+        self.state.posix.get_fd(2).write_data(out, out.size() // 8)
+        status = status[31:0] if status.size() > 32 else status
+        if status.concrete:
+            if status.concrete_value != 0:
+                self.exit(status)
+            return
+        if self.state.solver.satisfiable(extra_constraints=[status != 0]):
+            if not self.state.solver.satisfiable(extra_constraints=[status == 0]):
+                self.exit(status)
+            elif forking_enabled():
+                raise ForkRequest([Target(status == 0, "value"), Target(status != 0, "value")], "error status")
+            else:   # reported (the path goes to the errored stash), never silently cut to one case
+                raise angr.errors.SimProcedureError("error() with a status that may or may not be zero")
+
+
+def install_error_fix(project) -> None:
+    """Hook ``error`` in ``project`` with :class:`RamError` if the binary calls it."""
+    if project.loader.find_symbol("error") is not None:
+        project.hook_symbol("error", RamError(), replace=True)
+
+
+@declare(format_parser.FormatString, "replace", gate=forking_enabled)
+def complete_format_replace(stock_replace, self, va_arg):
+    """FormatString.replace that forks on symbolic integer arguments (while angr-ram steps a state)
+    instead of picking one value."""
+    state = self.parser.state
+
+    def checked(ty):
+        v = va_arg(ty)
+        if ty == "void*" and not isinstance(v, int) and v.symbolic:
+            sub = state.ram.substitute(v) if state.has_plugin("ram") else v
+            if sub.symbolic:
+                vals = state.solver.eval_upto(sub, MAX_FORMAT_VALUES + 1)
+                if len(vals) > MAX_FORMAT_VALUES:
+                    raise MemoryFault("symbolic-format-argument",
+                                      f"printf argument has more than {MAX_FORMAT_VALUES} values")
+                if len(vals) > 1:
+                    raise ForkRequest([Target(v == x, "value") for x in sorted(vals)], "printf argument")
+        return v
+
+    return stock_replace(self, checked)

@@ -1,0 +1,584 @@
+"""The memory plugin: angr's default memory with a relocatable-addressing layer on top.
+
+:class:`RelocatableMixin` sits directly above angr's ``AddressConcretizationMixin`` (sizes are ints,
+names resolved, inspect/actions already recorded with the symbolic address). For every access it
+
+1. substitutes the address constraints into the address;
+2. concrete result inside the hidden heap range -> the object's store, no solver call;
+   concrete elsewhere -> angr's own memory below, with an int address (stack, globals);
+3. symbolic result -> complete resolution (:mod:`angr_ram.strategies.resolution`); one in-bounds
+   target -> an exact symbolic-offset access (never concretized); several targets or a possible
+   fault -> :class:`~angr_ram.errors.ForkRequest` (forking model), or an if-then-else outside a step.
+
+Symbolic addresses into fixed regions (stack, globals) become an if-then-else over every feasible
+address of the region (range from the solver, stride from the address's alignment), up to
+``region_limit`` candidates; beyond that the path ends as an error path
+``symbolic-range-too-large`` instead of being silently concretized.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import claripy
+from angr.errors import SimSegfaultException
+from angr.storage.memory_mixins import (
+    ActionsMixinHigh,
+    ActionsMixinLow,
+    AddressConcretizationMixin,
+    ClemoryBackerMixin,
+    ConcreteBackerMixin,
+    ConditionalMixin,
+    ConvenientMappingsMixin,
+    DataNormalizationMixin,
+    DefaultFillerMixin,
+    DictBackerMixin,
+    DirtyAddrsMixin,
+    HexDumperMixin,
+    InspectMixinHigh,
+    NameResolutionMixin,
+    PagedMemoryMixin,
+    PrivilegedPagingMixin,
+    SimplificationMixin,
+    SizeConcretizationMixin,
+    SizeNormalizationMixin,
+    SmartFindMixin,
+    StackAllocationMixin,
+    SymbolicMergerMixin,
+    UltraPagesMixin,
+    UnderconstrainedMixin,
+    UnwrapperMixin,
+)
+from angr.storage.memory_mixins.memory_mixin import MemoryMixin
+
+from ..errors import ForkRequest, InfeasibleAccess, MemoryErrorInfo, MemoryFault, Target
+from ..strategies.fork import forking_enabled
+from ..strategies.resolution import NULL_PAGE, Hit, classify, in_interval, resolve
+from .address_space import MemoryObject
+from .object_store import known_alignment, select
+
+log = logging.getLogger(__name__)
+
+REGION_LIMIT = 4096
+# A symbolic-offset read whose selection has at least this many arms is bound to a fresh symbol
+# (a let-binding kept in the path constraints), so that an address computed from it stays small:
+# dependent lookups grow linearly with the number of hops instead of quadratically.
+LET_ARMS = 32
+
+
+def selection_arms(v, limit: int = 1 << 16) -> int:
+    """Number of if-then-else nodes on the selection spine of ``v`` (both sides of range splits,
+    the else side of equality chains), up to ``limit``."""
+    n = 0
+    todo = [v]
+    while todo and n < limit:
+        e = todo.pop()
+        if e.op != "If":
+            continue
+        n += 1
+        c = e.args[0]
+        if c.op in ("ULT", "ULE", "UGT", "UGE"):
+            todo.append(e.args[1])
+        todo.append(e.args[2])
+    return n
+
+
+def object_offset(addr, base):
+    """``addr - base`` in the program's (unsubstituted) terms, dropping ``base`` when it is a summand."""
+    if addr.op == "__add__":
+        args = list(addr.args)
+        for i, x in enumerate(args):
+            if x is base:
+                del args[i]
+                out = args[0]
+                for r in args[1:]:
+                    out = out + r
+                return out
+    return addr - base
+
+
+def object_constraint(addr, obj: MemoryObject, size: int):
+    """Relocation-safe constraint: an access of ``size`` bytes at ``addr`` lies inside ``obj``."""
+    start = obj.start
+    if obj.size == size:
+        return addr == start
+    return claripy.And(claripy.UGE(addr, start), claripy.ULE(addr, start + (obj.size - size)))
+
+
+class SpeculativeFindMixin(MemoryMixin):
+    """Marks the loads of angr's ``find`` (strlen, strchr, memchr... search in chunks of 129
+    bytes) as speculative: a chunk that may leave its object is not a program error; angr then
+    retries the search byte by byte, where a real over-read is still reported."""
+
+    _speculative = False
+
+    def find(self, addr, data, max_search, **kwargs):
+        prev = self._speculative
+        self._speculative = True
+        try:
+            return super().find(addr, data, max_search, **kwargs)
+        finally:
+            self._speculative = prev
+
+
+class MultiWriteMixin(MemoryMixin):
+    """Sits above angr's ``SizeConcretizationMixin``: a store of symbolic length into a heap
+    object (``read(fd, buf, len)``, ``memcpy(d, s, len)``) becomes one guarded multi-write in the
+    object's store (see :meth:`RelocatableMixin._multi_store`) instead of one conditional store
+    per feasible length."""
+
+    def store(self, addr, data, size=None, *, condition=None, endness=None, **kwargs):
+        if (self.category == "mem" and isinstance(size, claripy.ast.BV) and size.symbolic
+                and self._multi_store(addr, data, size, endness, condition)):
+            return None
+        return super().store(addr, data, size=size, condition=condition, endness=endness, **kwargs)
+
+
+class RelocatableMixin(MemoryMixin):
+    """Memory layer that implements the relocatable addressing model for heap objects."""
+
+    _speculative = False
+
+    # ------------------------------------------------------------------ entry points
+    def _route(self, addr):
+        """Where an access goes: ``(int, None)`` for angr's memory below (not heap), or
+        ``(program-level address, substituted address)`` for the relocatable layer."""
+        if self.category != "mem":
+            return addr, None
+        space = self.state.ram
+        if isinstance(addr, int):
+            if addr >= NULL_PAGE and not space.in_heap_range(addr):
+                return addr, None
+            addr = claripy.BVV(addr, self.state.arch.bits)
+        a = space.substitute(addr)
+        if not a.symbolic:
+            c = a.concrete_value
+            if c >= NULL_PAGE and not space.in_heap_range(c):
+                return c, None
+        return addr, a
+
+    def _clipped_read(self, c: int, size: int, endness):
+        """A search chunk that starts inside an object and runs past its end: the object's bytes,
+        then zeros (the search stops there; an unterminated string is not reported)."""
+        h = classify(self.state.ram, c, 1)
+        if h.kind != "object" or h.obj.limit is not None:
+            return None
+        inside = h.obj.addr + h.obj.size - c
+        if inside >= size:
+            return None
+        v = claripy.Concat(h.obj.store.read(c - h.obj.addr, inside), claripy.BVV(0, (size - inside) * 8))
+        return v.reversed if endness == "Iend_LE" else v
+
+    def _dead(self) -> bool:
+        """True on the continuation of a VEX block after an exit taken for sure: angr (with its
+        default ``COPY_STATES``) executes the rest of the block under a guard that claripy folds to
+        ``False``. A syntactic test (this runs on every heap access); a guard that is unsatisfiable
+        without being folded is caught by the feasibility check before any fault."""
+        guard = self.state.scratch.guard
+        return guard.op == "BoolV" and not guard.args[0]
+
+    def load(self, addr, size=None, *, endness=None, condition=None, fallback=None, **kwargs):
+        addr, a = self._route(addr)
+        if a is None:
+            return super().load(addr, size, endness=endness, condition=condition, fallback=fallback, **kwargs)
+        endness = endness or self.endness
+        try:
+            return self._load_checked(addr, a, size, endness, condition, fallback, kwargs)
+        except (MemoryFault, ForkRequest) as e:
+            speculative = self._speculative and size > 1 and (
+                isinstance(e, MemoryFault) or any(t.kind == "error" for t in e.targets))
+            if speculative:
+                where = a.concrete_value if not a.symbolic else 0
+                raise SimSegfaultException(where, "speculative chunk of a search leaves its object") from e
+            raise
+
+    def _load_checked(self, addr, a, size, endness, condition, fallback, kwargs):
+        try:
+            if self._dead():
+                raise InfeasibleAccess
+            if not a.symbolic:
+                c = a.concrete_value
+                if self._speculative and size > 1:
+                    clipped = self._clipped_read(c, size, endness)
+                    if clipped is not None:
+                        return clipped
+                h = classify(self.state.ram, c, size)
+                self._fault_if_error(h, c, size, "read", condition)
+                if h.obj.limit is not None:
+                    self._check_limit(c - h.obj.addr, h.obj, size, "read", condition)
+                v = h.obj.store.read(c - h.obj.addr, size, reverse=endness == "Iend_LE")
+            else:
+                hits = self._resolve(a, size, addr)
+                v = self._load_symbolic(addr, a, size, hits, endness, condition, fallback, kwargs)
+        except InfeasibleAccess:
+            return fallback if fallback is not None else claripy.BVV(0, size * 8)
+        if condition is not None and fallback is not None:
+            v = claripy.If(condition, v, fallback)
+        return v
+
+    def store(self, addr, data, size=None, *, endness=None, condition=None, **kwargs):
+        addr, a = self._route(addr)
+        if a is None:
+            return super().store(addr, data, size, endness=endness, condition=condition, **kwargs)
+        endness = endness or self.endness
+        try:
+            if self._dead():
+                raise InfeasibleAccess
+            if a.symbolic:
+                hits = self._resolve(a, size, addr)
+                self._store_symbolic(addr, a, data, size, hits, endness, condition, kwargs)
+                return None
+            c = a.concrete_value
+            h = classify(self.state.ram, c, size)
+            self._fault_if_error(h, c, size, "write", condition)
+            if h.obj.limit is not None:
+                self._check_limit(c - h.obj.addr, h.obj, size, "write", condition)
+        except InfeasibleAccess:
+            return None
+        obj = self.state.ram.writable(h.obj.id)
+        off = c - obj.addr
+        value = self._convert_in(data, endness, size)
+        if condition is not None:
+            value = claripy.If(condition, value, obj.store.read(off, size))
+        obj.store.write(off, value, size)
+        return None
+
+    # ------------------------------------------------------------------ resolution
+    def _resolve(self, a, size, addr) -> list[Hit]:
+        """Targets of a symbolic access: from the contexts recorded at this location when the
+        model keeps them (segment models), else the complete scan."""
+        space = self.state.ram
+        model = space.model
+        if model is not None and model.context_resolution:
+            hit = self._resolve_in_context(model, space, addr, size)
+            if hit is not None:
+                return [hit]
+        return resolve(self.state, a, size, addr)
+
+    def _resolve_in_context(self, model, space, addr, size) -> Hit | None:
+        """Context-based resolution: merge the objects whose (site, k-context) this location
+        resolved to before into one segment, and prove with one query that the access stays in
+        it. None (the caller scans everything) when nothing is recorded or the proof fails."""
+        loc = self.state.scratch.ins_addr or self.state.addr
+        cands = model.context_candidates(space, loc)
+        if cands is None:
+            return None
+        seg = model.merge(space, cands, loc) if len(cands) > 1 else cands[0]
+        if seg is None or seg.size < size:
+            return None
+        stats = space.stats
+        if stats is not None:
+            stats.resolution_queries += 1
+        if self.state.solver.satisfiable(extra_constraints=[claripy.Not(object_constraint(addr, seg, size))]):
+            if stats is not None:
+                stats.context_misses += 1
+            return None
+        if stats is not None:
+            stats.context_hits += 1
+            stats.resolutions += 1
+        return Hit("object", seg.addr, seg.addr + seg.size - size, seg)
+
+    # ------------------------------------------------------------------ helpers
+    @staticmethod
+    def _convert_in(v, endness, size: int | None = None):
+        """``v`` in memory order, cut to its first ``size`` bytes (angr passes the whole data with a
+        smaller size for each concrete value of a symbolic store size)."""
+        v = v.reversed if endness == "Iend_LE" and v.length > 8 else v
+        if size is not None and v.length > size * 8:
+            v = claripy.Extract(v.length - 1, v.length - size * 8, v)
+        return v
+
+    def _fault_if_error(self, h: Hit, c: int, size: int, what: str, condition=None) -> None:
+        if h.kind == "object":
+            return
+        if h.kind == "region":  # a concrete heap-range address never lands in a region
+            return
+        self._fault(h.error, f"{what} of {size} bytes at {c:#x} hits {h.describe()}", c, condition)
+
+    def _fault(self, kind: str, message: str, address: int | None = None, condition=None):
+        """Report a fault only where it can happen: raises InfeasibleAccess when the state (with the
+        access's guard ``condition``) is unsatisfiable, forks the guard when the access may also not
+        execute, and otherwise raises MemoryFault with the in-step path constraints."""
+        solver = self.state.solver
+        extra = [condition] if condition is not None and condition.symbolic else []
+        if (condition is not None and condition.is_false()) or not solver.satisfiable(extra_constraints=extra):
+            raise InfeasibleAccess
+        cons = tuple(solver.constraints)
+        if extra and solver.satisfiable(extra_constraints=[claripy.Not(condition)]):
+            if forking_enabled():
+                raise ForkRequest([Target(claripy.Not(condition), "value"),
+                                   Target(condition, "error", kind, message)], "guarded access", cons)
+        raise MemoryFault(kind, message, address, cons + tuple(extra))
+
+    def _check_limit(self, off, obj: MemoryObject, size: int, what: str, condition=None, guard=None) -> None:
+        """Bounds check against a symbolic allocation size: an access that may end beyond
+        ``obj.limit`` forks the faulting inputs off as an error path and keeps the in-bounds part;
+        one that always does faults. ``guard`` restricts the check to one target of several."""
+        if isinstance(off, int) and obj.min_size is not None and off + size <= obj.min_size:
+            return
+        end = claripy.BVV(off + size, 64) if isinstance(off, int) else off + size
+        bad = claripy.UGT(end, obj.limit)
+        if guard is not None:
+            bad = claripy.And(guard, bad)
+        self._split_off(bad, f"{what} of {size} bytes beyond the symbolic size of object #{obj.id} "
+                             f"(at most {obj.size} bytes, allocated at {obj.site:#x})", what, condition)
+
+    def _multi_store(self, addr, data, length, endness, condition) -> bool:
+        """Store the first ``length`` (symbolic) bytes of ``data`` at ``addr`` as one multi-write
+        when ``addr`` is a concrete offset into one heap object; False leaves the store to angr.
+        Bounds: a length that may run past the object (or its symbolic size) forks the faulting
+        lengths off as an error path."""
+        addr, a = self._route(addr)
+        if a is None or a.symbolic or self._dead():
+            return False
+        if condition is not None and not condition.symbolic and condition.is_false():
+            return True
+        c = a.concrete_value
+        h = classify(self.state.ram, c, 1)
+        if h.kind != "object":
+            return False
+        obj = h.obj
+        off = c - obj.addr
+        n = len(data) // 8
+        solver = self.state.solver
+        try:
+            n = min(n, solver.max(length))
+        except Exception:  # noqa: BLE001 - an unsat path: nothing is written
+            return True
+        if n <= 0:
+            return True
+        wide = length if length.length >= 64 else claripy.ZeroExt(64 - length.length, length)
+        msg = f"write of symbolic length runs past object #{obj.id} (size {obj.size}, allocated at {obj.site:#x})"
+        try:
+            if off + n > obj.size:
+                self._split_off(claripy.UGT(wide, obj.size - off), msg, "write", condition)
+            if obj.limit is not None and (obj.min_size is None or off + n > obj.min_size):
+                self._split_off(claripy.UGT(wide + off, obj.limit), msg, "write", condition)
+        except InfeasibleAccess:
+            return True
+        n = min(n, obj.size - off)
+        obj = self.state.ram.writable(obj.id)
+        value = self._convert_in(data, endness or self.endness, n)
+        guard = condition if condition is not None and condition.symbolic else None
+        obj.store.write_multi(off, value, n, wide, guard)
+        if self.state.ram.stats is not None:
+            self.state.ram.stats.multi_writes += 1
+        return True
+
+    def _split_off(self, bad, msg: str, what: str, condition) -> None:
+        """Fork the inputs for which ``bad`` (an out-of-bounds condition) holds off as an error
+        path and keep the others; fault when it always holds; nothing when it never does. Outside
+        a step the state is constrained to the in-bounds inputs."""
+        if condition is not None and condition.symbolic:
+            bad = claripy.And(condition, bad)
+        elif condition is not None and condition.is_false():
+            return
+        solver = self.state.solver
+        if not solver.satisfiable(extra_constraints=[bad]):
+            return
+        ok = claripy.Not(bad)
+        if solver.satisfiable(extra_constraints=[ok]):
+            if forking_enabled():
+                raise self._fork_request([Target(ok, "value"), Target(bad, "error", "out-of-bounds", msg)], what)
+            self._set_aside_fault("out-of-bounds", msg, bad)
+            self.state.add_constraints(ok)
+            return
+        self._fault("out-of-bounds", msg)
+
+    def _set_aside_fault(self, kind: str, message: str, bad) -> None:
+        """Outside a step nothing can fork: the state keeps the inputs that do not fault, and the
+        fault, with an input that produces it, is recorded in ``state.ram.faults_outside_step`` and
+        logged, never dropped."""
+        err = self.state.copy()
+        err.add_constraints(bad)
+        try:
+            stdin = err.posix.dumps(0)
+        except Exception:  # noqa: BLE001 - the fault is still recorded, without an input
+            stdin = None
+        info = MemoryErrorInfo(kind, f"{message} (outside a step: the state keeps the other inputs)",
+                               self.state.addr, stdin)
+        space = self.state.ram
+        space.faults_outside_step = (*space.faults_outside_step, info)
+        log.warning("angr-ram: %s", info)
+
+    def _fork_request(self, targets: list[Target], what: str):
+        """A ForkRequest carrying the in-step path constraints (for the error targets)."""
+        return ForkRequest(targets, what, tuple(self.state.solver.constraints))
+
+    def _targets(self, addr, a, size, hits: list[Hit]) -> list[Target]:
+        out = []
+        for h in hits:
+            if h.kind == "object":
+                out.append(Target(object_constraint(addr, h.obj, size), "object", obj_id=h.obj.id))
+            elif h.kind == "region":
+                out.append(Target(in_interval(addr, h.lo, h.hi), "region"))
+            else:
+                out.append(Target(in_interval(a, h.lo, h.hi), "error", h.error,
+                                  f"access of {size} bytes may hit {h.describe()}"))
+        return out
+
+    def _serve(self, addr, a, size, hits, what, condition=None):
+        """Apply splitting and the multiple-resolution model; returns the hits to access here and
+        the (possibly re-substituted) address. Raises ForkRequest or MemoryFault as needed."""
+        space = self.state.ram
+        if not hits:   # no model: the path is infeasible here
+            raise InfeasibleAccess
+        if space.splitter is not None and len(hits) == 1 and space.splitter.maybe_split(space, hits[0]):
+            a = space.substitute(addr)
+            hits = resolve(self.state, a, size, addr)
+        good = [h for h in hits if h.kind != "error"]
+        if len(hits) == 1:
+            if good:
+                return hits, a
+            self._fault(hits[0].error, f"{what} of {size} bytes hits {hits[0].describe()}", None, condition)
+        model = space.model
+        targets = self._targets(addr, a, size, hits)
+        if not good:
+            if forking_enabled():
+                raise self._fork_request(targets, what)
+            self._fault(hits[0].error, f"{what} of {size} bytes hits {hits[0].describe()}", None, condition)
+        if len(good) < len(hits):
+            good_targets = [t for h, t in zip(hits, targets, strict=True) if h.kind != "error"]
+            if forking_enabled():
+                if model.fallback == "fork" and model.name == "fork":
+                    raise self._fork_request(targets, what)
+                # other models: one state for every in-bounds target, error paths forked off
+                union = Target(claripy.Or(*[t.constraint for t in good_targets]), "object")
+                raise self._fork_request([union] + [t for t in targets if t.kind == "error"], what)
+            for t in targets:
+                if t.kind == "error":
+                    self._set_aside_fault(t.error, f"{what}: {t.message}", t.constraint)
+            self.state.add_constraints(claripy.Or(*[t.constraint for t in good_targets]))
+        if len(good) == 1:
+            return good, a
+        if all(h.kind == "object" for h in good):
+            loc = self.state.scratch.ins_addr or self.state.addr
+            seg = model.merge(space, [h.obj for h in good], loc)
+            if seg is not None:
+                a = space.substitute(addr)
+                return self._serve(addr, a, size, resolve(self.state, a, size, addr), what, condition)
+        if model.fallback == "fork" and forking_enabled():
+            raise self._fork_request([t for h, t in zip(hits, targets, strict=True) if h.kind != "error"], what)
+        return good, a
+
+    def _load_symbolic(self, addr, a, size, hits, endness, condition, fallback, kwargs):
+        served, a = self._serve(addr, a, size, hits, "read", condition)
+        values = []
+        many = len(served) > 1
+        for h in served:
+            if h.kind == "object":
+                off = object_offset(addr, h.obj.start)
+                if h.obj.limit is not None:
+                    guard = object_constraint(addr, h.obj, size) if many else None
+                    self._check_limit(off, h.obj, size, "read", condition, guard)
+                align = known_alignment(a - h.obj.addr, 8)
+                v = h.obj.store.read(off, size, align, reverse=endness == "Iend_LE")
+                cond = object_constraint(addr, h.obj, size)
+            else:
+                v = self._region_load(addr, a, size, h, endness, kwargs)
+                cond = in_interval(addr, h.lo, h.hi)
+            values.append((cond, v))
+        out = values[-1][1]
+        for cond, v in reversed(values[:-1]):
+            out = claripy.If(cond, v, out)
+        return self._let(out)
+
+    def _let(self, v):
+        """``v`` itself, or a fresh ``ram_let`` symbol bound to it by a path constraint when ``v`` is
+        a large selection (see :data:`LET_ARMS` and :mod:`angr_ram.plugins.enumeration`)."""
+        if v.op != "If" or selection_arms(v, LET_ARMS) < LET_ARMS:
+            return v
+        # The name is a function of the path (its let count) and the instruction: a block that is
+        # re-executed after a fork re-creates the same symbol, so the fork's target constraints,
+        # which may mention it, keep constraining it.
+        space = self.state.ram
+        space.lets += 1
+        loc = self.state.scratch.ins_addr or self.state.addr or 0
+        sym = claripy.BVS(f"ram_let_{space.lets}_{loc:x}_{v.length}", v.length, explicit_name=True)
+        self.state.add_constraints(sym == v)
+        if space.stats is not None:
+            space.stats.let_bindings += 1
+        return sym
+
+    def _store_symbolic(self, addr, a, data, size, hits, endness, condition, kwargs):
+        served, a = self._serve(addr, a, size, hits, "write", condition)
+        many = len(served) > 1
+        for h in served:
+            if h.kind == "object":
+                if h.obj.limit is not None:
+                    self._check_limit(object_offset(addr, h.obj.start), h.obj, size, "write", condition,
+                                      object_constraint(addr, h.obj, size) if many else None)
+                obj = self.state.ram.writable(h.obj.id)
+                off = object_offset(addr, obj.start)
+                align = known_alignment(a - obj.addr, 8)
+                value = self._convert_in(data, endness, size)
+                guard = object_constraint(addr, obj, size) if many else None
+                if condition is not None:
+                    guard = condition if guard is None else claripy.And(guard, condition)
+                if guard is not None:
+                    value = claripy.If(guard, value, obj.store.read(off, size, align))
+                obj.store.write(off, value, size, align)
+            else:
+                guard = in_interval(addr, h.lo, h.hi) if many else None
+                if condition is not None:
+                    guard = condition if guard is None else claripy.And(guard, condition)
+                self._region_store(addr, a, data, size, h, endness, guard, kwargs)
+
+    def _region_candidates(self, a, size, h: Hit) -> list[int]:
+        solver = self.state.solver
+        within = [in_interval(a, h.lo, h.hi)]
+        lo = solver.min(a, extra_constraints=within)
+        hi = solver.max(a, extra_constraints=within)
+        stride = min(known_alignment(a, 8), 8)
+        count = (hi - lo) // stride + 1
+        if count > REGION_LIMIT:
+            self._fault("symbolic-range-too-large",
+                        f"symbolic address spans {count} candidates in {h.describe()} (limit {REGION_LIMIT})")
+        return list(range(lo, hi + 1, stride))
+
+    def _region_load(self, addr, a, size, h, endness, kwargs):
+        cands = self._region_candidates(a, size, h)
+        sup = super()
+        return select(addr, cands, lambda c: sup.load(c, size, endness=endness, **kwargs), None)
+
+    def _region_store(self, addr, a, data, size, h, endness, guard, kwargs):
+        cands = self._region_candidates(a, size, h)
+        sup = super()
+        for c in cands:
+            cond = addr == c if len(cands) > 1 else None
+            if guard is not None:
+                cond = guard if cond is None else claripy.And(cond, guard)
+            sup.store(c, data, size, endness=endness, condition=cond, **kwargs)
+
+
+class RamMemory(
+    HexDumperMixin,
+    SpeculativeFindMixin,
+    SmartFindMixin,
+    UnwrapperMixin,
+    NameResolutionMixin,
+    DataNormalizationMixin,
+    SimplificationMixin,
+    InspectMixinHigh,
+    ActionsMixinHigh,
+    UnderconstrainedMixin,
+    MultiWriteMixin,
+    SizeConcretizationMixin,
+    SizeNormalizationMixin,
+    RelocatableMixin,
+    AddressConcretizationMixin,
+    ActionsMixinLow,
+    ConditionalMixin,
+    ConvenientMappingsMixin,
+    DirtyAddrsMixin,
+    StackAllocationMixin,
+    ConcreteBackerMixin,
+    ClemoryBackerMixin,
+    DictBackerMixin,
+    PrivilegedPagingMixin,
+    UltraPagesMixin,
+    DefaultFillerMixin,
+    SymbolicMergerMixin,
+    PagedMemoryMixin,
+):
+    """angr's DefaultMemory with :class:`RelocatableMixin` above address concretization."""

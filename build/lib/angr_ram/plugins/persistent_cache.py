@@ -1,0 +1,206 @@
+"""An on-disk store of solver answers, keyed by a canonical form of the query (lmdb).
+
+The key of a query (:class:`Canonicalizer`, shared with the in-memory address-aware cache) is a
+digest of its constraints, goals and expressions in which every variable is renamed by order of
+first occurrence: a base address to ``B<i>:<object size>``, any other variable to
+``V<j>:<kind>:<bits>`` (claripy appends a process-wide counter to variable names, so names differ
+between runs). Equal keys therefore mean the two queries are equal up to a bijective renaming of
+variables that maps bases to bases of equal size: equisatisfiable (plain renaming for ordinary
+variables, the address-aware argument for bases). Models are stored by variable position, mapped
+to the new query's names through the same numbering, and checked against it before use.
+
+Roots are ordered by a digest that abstracts base names; ties can give two equal queries
+different keys, which only costs a miss.
+
+Where the file lives: ``persist=True`` uses ``$ANGR_RAM_CACHE_DIR`` or ``~/.cache/angr-ram``
+(``queries.lmdb`` inside); a string is a directory of its own. The store records the versions of
+angr-ram, claripy and z3 that wrote it and is emptied when any of them differs.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import claripy
+
+from ..dag import fold
+from ..errors import AngrRamError
+
+MAP_SIZE = 1 << 32
+_LEAVES = ("BVS", "BoolS", "FPS", "StringS")
+# claripy orders the operands of these by hash, which depends on the names of base addresses, so
+# their operands are compared as a multiset (sorted by their renaming-invariant digest)
+COMMUTATIVE = frozenset(("And", "Or", "__add__", "__mul__", "__and__", "__or__", "__xor__", "__eq__", "__ne__"))
+
+
+def default_cache_dir() -> Path:
+    """``$ANGR_RAM_CACHE_DIR`` or ``~/.cache/angr-ram``."""
+    env = os.environ.get("ANGR_RAM_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "angr-ram"
+
+
+@functools.cache
+def version_tag() -> str:
+    """The versions a stored answer depends on."""
+    import z3
+
+    from .. import __version__
+    return f"angr-ram {__version__}; claripy {claripy.__version__}; z3 {z3.get_version_string()}"
+
+
+def _literal(x) -> bytes:
+    return repr(x).encode()
+
+
+def _hash_bytes(e) -> bytes:
+    return (e.hash() & ((1 << 64) - 1)).to_bytes(8, "little")
+
+
+class Canonicalizer:
+    """Canonical keys of queries up to a renaming of base addresses (see the module docstring).
+
+    Every sub-expression gets a *local* form, memoized for the run: a digest in which its variables
+    are numbered by first occurrence inside it (depth first, left to right) and stand for their kind
+    and width (base addresses: for their object size), plus the list of those variables. The digest
+    is invariant under renaming, and the local forms of the roots, with their variables numbered
+    across the whole query, identify it. Constant parts are identified by claripy's (deterministic)
+    structural hash.
+    """
+
+    def __init__(self, limit: int = 500_000):
+        self._local: dict = {}
+        self.limit = limit          # memoized local forms; the memo is cleared between queries beyond it
+
+    def _bound(self) -> None:
+        if len(self._local) > self.limit:
+            self._local.clear()
+
+    def local(self, e, sizes: dict) -> tuple[bytes, tuple[str, ...]]:
+        """``(digest, variables in first-occurrence order)`` of ``e``."""
+        def shortcut(node):
+            if not node.variables:
+                return _hash_bytes(node), ()
+            if node.op in _LEAVES:
+                name = node.args[0]
+                tag = f"B:{sizes[name]}" if name in sizes else f"V:{node.op}:{node.length}"
+                return hashlib.blake2b(tag.encode(), digest_size=16).digest(), (name,)
+            return None
+
+        def combine(node, value_of):
+            bases: list[str] = []
+            index: dict[str, int] = {}
+            h = hashlib.blake2b(digest_size=16)
+            h.update(node.op.encode())
+            h.update(_literal(node.length))
+            for a in self.operands(node, sizes):
+                if not isinstance(a, claripy.ast.Base):
+                    h.update(b"#" + _literal(a) + b",")
+                    continue
+                d, bs = value_of(a)
+                for n in bs:
+                    if n not in index:
+                        index[n] = len(bases)
+                        bases.append(n)
+                h.update(d)
+                h.update(_literal([index[n] for n in bs]) + b",")
+            return h.digest(), tuple(bases)
+        return fold(e, combine, self._local, shortcut)
+
+    def operands(self, node, sizes: dict) -> tuple:
+        """``node.args``, sorted by digest for commutative operators (operands must be known)."""
+        if node.op not in COMMUTATIVE:
+            return node.args
+        memo = self._local
+
+        def rank(a):
+            if not isinstance(a, claripy.ast.Base):
+                return b"#" + _literal(a)
+            f = memo.get(a.hash())
+            return f[0] if f is not None else _hash_bytes(a)
+        return tuple(sorted(node.args, key=rank))
+
+    def key(self, kind: str, constraints, goals, exprs, sizes: dict) -> tuple[bytes, list[str]]:
+        """The key of a query and its variable names in canonical order.
+
+        Variables are numbered by first occurrence: in the expressions (in order), then in the goals
+        and constraints, each group sorted by local digest. The key hashes the expressions in order
+        and the goals and constraints as sorted groups, each root as its local digest plus the
+        query-wide numbers of its variables.
+        """
+        order: dict[str, int] = {}
+        names: list[str] = []
+
+        def renamed(form) -> bytes:
+            d, bs = form
+            if not bs:
+                return d
+            for n in bs:
+                if n not in order:
+                    order[n] = len(names)
+                    names.append(n)
+            return d + _literal([order[n] for n in bs])
+
+        parts = [renamed(self.local(x, sizes)) for x in exprs]
+        groups = []
+        for roots in (goals, constraints):
+            forms = sorted((self.local(r, sizes) for r in roots), key=lambda f: f[0])
+            groups.append(sorted(renamed(f) for f in forms))
+        out = hashlib.blake2b(digest_size=32)
+        out.update(version_tag().encode())
+        out.update(kind.encode())
+        for tag, seq in ((b"E", parts), (b"G", groups[0]), (b"C", groups[1])):
+            out.update(tag + _literal(len(seq)))
+            for d in seq:
+                out.update(_literal(len(d)) + d)
+        return out.digest(), names
+
+    def plain(self, e, sizes: dict) -> bytes:
+        """Digest of ``e`` that is invariant under renaming of base addresses."""
+        self._bound()
+        return self.local(e, sizes)[0]
+
+
+class PersistentStore:
+    """A key-value store of answers in an lmdb environment, emptied on a version change."""
+
+    def __init__(self, directory: str | os.PathLike | None = None):
+        try:
+            import lmdb
+        except ImportError as exc:  # pragma: no cover - lmdb comes with angr
+            raise AngrRamError("the persistent query cache needs the 'lmdb' package") from exc
+        d = Path(directory) if directory is not None else default_cache_dir()
+        d.mkdir(parents=True, exist_ok=True)
+        self.path = d / "queries.lmdb"
+        self.env = lmdb.open(os.fspath(self.path), map_size=MAP_SIZE, subdir=True, sync=False,
+                             metasync=False, max_dbs=2)
+        self.db = self.env.open_db(b"answers")
+        tag = version_tag().encode()
+        with self.env.begin(write=True) as txn:
+            meta = txn.get(b"__version__")
+            if meta != tag:
+                txn.drop(self.db, delete=False)
+                txn.put(b"__version__", tag)
+
+    def get(self, key: bytes):
+        """The stored answer for ``key`` (a JSON value) or None."""
+        with self.env.begin(db=self.db) as txn:
+            raw = txn.get(key)
+        return None if raw is None else json.loads(raw)
+
+    def put(self, key: bytes, value) -> None:
+        """Store ``value`` (JSON-serialisable) under ``key``."""
+        with self.env.begin(write=True, db=self.db) as txn:
+            txn.put(key, json.dumps(value).encode())
+
+    def __len__(self) -> int:
+        with self.env.begin(db=self.db) as txn:
+            return txn.stat(self.db)["entries"]
+
+    def close(self) -> None:
+        """Flush and close the environment."""
+        self.env.sync(True)
+        self.env.close()

@@ -1,0 +1,195 @@
+"""Run a binary with symbolic stdin, argv and files under stock angr or angr-ram and collect what every path did."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+
+import angr
+import claripy
+
+from .errors import AngrRamError, UnsupportedBinary
+from .inputs import STATE_OPTIONS, make_state  # noqa: F401 - re-exported for scripts and tests
+from .outcomes import ending, path_outcomes
+from .plugins.libc import RamLibcStartMain, install_error_fix
+from .technique import ERROR_STASH, UNKNOWN_STASH, RelocatableMemory, stats
+from .testcases import collect_tests, errored_reason
+
+# exceptions raised while stepping one path that end that path in the ``errored`` stash (with a
+# reason and an input) instead of ending the whole run; angr-ram's own control-flow signals
+# (ForkRequest, MemoryFault) are plain Exceptions outside this set and reach the technique
+RESILIENCE = (angr.errors.AngrError, angr.errors.SimError, claripy.ClaripyError, KeyError, IndexError,
+              TypeError, ValueError, ArithmeticError, AttributeError, AssertionError, NotImplementedError,
+              RecursionError, MemoryError)
+
+
+@dataclass
+class RunResult:
+    """Outcomes of one exploration: (exit code, stdout) pairs, error paths and statistics."""
+
+    outcomes: set = field(default_factory=set)
+    errors: list = field(default_factory=list)       # (kind, message, stdin)
+    stats: dict = field(default_factory=dict)
+    seconds: float = 0.0
+    timed_out: bool = False
+    stopped: str | None = None    # why exploration stopped early: timeout, max-states, max-paths, found, interrupted
+    endings: dict = field(default_factory=dict)     # how the finished paths ended ("exit 3", "no exit (...)") -> count
+    found: int = 0                # paths that reached a find target
+    unknown: int = 0              # states set aside because z3 gave up (unknown / interrupted stash)
+    tests: list | None = None     # TestCase per path and outcome (with tests=True)
+    tests_seconds: float = 0.0    # time spent choosing the tests' inputs
+
+
+def load_project(binary: str) -> angr.Project:
+    """Load an x86-64 ELF for analysis; raises UnsupportedBinary with a clear reason otherwise."""
+    if not os.path.isfile(binary):
+        raise UnsupportedBinary(f"{binary}: no such file")
+    with open(binary, "rb") as f:
+        magic = f.read(4)
+    if magic != b"\x7fELF":
+        raise UnsupportedBinary(f"{binary}: not an ELF file")
+    logging.getLogger("angr").setLevel(logging.ERROR)
+    logging.getLogger("cle").setLevel(logging.ERROR)
+    try:
+        proj = angr.Project(binary, auto_load_libs=False)
+    except Exception as e:  # noqa: BLE001 - cle raises many kinds; all mean "cannot load"
+        raise UnsupportedBinary(f"{binary}: cannot be loaded ({e})") from e
+    if proj.arch.name != "AMD64":
+        raise UnsupportedBinary(f"{binary}: angr-ram supports x86-64 binaries, this one is {proj.arch.name}")
+    return proj
+
+
+def resolve_targets(proj: angr.Project, targets) -> list[int]:
+    """Addresses of ``targets`` (ints, hex/decimal strings or symbol names) in ``proj``."""
+    addrs = []
+    for t in targets:
+        if isinstance(t, int):
+            addrs.append(t)
+            continue
+        sym = proj.loader.find_symbol(t)
+        if sym is not None:
+            addrs.append(sym.rebased_addr)
+            continue
+        try:
+            addrs.append(int(t, 0))
+        except ValueError:
+            raise AngrRamError(f"{t!r} is neither an address nor a symbol of {proj.filename}") from None
+    return addrs
+
+
+def explore(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str = "fork",
+            symbolic_bases: bool = True, timeout: float | None = None, progress=None,
+            merge: str | None = None, merge_points=(), merge_validate: bool = False,
+            merge_incremental: bool | None = None, max_states: int | None = None, args=(), files=(),
+            find=(), avoid=(), num_find: int = 1, max_paths: int | None = None, tests: bool = False,
+            **options) -> RunResult:
+    """Explore ``binary`` completely; ``engine`` is "ram" (angr-ram) or "stock" (plain angr).
+
+    Inputs: ``stdin_bytes`` symbolic stdin bytes, argv ``args`` (an int is a symbolic string of
+    that many bytes, a str a concrete argument) and symbolic ``files`` ((name, size) pairs).
+    ``merge`` (a :class:`~angr_ram.merging.QuantifiedMerging` mode) merges the states leaving the
+    functions ``merge_points`` (``merge_incremental``: also inside them, section 4). ``find`` and
+    ``avoid`` (addresses or symbols) are angr's ``explore`` targets; the run stops when ``num_find``
+    paths reached one. It also stops (``stopped`` says why; the result still holds every path found
+    so far) after ``timeout`` seconds, when more than ``max_states`` states are active, when
+    ``max_paths`` paths have finished, or on Ctrl-C. A path whose step raises goes to the
+    ``errored`` stash and the run goes on. ``tests=True`` also collects a test case per path and
+    outcome (:mod:`angr_ram.testcases`). ``options`` go to :class:`RelocatableMemory`.
+    """
+    simgr, tech = prepare(binary, stdin_bytes, engine=engine, model=model, symbolic_bases=symbolic_bases,
+                          merge=merge, merge_points=merge_points, merge_validate=merge_validate,
+                          merge_incremental=merge_incremental, args=args, files=files, find=find, avoid=avoid,
+                          num_find=num_find, **options)
+    t0 = time.perf_counter()
+    res = RunResult()
+    try:
+        while simgr.active:
+            simgr.step()
+            if progress is not None:
+                progress(simgr)
+            if find and len(simgr.stashes.get("found", [])) >= num_find:
+                res.stopped = "found"
+            elif timeout is not None and time.perf_counter() - t0 > timeout:
+                res.stopped = "timeout"
+            elif max_states is not None and len(simgr.active) > max_states:
+                res.stopped = "max-states"   # stopped like a timeout (state explosion)
+            elif max_paths is not None and finished(simgr) >= max_paths:
+                res.stopped = "max-paths"
+            if res.stopped is not None:
+                break
+    except KeyboardInterrupt:
+        res.stopped = "interrupted"
+    res.timed_out = res.stopped in ("timeout", "max-states", "interrupted")
+    res.seconds = time.perf_counter() - t0
+    return summarize(simgr, tech, res, tests)
+
+
+def prepare(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str = "fork",
+            symbolic_bases: bool = True, merge: str | None = None, merge_points=(), merge_validate: bool = False,
+            merge_incremental: bool | None = None, args=(), files=(), find=(), avoid=(), num_find: int = 1,
+            **options):
+    """The simulation manager :func:`explore` steps, and its RelocatableMemory technique (None for
+    stock angr), with the same arguments; for scripts that step several runs themselves."""
+    proj = load_project(binary)
+    state = make_state(proj, stdin_bytes, args=args, files=files)
+    simgr = proj.factory.simulation_manager(state, resilience=RESILIENCE)
+    tech = None
+    if engine == "ram":
+        tech = simgr.use_technique(RelocatableMemory(model=model, symbolic_bases=symbolic_bases, **options))
+    elif engine == "stock":
+        proj.hook_symbol("__libc_start_main", RamLibcStartMain(), replace=True)
+        install_error_fix(proj)
+    else:
+        raise ValueError(f"unknown engine {engine!r}")
+    if merge is not None:
+        from .merging import QuantifiedMerging
+        simgr.use_technique(QuantifiedMerging(merge, merge_points, validate=merge_validate,
+                                                 incremental=merge_incremental))
+    if find or avoid:
+        simgr.use_technique(angr.exploration_techniques.Explorer(
+            find=resolve_targets(proj, find) or None, avoid=resolve_targets(proj, avoid) or None,
+            num_find=num_find))
+    return simgr, tech
+
+
+def summarize(simgr, tech, res: RunResult | None = None, tests: bool = False) -> RunResult:
+    """Fill ``res`` (a new RunResult if None) with the outcomes, error paths, endings and statistics
+    of ``simgr``; ``tests=True`` also collects a test case per path and outcome."""
+    if res is None:
+        res = RunResult()
+    for s in simgr.deadended:
+        res.outcomes |= path_outcomes(s)
+        e = ending(s)
+        res.endings[e] = res.endings.get(e, 0) + 1
+        ram = s.plugins.get("ram")
+        for f in (ram.faults_outside_step if ram is not None else ()):   # met where no fork was possible
+            if (f.kind, f.message, f.stdin) not in res.errors:
+                res.errors.append((f.kind, f.message, f.stdin))
+    for s in simgr.stashes.get(ERROR_STASH, []):
+        e = s.ram.error
+        res.errors.append((e.kind, e.message, e.stdin))
+    for rec in simgr.errored:
+        try:
+            stdin = rec.state.posix.dumps(0)
+        except Exception:  # noqa: BLE001 - the reason is still reported without an input
+            stdin = None
+        res.errors.append(("angr-error", errored_reason(rec.error), stdin))
+    res.found = len(simgr.stashes.get("found", []))
+    res.unknown = len(simgr.stashes.get(UNKNOWN_STASH, [])) + len(simgr.stashes.get("interrupted", []))
+    res.stats = stats(simgr)          # the exploration's counts, before the tests' queries
+    res.stats["paths"] = len(simgr.deadended)
+    if tests:
+        t1 = time.perf_counter()
+        res.tests = collect_tests(simgr)
+        res.tests_seconds = time.perf_counter() - t1
+    if tech is not None:
+        tech.close()
+        res.stats["cache_disk_size"] = tech.stats.cache_disk_size
+    return res
+
+
+def finished(simgr) -> int:
+    """Paths that ended: finished, error paths and paths angr could not step."""
+    return len(simgr.deadended) + len(simgr.stashes.get(ERROR_STASH, [])) + len(simgr.errored)

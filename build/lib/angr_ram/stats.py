@@ -1,0 +1,60 @@
+"""Run-wide counters shared by every state of one exploration."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import z3
+
+from .patches import declare
+from .scope import current
+
+
+@dataclass
+class RunStats:
+    """Counters updated by the memory layer, the solver layer and the technique."""
+
+    forks: int = 0
+    fork_states: int = 0
+    objects: int = 0
+    relocations: int = 0
+    solver_queries: int = 0
+    solver_seconds: float = 0.0
+    resolutions: int = 0
+    resolution_queries: int = 0
+    multiple_resolutions: int = 0
+    segments: int = 0
+    segments_reused: int = 0
+    context_hits: int = 0          # resolutions answered from the location's recorded contexts
+    context_misses: int = 0        # ... whose completeness check failed (full scan instead)
+    max_segment_size: int = 0
+    splits: int = 0
+    max_split_object_size: int = 0
+    cache_queries: int = 0
+    cache_hits_syntactic: int = 0
+    cache_hits_aa: int = 0
+    cache_hits_disk: int = 0
+    cache_tagged: int = 0
+    cache_models_rejected: int = 0
+    cache_unconfirmed: int = 0
+    cache_size: int = 0
+    z3_checks: int = 0
+    cache_disk_size: int = 0
+    multi_writes: int = 0          # stores of symbolic length kept as one guarded record
+    let_bindings: int = 0          # large symbolic-offset reads bound to a fresh symbol
+    enumerated_queries: int = 0    # queries over let-bound lookups decided by small-domain enumeration
+    infeasible_errors: int = 0     # faults found on paths that turned out infeasible (not reported)
+    unknown_states: int = 0        # states set aside because z3 gave up on a query (unknown stash)
+
+    def as_dict(self) -> dict:
+        """The counters as a plain dict."""
+        return asdict(self)
+
+
+@declare(z3.Solver, "check")
+def counted_check(original, solver, *args):
+    """``z3.Solver.check`` that counts the call into the active run's stats."""
+    st = current().stats
+    if st is not None:
+        st.z3_checks += 1
+    return original(solver, *args)

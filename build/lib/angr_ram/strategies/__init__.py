@@ -1,0 +1,1 @@
+"""Resolution and partitioning policies for symbolic pointers."""

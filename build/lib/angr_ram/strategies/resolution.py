@@ -1,0 +1,129 @@
+"""Complete resolution of a symbolic address: every feasible object, region and faulting range.
+
+The address is asked for one model at a time; the interval the model falls in (an object's
+in-bounds start range, a fixed region, or a faulting gap) is recorded and excluded, until no model
+remains. A pointer into one object costs two queries; n targets cost n + 1. Nothing is skipped, so
+no feasible path is lost.
+
+The queries are asked in the program's terms: an object's interval is excluded relative to its
+symbolic start (``base + lo <= p <= base + hi``), so the same resolution in two paths that placed
+the objects differently asks the same queries up to a renaming of bases, which the address-aware
+cache recognises. An unmapped gap between heap objects has no such form; once one is excluded, the
+remaining queries of that resolution are marked :func:`address_specific`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import claripy
+from angr.errors import SimUnsatError
+
+from ..plugins.address_space import HEAP_BASE, SEGMENT_LIMIT, AddressSpace, MemoryObject, gap_around
+from ..plugins.query_cache import address_specific
+
+NULL_PAGE = 0x1000
+
+
+@dataclass
+class Hit:
+    """An interval ``[lo, hi]`` of start addresses for an access, and what it reaches."""
+
+    kind: str                     # object | region | error
+    lo: int
+    hi: int
+    obj: MemoryObject | None = None
+    region: tuple | None = None
+    error: str | None = None
+
+    def describe(self) -> str:
+        """A one-line description for error messages."""
+        if self.obj is not None:
+            return f"object #{self.obj.id} (size {self.obj.size}, allocated at {self.obj.site:#x})"
+        if self.region is not None:
+            return f"region {self.region[2]}"
+        return f"unmapped range [{self.lo:#x}, {self.hi:#x}]"
+
+
+def classify(space: AddressSpace, v: int, size: int) -> Hit:
+    """What an access of ``size`` bytes starting at concrete address ``v`` reaches."""
+    hit = space.find(v)
+    if hit is not None:
+        obj = hit[0]
+        end = obj.addr + max(obj.size, 1) - 1
+        if obj.freed:
+            return Hit("error", obj.addr, end, obj, error="use-after-free")
+        last = obj.addr + obj.size - size
+        if v <= last:
+            return Hit("object", obj.addr, last, obj)
+        return Hit("error", max(obj.addr, last + 1), end, obj, error="out-of-bounds")
+    r = space.region_of(v)
+    if r is not None:
+        last = r[1] - size
+        if v <= last:
+            return Hit("region", r[0], last, region=r)
+        return Hit("error", max(r[0], last + 1), r[1] - 1, region=r, error="out-of-bounds")
+    lo, hi = gap_around(space, v)
+    if v < NULL_PAGE:
+        return Hit("error", lo, min(hi, NULL_PAGE - 1), error="null-dereference")
+    return Hit("error", max(lo, NULL_PAGE) if lo < NULL_PAGE else lo, hi, error="out-of-bounds")
+
+
+def in_interval(a, lo: int, hi: int):
+    """Constraint ``lo <= a <= hi`` (unsigned)."""
+    if lo == hi:
+        return a == lo
+    return claripy.And(claripy.UGE(a, lo), claripy.ULE(a, hi))
+
+
+def exclusion(addr, h: Hit):
+    """``(constraint that addr is outside h's interval, whether that constraint is address-agnostic)``.
+
+    ``addr`` is the program-level address: intervals inside an object are stated relative to the
+    object's symbolic start; fixed regions and gaps are concrete, and only gaps that touch the heap
+    range depend on the placement of objects.
+    """
+    obj = h.obj
+    if obj is not None and obj.placed and obj.start.symbolic:
+        start = obj.start
+        lo, hi = start + (h.lo - obj.addr), start + (h.hi - obj.addr)
+        inside = addr == lo if h.lo == h.hi else claripy.And(claripy.UGE(addr, lo), claripy.ULE(addr, hi))
+        return claripy.Not(inside), True
+    agnostic = h.kind == "region" or h.hi < HEAP_BASE or h.lo >= SEGMENT_LIMIT
+    return claripy.Not(in_interval(addr, h.lo, h.hi)), agnostic
+
+
+def resolve(state, addr_sub, size: int, addr=None) -> list[Hit]:
+    """All targets a symbolic address may reach, one solver model per target.
+
+    ``addr_sub`` is the substituted address; ``addr``, when given, the same address in program
+    terms, which the queries then use (see the module docstring).
+    """
+    space = state.ram
+    hits: list[Hit] = []
+    excl: list = []
+    ask = addr_sub if addr is None else addr
+    agnostic = True
+    while True:
+        try:
+            if agnostic:
+                vals = state.solver.eval_upto(ask, 1, extra_constraints=excl)
+            else:
+                with address_specific():
+                    vals = state.solver.eval_upto(ask, 1, extra_constraints=excl)
+        except SimUnsatError:
+            break
+        if not vals:
+            break
+        h = classify(space, vals[0], size)
+        hits.append(h)
+        c, ok = exclusion(ask, h) if addr is not None else (claripy.Not(in_interval(ask, h.lo, h.hi)), False)
+        agnostic = agnostic and ok
+        excl.append(c)
+        if space.stats is not None:
+            space.stats.resolution_queries += 1
+    if space.stats is not None:
+        space.stats.resolutions += 1
+        if sum(h.kind != "error" for h in hits) > 1:
+            space.stats.multiple_resolutions += 1
+    return hits

@@ -1,0 +1,315 @@
+"""RelocatableMemory: the exploration technique that switches a simulation manager to angr-ram.
+
+``simgr.use_technique(RelocatableMemory(...))`` hooks the heap functions and ``__libc_start_main``
+on the project, gives every state the relocatable memory, address space and substituting solver,
+and performs the forks that the memory layer requests: a state whose access may reach n targets
+is replaced by n copies of its pre-step state, each constrained to one target, which re-execute
+the block. Targets that fault become error paths in the ``memory_errors`` stash with a reason and
+a reproducing stdin; exploration of the other targets continues.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import angr
+import claripy
+from claripy.errors import ClaripyZ3Error
+
+from .errors import AngrRamError, ForkRequest, MemoryErrorInfo, MemoryFault
+from .patches import install_all
+from .plugins import model_eval, z3_setup  # noqa: F401 - declare their patches
+from .plugins.address_space import AddressSpace
+from .plugins.heap import HEAP_PROCEDURES
+from .plugins.libc import RamLibcStartMain, install_error_fix
+from .plugins.memory import RamMemory
+from .plugins.query_cache import QueryCache
+from .plugins.solver import RamSolver
+from .scope import RunScope
+from .stats import RunStats
+from .strategies.fork import forking
+from .strategies.models import MODELS, make_model
+from .strategies.split import Splitter
+
+log = logging.getLogger(__name__)
+
+ERROR_STASH = "memory_errors"
+UNKNOWN_STASH = "unknown"      # states whose feasibility z3 could not decide in time (resumable)
+
+# angr's brk heap (SimHeapBrk) maps its whole default region (8 MiB, 2048 pages) the first time a
+# procedure touches it, and every state copy then walks those pages (reference counts on copy and
+# on release): a third of the run time on small programs. Heap objects live in angr-ram's address
+# space, so angr's own heap only holds what its procedures allocate internally (ctype tables);
+# angr-ram maps this much of it up front and leaves the rest of the range to be mapped on use.
+BRK_HEAP_MAPPED = 64 * 1024
+
+
+def fixed_regions(project, state) -> list[tuple[int, int, str]]:
+    """Address ranges that are not heap objects: loaded objects, the stack, angr's own heap."""
+    regions = []
+    for obj in project.loader.all_objects:
+        if obj.max_addr > obj.min_addr:
+            regions.append((obj.min_addr, obj.max_addr + 1, obj.binary_basename or repr(obj)))
+    mem = state.memory
+    stack_end = getattr(mem, "_stack_end", None) or state.arch.initial_sp
+    stack_size = getattr(mem, "_stack_size", None) or 8 * 1024 * 1024
+    regions.append((stack_end - max(stack_size, 0x800000) * 4, stack_end + 0x10000, "stack"))
+    heap_base = angr.state_plugins.heap.heap_base.DEFAULT_HEAP_LOCATION
+    regions.append((heap_base, heap_base + angr.state_plugins.heap.heap_base.DEFAULT_HEAP_SIZE, "angr-heap"))
+    regions.sort()
+    merged: list[list] = []
+    for lo, hi, name in regions:
+        if merged and lo <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], hi)
+            merged[-1][2] += "+" + name
+        else:
+            merged.append([lo, hi, name])
+    return [tuple(r) for r in merged]
+
+
+class RelocatableMemory(angr.ExplorationTechnique):
+    """Relocatable addressing model with complete symbolic-pointer resolution.
+
+    :param model: how multiple resolutions are handled: ``fork``, ``ite``, ``dsmm``, ``smm``, ``flat``
+        (see :mod:`angr_ram.strategies.models`).
+    :param symbolic_bases: give heap objects symbolic base addresses (False: concrete bases with the
+        same model, the baseline for measuring the model's overhead).
+    :param context_k: how many call sites an object's allocation context keeps.
+    :param reuse_segments: segment models give the same hidden address to the segment built at the
+        same location from the same objects in every state.
+    :param split: chunk size (a multiple of 8) for dynamic splitting, or None (no splitting).
+    :param split_threshold: objects larger than this many bytes are split.
+    :param smm_threshold: the static segmented model forks instead of building bigger segments.
+    :param cache: run-wide query cache (satisfiability and one-solution model queries): None,
+        ``"syntactic"`` or ``"aa"`` (address-aware).
+    :param cache_limit: entries each map of the query cache keeps (least recently used go first).
+    :param validate: re-check every cache hit with the solver (raises CacheMismatch on a difference).
+    :param persist: also keep the cache's answers on disk: True (``$ANGR_RAM_CACHE_DIR`` or
+        ``~/.cache/angr-ram``) or a directory; a later run reuses them (needs ``cache``).
+    :param solver_timeout_ms: milliseconds z3 may spend on one call (None: claripy's 300 s). A state
+        whose step needs a longer call goes to the ``unknown`` stash with the reason, never pruned;
+        :meth:`resume_unknown` gives those states a longer timeout and steps them again.
+    :param max_symbolic_size: the largest size a symbolic allocation size may take; larger values
+        are an error path (``symbolic-allocation-size``) with an input that produces them.
+    :param context_resolution: segment models remember, per access location, the allocation
+        contexts (site and ``context_k`` call sites) of the objects it resolved to; the next
+        access there merges those objects' current instances and proves with one query that it
+        stays in that segment, scanning everything only if not.
+    """
+
+    def __init__(self, model: str = "fork", symbolic_bases: bool = True, context_k: int = 4,
+                 reuse_segments: bool = False, split: int | None = None, split_threshold: int = 300,
+                 smm_threshold: int = 10 * 1024, cache: str | None = None, validate: bool = False,
+                 persist: bool | str | None = None, context_resolution: bool = True,
+                 max_symbolic_size: int = 64 * 1024, solver_timeout_ms: int | None = None,
+                 cache_limit: int = 100_000):
+        super().__init__()
+        if model not in MODELS:
+            raise AngrRamError(f"unknown model {model!r}; supported: {', '.join(MODELS)}")
+        if not isinstance(context_k, int) or context_k < 0:
+            raise AngrRamError(f"context_k must be a non-negative integer, not {context_k!r}")
+        if split is not None and (not isinstance(split, int) or split <= 0 or split % 8):
+            raise AngrRamError(f"split must be a positive multiple of 8 (bytes per chunk), not {split!r}")
+        if not symbolic_bases and model in ("dsmm", "smm", "flat"):
+            raise AngrRamError(f"model {model!r} relocates objects and needs symbolic_bases=True")
+        if not symbolic_bases and split is not None:
+            raise AngrRamError("splitting relocates objects and needs symbolic_bases=True")
+        if cache not in (None, "syntactic", "aa"):
+            raise AngrRamError(f"unknown cache {cache!r}; use None, 'syntactic' or 'aa'")
+        if persist and cache is None:
+            raise AngrRamError("persist needs a query cache: pass cache='aa' or cache='syntactic'")
+        if not isinstance(max_symbolic_size, int) or max_symbolic_size < 0:
+            raise AngrRamError(f"max_symbolic_size must be a non-negative integer, not {max_symbolic_size!r}")
+        if solver_timeout_ms is not None and (not isinstance(solver_timeout_ms, int) or solver_timeout_ms <= 0):
+            raise AngrRamError(f"solver_timeout_ms must be a positive integer, not {solver_timeout_ms!r}")
+        self.solver_timeout_ms = solver_timeout_ms
+        self.max_symbolic_size = max_symbolic_size
+        self.model = model
+        self.model_policy = make_model(model, reuse_segments, smm_threshold, context_resolution)
+        self.splitter = Splitter(split, split_threshold) if split is not None else None
+        self.stats = RunStats()
+        self.scope = RunScope(self.stats)
+        self.cache = QueryCache(cache, validate, self.stats, persist, cache_limit) if cache is not None else None
+        self.base_sizes: dict[str, int] = {}
+        self.symbolic_bases = bool(symbolic_bases)
+        self.context_k = context_k
+        self._regions = None
+
+    def __repr__(self) -> str:
+        st = self.stats
+        opts = [f"model={self.model}", f"symbolic_bases={self.symbolic_bases}"]
+        if self.splitter is not None:
+            opts.append(f"split={self.splitter.size}")
+        if self.cache is not None:
+            opts.append(f"cache={self.cache.mode}")
+        return (f"<RelocatableMemory {' '.join(opts)}: {st.objects} objects, {st.forks} forks, "
+                f"{st.resolutions} resolutions, {st.solver_queries} solver queries, {st.z3_checks} z3 checks>")
+
+    def close(self) -> None:
+        """Flush and close what the run keeps open (the on-disk cache store)."""
+        if self.cache is not None:
+            if self.cache.store is not None:
+                self.stats.cache_disk_size = len(self.cache.store)
+            self.cache.close()
+
+    # ------------------------------------------------------------------ installation
+    def setup(self, simgr):
+        project = simgr._project
+        if project.arch.name != "AMD64":
+            raise AngrRamError(f"angr-ram supports x86-64 binaries only, not {project.arch.name}")
+        install_hooks(project)
+        for stash in list(simgr.stashes):
+            for state in simgr.stashes[stash]:
+                self.prepare_state(state)
+
+    def prepare_state(self, state) -> None:
+        """Give ``state`` angr-ram's memory, address space and solver (idempotent)."""
+        if isinstance(state.memory, RamMemory):
+            return
+        install_all()
+        if self._regions is None:
+            self._regions = fixed_regions(state.project, state)
+        state.memory.__class__ = RamMemory
+        if not state.has_plugin("heap"):
+            state.register_plugin("heap", angr.SimHeapBrk(heap_size=BRK_HEAP_MAPPED))
+        state.register_plugin("ram", AddressSpace(self.symbolic_bases, self.context_k, self._regions, self.stats,
+                                                  self.model_policy, self.splitter, self.cache, self.base_sizes,
+                                                  self.max_symbolic_size))
+        state.ram.solver_timeout = self.solver_timeout_ms
+        state.ram.scope = self.scope
+        RamSolver.install(state)
+
+    # ------------------------------------------------------------------ stepping
+    def step(self, simgr, stash="active", **kwargs):
+        # angr turns a solver time-out inside its solver plugin into an error record: such paths
+        # are not errors but undecided, and are set aside to be resumed
+        before = len(simgr.errored)
+        simgr = simgr.step(stash=stash, **kwargs)
+        if len(simgr.errored) > before:
+            new = simgr.errored[before:]
+            del simgr.errored[before:]
+            for rec in new:
+                reason = gave_up(rec.error)
+                if reason is None:
+                    simgr.errored.append(rec)
+                else:
+                    simgr.stashes.setdefault(UNKNOWN_STASH, []).append(self._set_aside(rec.state, reason))
+        return simgr
+
+    def step_state(self, simgr, state, **kwargs):
+        self.prepare_state(state)
+        try:
+            out = self._step(simgr, state, **kwargs)
+        except (claripy.ClaripySolverInterruptError, ClaripyZ3Error) as e:  # forking, fault checks
+            reason = gave_up(e)
+            if reason is None:
+                raise
+            out = {"interrupted": [state]}
+            state.ram.unknown = reason
+        for s in out.pop("interrupted", ()):     # angr's stash for solver time-outs outside its plugin
+            out.setdefault(UNKNOWN_STASH, []).append(self._set_aside(s, s.ram.unknown or "solver gave up"))
+        return out
+
+    def _set_aside(self, state, reason: str):
+        state.ram.unknown = f"{reason} (z3 timeout {state.ram.solver_timeout or 300000} ms)"
+        self.stats.unknown_states += 1
+        return state
+
+    def resume_unknown(self, simgr, solver_timeout_ms: int | None = None) -> int:
+        """Move the ``unknown`` states back to ``active`` with a longer z3 timeout (None: claripy's
+        300 s) for them and for the states they fork; returns how many were resumed."""
+        states = simgr.stashes.get(UNKNOWN_STASH, [])
+        for s in states:
+            s.ram.solver_timeout, s.ram.unknown = solver_timeout_ms, None
+            fe = s.solver._stored_solver
+            if fe is not None:
+                fe.set_timeout(solver_timeout_ms)
+        simgr.move(UNKNOWN_STASH, "active")
+        return len(states)
+
+    def _step(self, simgr, state, **kwargs) -> dict:
+        try:
+            with forking(), self.scope.active():
+                return simgr.step_state(state, **kwargs)
+        except ForkRequest as fr:
+            return self._fork(state, fr)
+        except MemoryFault as mf:
+            err = state.copy()
+            if mf.constraints:
+                err.add_constraints(*mf.constraints)
+            if not err.satisfiable():   # the faulting access cannot execute on this path
+                self.stats.infeasible_errors += 1
+                return {"unsat": [err]}
+            self._mark_error(err, mf.kind, mf.message)
+            return {ERROR_STASH: [err]}
+
+    def _fork(self, state, fr: ForkRequest) -> dict:
+        self.stats.forks += 1
+        cont, errors = [], []
+        for t in fr.targets:
+            s = state.copy()
+            s.add_constraints(t.constraint)
+            if t.kind == "error":
+                # an error fork is a finished path: it gets the guards the block had taken before
+                # the access, and is reported only if that exact path is feasible
+                if fr.constraints:
+                    s.add_constraints(*fr.constraints)
+                if not s.satisfiable():
+                    self.stats.infeasible_errors += 1
+                    continue
+                self._mark_error(s, t.error, t.message)
+                errors.append(s)
+            else:
+                cont.append(s)
+        self.stats.fork_states += len(cont)
+        out = {None: cont}
+        if errors:
+            out[ERROR_STASH] = errors
+        return out
+
+    @staticmethod
+    def _mark_error(state, kind: str, message: str) -> None:
+        try:
+            stdin = state.posix.dumps(0)
+        except Exception:  # noqa: BLE001 - an unsat error path still gets reported, without input
+            stdin = None
+        state.ram.error = MemoryErrorInfo(kind, message, state.addr, stdin)
+
+
+def gave_up(exc: BaseException) -> str | None:
+    """Why z3 could not answer, if ``exc`` (or an error it was converted from) says it gave up:
+    a time-out or resource limit, or an ``unknown`` answer; None for any other error."""
+    seen = 0
+    while exc is not None and seen < 8:
+        if isinstance(exc, claripy.ClaripySolverInterruptError):
+            return f"solver gave up: {exc}"
+        if isinstance(exc, ClaripyZ3Error) and "solver unknown" in str(exc):
+            return f"solver gave up: {exc}"
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None
+
+
+def install_hooks(project) -> None:
+    """Hook the heap functions and ``__libc_start_main`` of ``project`` with angr-ram's procedures."""
+    for name, cls in HEAP_PROCEDURES.items():
+        if project.loader.find_symbol(name) is not None:
+            project.hook_symbol(name, cls(), replace=True)
+    install_error_fix(project)
+    install_all()
+    if project.loader.find_symbol("__libc_start_main") is not None:
+        project.hook_symbol("__libc_start_main", RamLibcStartMain(), replace=True)
+
+
+def stats(simgr) -> dict:
+    """Statistics of a run: paths, errors, forks, objects, solver queries and seconds, resolutions."""
+    tech = next((t for t in simgr._techniques if isinstance(t, RelocatableMemory)), None)
+    d = tech.stats.as_dict() if tech is not None else RunStats().as_dict()
+    from .merging import QuantifiedMerging
+    qm = next((t for t in simgr._techniques if isinstance(t, QuantifiedMerging)), None)
+    if qm is not None:
+        d.update({f"merge_{k}": v for k, v in qm.stats.as_dict().items()})
+        d["merge_clauses"] = len(qm.table)
+    d["paths"] = len(simgr.stashes.get("deadended", []))
+    d["errors"] = len(simgr.stashes.get(ERROR_STASH, [])) + len(simgr.errored)
+    d["unknown"] = len(simgr.stashes.get(UNKNOWN_STASH, []))
+    return d

@@ -1,0 +1,33 @@
+"""The package as a user installs it: a non-editable install, used from outside the checkout."""
+
+import os
+import subprocess
+import sys
+
+from .conftest import BUILD, ROOT
+
+
+def test_installed_package_runs_and_benches_from_outside_the_checkout(tmp_path):
+    target = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
+                    "--target", os.fspath(target), os.fspath(ROOT)], check=True, capture_output=True, timeout=600)
+    assert (target / "angr_ram" / "bench" / "corpus.py").is_file()
+    assert not (target / "angr_ram" / "groundtruth.py").exists()       # test helpers stay in tests/
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    env = dict(os.environ, PYTHONPATH=os.fspath(target))
+    env.pop("ANGR_RAM_SAMPLES", None)
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "angr_ram.cli", *args], cwd=work, env=env,
+                              capture_output=True, text=True, timeout=600)
+
+    where = subprocess.run([sys.executable, "-c", "import angr_ram; print(angr_ram.__file__)"], cwd=work, env=env,
+                           capture_output=True, text=True, check=True).stdout
+    assert where.startswith(os.fspath(target))
+    r = cli("run", os.fspath(BUILD / "matrix3_O0"), "--stdin-bytes", "2")
+    assert r.returncode == 0 and "paths" in r.stdout, r.stderr
+    r = cli("bench", "uaf", "--samples-dir", os.fspath(BUILD), "--timeout", "120")
+    assert r.returncode == 0 and "ram-symbolic" in r.stdout, r.stderr
+    r = cli("bench", "uaf", "--timeout", "120")         # no samples here: a clear error
+    assert r.returncode == 2 and "sample binary not found" in r.stderr and "--samples-dir" in r.stderr
