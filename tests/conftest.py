@@ -1,5 +1,8 @@
 """Shared fixtures: built samples, a bare angr-ram state."""
 
+import functools
+import hashlib
+import os
 import subprocess
 from pathlib import Path
 
@@ -44,3 +47,45 @@ def assert_tests_replay(binary: str, result, asan: str | None = None):
            if r.status not in ("ok", "confirmed")]
     assert not bad, bad[:3]
     return runs
+
+
+def _source_digest() -> str:
+    """SHA-256 of angr-ram's source and of the angr, claripy and z3 versions."""
+    import claripy
+    import z3
+
+    h = hashlib.sha256(f"{claripy.__version__}:{z3.get_version_string()}".encode())
+    for p in sorted((ROOT / "angr_ram").rglob("*.py")):
+        h.update(p.relative_to(ROOT).as_posix().encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def shared_run(binary: str, n: int, **opts):
+    """``explore(binary, n, tests=True, **opts)``, computed once for every test that asks for the
+    same run: the result is kept in ``samples/build/.runs`` under a key of the binary's and angr-ram's
+    source digests and the arguments, so a change to either runs it again, and xdist workers wait
+    for the one that computes it (a file lock) instead of repeating it."""
+    import fcntl
+    import pickle
+
+    from angr_ram.runner import explore
+
+    b = Path(binary).resolve()
+    key = hashlib.sha256(f"{hashlib.sha256(b.read_bytes()).hexdigest()}:{_SOURCE()}:{n}:"
+                         f"{sorted(opts.items())!r}".encode()).hexdigest()[:32]
+    store = b.parent / ".runs"
+    store.mkdir(exist_ok=True)
+    f = store / f"{b.name}.{key}.pickle"
+    with open(store / f"{b.name}.{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if f.is_file():
+            return pickle.loads(f.read_bytes())
+        r = explore(os.fspath(b), n, tests=True, **opts)
+        tmp = f.with_suffix(".tmp")
+        tmp.write_bytes(pickle.dumps(r))
+        os.replace(tmp, f)
+        return r
+
+
+_SOURCE = functools.cache(_source_digest)

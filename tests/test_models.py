@@ -7,7 +7,7 @@ import pytest
 
 from angr_ram.runner import explore
 
-from .conftest import BUILD, assert_tests_replay
+from .conftest import BUILD, assert_tests_replay, shared_run
 from .groundtruth import outcome_set
 
 FAST = {"matrix10_O0": 2, "twolookup_O0": 2, "hashtables_O0": 1, "ptrarray_O0": 2}
@@ -25,7 +25,7 @@ def native(name: str, n: int) -> frozenset:
 
 @cache
 def fork_paths(name: str, n: int) -> int:
-    return explore(os.fspath(BUILD / name), n).stats["paths"]
+    return shared_run(os.fspath(BUILD / name), n).stats["paths"]
 
 
 @pytest.mark.parametrize(("model", "opts"), SETTINGS, ids=[f"{m}-{o}" for m, o in SETTINGS])

@@ -15,7 +15,7 @@ from angr_ram.plugins.substitution import Substitution
 from angr_ram.runner import explore
 from angr_ram.stats import RunStats
 
-from .conftest import BUILD
+from .conftest import BUILD, shared_run
 from .groundtruth import outcome_set
 
 
@@ -97,7 +97,7 @@ def test_slicing_and_components_ignore_base_addresses():
 def test_cache_modes_change_no_outcome_and_validation_finds_no_mismatch(name):
     n = 1 if name.startswith("hash") else 2
     b = os.fspath(BUILD / name)
-    base = explore(b, n)
+    base = shared_run(b, n)
     for mode in ("syntactic", "aa"):
         r = explore(b, n, cache=mode, validate=True)   # validate: every hit re-solved, raises on mismatch
         assert r.outcomes == base.outcomes and r.stats["paths"] == base.stats["paths"]

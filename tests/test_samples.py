@@ -7,7 +7,7 @@ import pytest
 
 from angr_ram.runner import explore
 
-from .conftest import BUILD, assert_tests_replay
+from .conftest import BUILD, assert_tests_replay, shared_run
 from .groundtruth import outcome_set
 
 # sample -> symbolic stdin bytes (the native domain is every byte string of that length)
@@ -31,7 +31,7 @@ def binary(name: str, opt: str) -> str:
 def test_outcomes_equal_native_ground_truth(name, opt):
     n = {**POINTER_SAMPLES, **PLAIN_SAMPLES}[name]
     b = binary(name, opt)
-    r = explore(b, n, tests=True)
+    r = shared_run(b, n)
     assert r.errors == []
     assert r.outcomes == native(b, n)
     assert_tests_replay(b, r)
@@ -42,7 +42,7 @@ def test_concrete_bases_agree_with_symbolic_bases(name):
     """Differential: the same forking model on concrete bases finds the same outcomes and paths.
     (hashpaths is left out for time; ptrpaths has the same allocation histories.)"""
     b = binary(name, "O0")
-    sym = explore(b, POINTER_SAMPLES[name], symbolic_bases=True)
+    sym = shared_run(b, POINTER_SAMPLES[name])              # symbolic bases (the default)
     conc = explore(b, POINTER_SAMPLES[name], symbolic_bases=False)
     assert sym.outcomes == conc.outcomes
     assert sym.stats["paths"] == conc.stats["paths"]
@@ -54,7 +54,7 @@ def test_matrix40_positive_path_found_where_stock_angr_misses_outcomes():
     one depends on the model z3 returns (it changes with variable numbering, i.e. with what ran
     before in the process), so the test only asks that stock's set be strictly smaller."""
     b = binary("matrix40", "O0")
-    ours = explore(b, 2)
+    ours = shared_run(b, 2)
     stock = explore(b, 2, engine="stock")
     assert ours.outcomes == native(b, 2)
     assert (3, b"positive\n") in ours.outcomes
@@ -65,7 +65,7 @@ def test_matrix40_positive_path_found_where_stock_angr_misses_outcomes():
 @pytest.mark.parametrize(("name", "opt"), [("branches", "O0"), ("branches", "O2"), ("checksum", "O0")])
 def test_path_count_equals_stock_without_symbolic_pointers(name, opt):
     b = binary(name, opt)
-    ours = explore(b, PLAIN_SAMPLES[name])
+    ours = shared_run(b, PLAIN_SAMPLES[name])
     stock = explore(b, PLAIN_SAMPLES[name], engine="stock")
     assert ours.stats["paths"] == stock.stats["paths"]
     assert ours.outcomes == stock.outcomes
@@ -76,7 +76,7 @@ def test_symbolic_printf_argument_forks_instead_of_printing_one_value():
     """At -O2 checksum prints a symbolic sum: stock angr prints one arbitrary value, we fork."""
     b = binary("checksum", "O2")
     stock = explore(b, 2, engine="stock")
-    ours = explore(b, 2)
+    ours = shared_run(b, 2)
     truth = native(b, 2)
     assert stock.outcomes != truth
     assert ours.outcomes == truth
