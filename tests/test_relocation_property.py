@@ -39,7 +39,7 @@ class RandomRelocator(angr.ExplorationTechnique):
     up to ``probe_states`` randomly chosen states per step (all states are still relocated, so the
     outcome check covers every one)."""
 
-    probe_states = 2
+    probe_states = 1
 
     def __init__(self, seed, merge=False):
         super().__init__()

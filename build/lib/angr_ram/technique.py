@@ -22,8 +22,8 @@ from .plugins import model_eval, z3_setup  # noqa: F401 - declare their patches
 from .plugins.address_space import AddressSpace
 from .plugins.heap import HEAP_PROCEDURES
 from .plugins.libc import RamLibcStartMain, install_error_fix
-from .plugins.memory import RamMemory
 from .plugins.query_cache import QueryCache
+from .plugins.ram_memory import RamMemory
 from .plugins.solver import RamSolver
 from .scope import RunScope
 from .stats import RunStats

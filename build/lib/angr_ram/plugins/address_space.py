@@ -103,10 +103,7 @@ class AddressSpace(SimStatePlugin):
         self.max_symbolic_size = max_symbolic_size   # cap on the largest value of a symbolic allocation size
         self.cache = cache                 # run-wide QueryCache or None
         self.base_sizes = base_sizes if base_sizes is not None else {}  # run-wide: base name -> size
-        if model is None:
-            from ..strategies.models import ForkModel
-            model = ForkModel()
-        self.model = model                 # multiple-resolution model, shared by the run
+        self.model = model                 # multiple-resolution model, shared by the run (None: fork)
         self.splitter = splitter           # split policy or None, shared by the run
         self.symbolic_bases = symbolic_bases
         self.context_k = context_k
@@ -177,43 +174,14 @@ class AddressSpace(SimStatePlugin):
             counts.append(f"{sum(o.kind == 'chunk' for o in objs)} chunks")
         bases = "symbolic bases" if self.symbolic_bases else "concrete bases"
         err = f", error {self.error.kind}" if self.error is not None else ""
-        return f"<AddressSpace {', '.join(counts)}; {bases}, model {self.model.name}{err}>"
+        return f"<AddressSpace {', '.join(counts)}; {bases}, model {self.model.name if self.model is not None else 'fork'}{err}>"
 
     def describe(self, ptr) -> list[str]:
         """What the pointer expression ``ptr`` can point into, one line per target: object (with
         its offsets), fixed region, or faulting range; like angr's ``describe_addr`` but for
-        symbolic pointers and relocatable objects. Asks the solver, changes nothing."""
-        # the resolution layer builds on this plugin
-        from ..strategies.resolution import classify, in_interval, resolve
-
-        if isinstance(ptr, int):
-            ptr = claripy.BVV(ptr, 64)
-        sub = self.substitute(ptr)
-        if not sub.symbolic:      # the solver's concrete shortcut would ignore exclusions
-            hits = [classify(self, sub.concrete_value, 1)]
-        else:
-            stats, self.stats = self.stats, None    # a look, not part of the run's counts
-            try:
-                hits = resolve(self.state, sub, 1, ptr)
-            finally:
-                self.stats = stats
-        lines = []
-        for h in hits:
-            if sub.symbolic:   # the offsets this pointer really takes inside the hit's interval
-                inside = [in_interval(sub, h.lo, h.hi)]
-                lo = self.state.solver.min(sub, extra_constraints=inside)
-                hi = self.state.solver.max(sub, extra_constraints=inside)
-            else:
-                lo = hi = sub.concrete_value
-            if h.obj is not None:
-                start = h.obj.addr
-                what = f"{h.obj!r} " + (f"+{lo - start:#x}" if lo == hi else f"+{lo - start:#x}..+{hi - start:#x}")
-            elif h.region is not None:
-                what = f"region {h.region[2]} " + (f"{lo:#x}" if lo == hi else f"{lo:#x}..{hi:#x}")
-            else:
-                what = h.describe() if lo != hi else f"unmapped address {lo:#x}"
-            lines.append(f"{h.error}: {what}" if h.error else what)
-        return lines
+        symbolic pointers and relocatable objects. Asks the solver (through the memory layer's
+        resolution, :func:`angr_ram.strategies.resolution.describe`), changes nothing."""
+        return self.state.memory.describe_pointer(ptr)
 
     # ------------------------------------------------------------------ substitution
     def substitution(self) -> Substitution:

@@ -18,52 +18,23 @@ address of the region (range from the solver, stride from the address's alignmen
 
 from __future__ import annotations
 
-import logging
-
 import claripy
 from angr.errors import SimSegfaultException
-from angr.storage.memory_mixins import (
-    ActionsMixinHigh,
-    ActionsMixinLow,
-    AddressConcretizationMixin,
-    ClemoryBackerMixin,
-    ConcreteBackerMixin,
-    ConditionalMixin,
-    ConvenientMappingsMixin,
-    DataNormalizationMixin,
-    DefaultFillerMixin,
-    DictBackerMixin,
-    DirtyAddrsMixin,
-    HexDumperMixin,
-    InspectMixinHigh,
-    NameResolutionMixin,
-    PagedMemoryMixin,
-    PrivilegedPagingMixin,
-    SimplificationMixin,
-    SizeConcretizationMixin,
-    SizeNormalizationMixin,
-    SmartFindMixin,
-    StackAllocationMixin,
-    SymbolicMergerMixin,
-    UltraPagesMixin,
-    UnderconstrainedMixin,
-    UnwrapperMixin,
-)
 from angr.storage.memory_mixins.memory_mixin import MemoryMixin
 
-from ..errors import ForkRequest, InfeasibleAccess, MemoryErrorInfo, MemoryFault, Target
+from ..errors import ForkRequest, InfeasibleAccess, MemoryFault, Target
 from ..strategies.fork import forking_enabled
-from ..strategies.resolution import NULL_PAGE, Hit, classify, in_interval, resolve
+from ..strategies.models import ForkModel
+from ..strategies.resolution import NULL_PAGE, Hit, classify, describe, in_interval, resolve
 from .address_space import MemoryObject
 from .object_store import known_alignment, select
-
-log = logging.getLogger(__name__)
 
 REGION_LIMIT = 4096
 # A symbolic-offset read whose selection has at least this many arms is bound to a fresh symbol
 # (a let-binding kept in the path constraints), so that an address computed from it stays small:
 # dependent lookups grow linearly with the number of hops instead of quadratically.
 LET_ARMS = 32
+DEFAULT_MODEL = ForkModel()   # for an address space made without a model (it keeps no state)
 
 
 def selection_arms(v, limit: int = 1 << 16) -> int:
@@ -103,35 +74,6 @@ def object_constraint(addr, obj: MemoryObject, size: int):
     if obj.size == size:
         return addr == start
     return claripy.And(claripy.UGE(addr, start), claripy.ULE(addr, start + (obj.size - size)))
-
-
-class SpeculativeFindMixin(MemoryMixin):
-    """Marks the loads of angr's ``find`` (strlen, strchr, memchr... search in chunks of 129
-    bytes) as speculative: a chunk that may leave its object is not a program error; angr then
-    retries the search byte by byte, where a real over-read is still reported."""
-
-    _speculative = False
-
-    def find(self, addr, data, max_search, **kwargs):
-        prev = self._speculative
-        self._speculative = True
-        try:
-            return super().find(addr, data, max_search, **kwargs)
-        finally:
-            self._speculative = prev
-
-
-class MultiWriteMixin(MemoryMixin):
-    """Sits above angr's ``SizeConcretizationMixin``: a store of symbolic length into a heap
-    object (``read(fd, buf, len)``, ``memcpy(d, s, len)``) becomes one guarded multi-write in the
-    object's store (see :meth:`RelocatableMixin._multi_store`) instead of one conditional store
-    per feasible length."""
-
-    def store(self, addr, data, size=None, *, condition=None, endness=None, **kwargs):
-        if (self.category == "mem" and isinstance(size, claripy.ast.BV) and size.symbolic
-                and self._multi_store(addr, data, size, endness, condition)):
-            return None
-        return super().store(addr, data, size=size, condition=condition, endness=endness, **kwargs)
 
 
 class RelocatableMixin(MemoryMixin):
@@ -278,6 +220,10 @@ class RelocatableMixin(MemoryMixin):
             stats.resolutions += 1
         return Hit("object", seg.addr, seg.addr + seg.size - size, seg)
 
+    def describe_pointer(self, ptr) -> list[str]:
+        """What ``ptr`` can point into (see :func:`angr_ram.strategies.resolution.describe`)."""
+        return describe(self.state, ptr)
+
     # ------------------------------------------------------------------ helpers
     @staticmethod
     def _convert_in(v, endness, size: int | None = None):
@@ -287,123 +233,6 @@ class RelocatableMixin(MemoryMixin):
         if size is not None and v.length > size * 8:
             v = claripy.Extract(v.length - 1, v.length - size * 8, v)
         return v
-
-    def _fault_if_error(self, h: Hit, c: int, size: int, what: str, condition=None) -> None:
-        if h.kind == "object":
-            return
-        if h.kind == "region":  # a concrete heap-range address never lands in a region
-            return
-        self._fault(h.error, f"{what} of {size} bytes at {c:#x} hits {h.describe()}", c, condition)
-
-    def _fault(self, kind: str, message: str, address: int | None = None, condition=None):
-        """Report a fault only where it can happen: raises InfeasibleAccess when the state (with the
-        access's guard ``condition``) is unsatisfiable, forks the guard when the access may also not
-        execute, and otherwise raises MemoryFault with the in-step path constraints."""
-        solver = self.state.solver
-        extra = [condition] if condition is not None and condition.symbolic else []
-        if (condition is not None and condition.is_false()) or not solver.satisfiable(extra_constraints=extra):
-            raise InfeasibleAccess
-        cons = tuple(solver.constraints)
-        if extra and solver.satisfiable(extra_constraints=[claripy.Not(condition)]):
-            if forking_enabled():
-                raise ForkRequest([Target(claripy.Not(condition), "value"),
-                                   Target(condition, "error", kind, message)], "guarded access", cons)
-        raise MemoryFault(kind, message, address, cons + tuple(extra))
-
-    def _check_limit(self, off, obj: MemoryObject, size: int, what: str, condition=None, guard=None) -> None:
-        """Bounds check against a symbolic allocation size: an access that may end beyond
-        ``obj.limit`` forks the faulting inputs off as an error path and keeps the in-bounds part;
-        one that always does faults. ``guard`` restricts the check to one target of several."""
-        if isinstance(off, int) and obj.min_size is not None and off + size <= obj.min_size:
-            return
-        end = claripy.BVV(off + size, 64) if isinstance(off, int) else off + size
-        bad = claripy.UGT(end, obj.limit)
-        if guard is not None:
-            bad = claripy.And(guard, bad)
-        self._split_off(bad, f"{what} of {size} bytes beyond the symbolic size of object #{obj.id} "
-                             f"(at most {obj.size} bytes, allocated at {obj.site:#x})", what, condition)
-
-    def _multi_store(self, addr, data, length, endness, condition) -> bool:
-        """Store the first ``length`` (symbolic) bytes of ``data`` at ``addr`` as one multi-write
-        when ``addr`` is a concrete offset into one heap object; False leaves the store to angr.
-        Bounds: a length that may run past the object (or its symbolic size) forks the faulting
-        lengths off as an error path."""
-        addr, a = self._route(addr)
-        if a is None or a.symbolic or self._dead():
-            return False
-        if condition is not None and not condition.symbolic and condition.is_false():
-            return True
-        c = a.concrete_value
-        h = classify(self.state.ram, c, 1)
-        if h.kind != "object":
-            return False
-        obj = h.obj
-        off = c - obj.addr
-        n = len(data) // 8
-        solver = self.state.solver
-        try:
-            n = min(n, solver.max(length))
-        except Exception:  # noqa: BLE001 - an unsat path: nothing is written
-            return True
-        if n <= 0:
-            return True
-        wide = length if length.length >= 64 else claripy.ZeroExt(64 - length.length, length)
-        msg = f"write of symbolic length runs past object #{obj.id} (size {obj.size}, allocated at {obj.site:#x})"
-        try:
-            if off + n > obj.size:
-                self._split_off(claripy.UGT(wide, obj.size - off), msg, "write", condition)
-            if obj.limit is not None and (obj.min_size is None or off + n > obj.min_size):
-                self._split_off(claripy.UGT(wide + off, obj.limit), msg, "write", condition)
-        except InfeasibleAccess:
-            return True
-        n = min(n, obj.size - off)
-        obj = self.state.ram.writable(obj.id)
-        value = self._convert_in(data, endness or self.endness, n)
-        guard = condition if condition is not None and condition.symbolic else None
-        obj.store.write_multi(off, value, n, wide, guard)
-        if self.state.ram.stats is not None:
-            self.state.ram.stats.multi_writes += 1
-        return True
-
-    def _split_off(self, bad, msg: str, what: str, condition) -> None:
-        """Fork the inputs for which ``bad`` (an out-of-bounds condition) holds off as an error
-        path and keep the others; fault when it always holds; nothing when it never does. Outside
-        a step the state is constrained to the in-bounds inputs."""
-        if condition is not None and condition.symbolic:
-            bad = claripy.And(condition, bad)
-        elif condition is not None and condition.is_false():
-            return
-        solver = self.state.solver
-        if not solver.satisfiable(extra_constraints=[bad]):
-            return
-        ok = claripy.Not(bad)
-        if solver.satisfiable(extra_constraints=[ok]):
-            if forking_enabled():
-                raise self._fork_request([Target(ok, "value"), Target(bad, "error", "out-of-bounds", msg)], what)
-            self._set_aside_fault("out-of-bounds", msg, bad)
-            self.state.add_constraints(ok)
-            return
-        self._fault("out-of-bounds", msg)
-
-    def _set_aside_fault(self, kind: str, message: str, bad) -> None:
-        """Outside a step nothing can fork: the state keeps the inputs that do not fault, and the
-        fault, with an input that produces it, is recorded in ``state.ram.faults_outside_step`` and
-        logged, never dropped."""
-        err = self.state.copy()
-        err.add_constraints(bad)
-        try:
-            stdin = err.posix.dumps(0)
-        except Exception:  # noqa: BLE001 - the fault is still recorded, without an input
-            stdin = None
-        info = MemoryErrorInfo(kind, f"{message} (outside a step: the state keeps the other inputs)",
-                               self.state.addr, stdin)
-        space = self.state.ram
-        space.faults_outside_step = (*space.faults_outside_step, info)
-        log.warning("angr-ram: %s", info)
-
-    def _fork_request(self, targets: list[Target], what: str):
-        """A ForkRequest carrying the in-step path constraints (for the error targets)."""
-        return ForkRequest(targets, what, tuple(self.state.solver.constraints))
 
     def _targets(self, addr, a, size, hits: list[Hit]) -> list[Target]:
         out = []
@@ -418,8 +247,10 @@ class RelocatableMixin(MemoryMixin):
         return out
 
     def _serve(self, addr, a, size, hits, what, condition=None):
-        """Apply splitting and the multiple-resolution model; returns the hits to access here and
-        the (possibly re-substituted) address. Raises ForkRequest or MemoryFault as needed."""
+        """Apply splitting and the run's multiple-resolution model; returns the hits to access here
+        and the (possibly re-substituted) address. Raises ForkRequest or MemoryFault as needed.
+        Faults are this layer's; what to do with several good targets is the model's decision
+        (:meth:`~angr_ram.strategies.models.ForkModel.plan`), which this layer carries out."""
         space = self.state.ram
         if not hits:   # no model: the path is infeasible here
             raise InfeasibleAccess
@@ -431,35 +262,31 @@ class RelocatableMixin(MemoryMixin):
             if good:
                 return hits, a
             self._fault(hits[0].error, f"{what} of {size} bytes hits {hits[0].describe()}", None, condition)
-        model = space.model
+        model = space.model or DEFAULT_MODEL
         targets = self._targets(addr, a, size, hits)
+        forking = forking_enabled()
         if not good:
-            if forking_enabled():
+            if forking:
                 raise self._fork_request(targets, what)
             self._fault(hits[0].error, f"{what} of {size} bytes hits {hits[0].describe()}", None, condition)
+        good_targets = [t for h, t in zip(hits, targets, strict=True) if h.kind != "error"]
         if len(good) < len(hits):
-            good_targets = [t for h, t in zip(hits, targets, strict=True) if h.kind != "error"]
-            if forking_enabled():
-                if model.fallback == "fork" and model.name == "fork":
-                    raise self._fork_request(targets, what)
-                # other models: one state for every in-bounds target, error paths forked off
-                union = Target(claripy.Or(*[t.constraint for t in good_targets]), "object")
-                raise self._fork_request([union] + [t for t in targets if t.kind == "error"], what)
-            for t in targets:
-                if t.kind == "error":
-                    self._set_aside_fault(t.error, f"{what}: {t.message}", t.constraint)
+            errors = [t for t in targets if t.kind == "error"]
+            if forking:
+                raise self._fork_request(model.with_error_paths(good_targets, errors), what)
+            for t in errors:
+                self._set_aside_fault(t.error, f"{what}: {t.message}", t.constraint)
             self.state.add_constraints(claripy.Or(*[t.constraint for t in good_targets]))
         if len(good) == 1:
             return good, a
-        if all(h.kind == "object" for h in good):
-            loc = self.state.scratch.ins_addr or self.state.addr
-            seg = model.merge(space, [h.obj for h in good], loc)
-            if seg is not None:
-                a = space.substitute(addr)
-                return self._serve(addr, a, size, resolve(self.state, a, size, addr), what, condition)
-        if model.fallback == "fork" and forking_enabled():
-            raise self._fork_request([t for h, t in zip(hits, targets, strict=True) if h.kind != "error"], what)
-        return good, a
+        loc = self.state.scratch.ins_addr or self.state.addr
+        plan = model.plan(space, good, good_targets, loc, forking)
+        if plan.segment is not None:      # merged into one segment: resolve again, to it
+            a = space.substitute(addr)
+            return self._serve(addr, a, size, resolve(self.state, a, size, addr), what, condition)
+        if plan.fork is not None:
+            raise self._fork_request(plan.fork, what)
+        return plan.access, a
 
     def _load_symbolic(self, addr, a, size, hits, endness, condition, fallback, kwargs):
         served, a = self._serve(addr, a, size, hits, "read", condition)
@@ -549,36 +376,3 @@ class RelocatableMixin(MemoryMixin):
             if guard is not None:
                 cond = guard if cond is None else claripy.And(cond, guard)
             sup.store(c, data, size, endness=endness, condition=cond, **kwargs)
-
-
-class RamMemory(
-    HexDumperMixin,
-    SpeculativeFindMixin,
-    SmartFindMixin,
-    UnwrapperMixin,
-    NameResolutionMixin,
-    DataNormalizationMixin,
-    SimplificationMixin,
-    InspectMixinHigh,
-    ActionsMixinHigh,
-    UnderconstrainedMixin,
-    MultiWriteMixin,
-    SizeConcretizationMixin,
-    SizeNormalizationMixin,
-    RelocatableMixin,
-    AddressConcretizationMixin,
-    ActionsMixinLow,
-    ConditionalMixin,
-    ConvenientMappingsMixin,
-    DirtyAddrsMixin,
-    StackAllocationMixin,
-    ConcreteBackerMixin,
-    ClemoryBackerMixin,
-    DictBackerMixin,
-    PrivilegedPagingMixin,
-    UltraPagesMixin,
-    DefaultFillerMixin,
-    SymbolicMergerMixin,
-    PagedMemoryMixin,
-):
-    """angr's DefaultMemory with :class:`RelocatableMixin` above address concretization."""

@@ -11,15 +11,32 @@
             groups. Beyond ``threshold`` bytes the model falls back to forking (hybrid), as in the
             segmented memory model paper.
 
-Whatever cannot be merged (fixed regions, split chunks) falls back to the model's ``fallback``
-(``fork`` for the segment models). Faulting targets are always forked off as error paths first.
-A model object is shared by every state of a run: its caches (segment reuse, site groups) are
-run-wide, like the static analysis and segment cache of the papers.
+The memory layer asks the model what to do and carries it out: :meth:`ForkModel.plan` answers
+for an access with several good targets (access them all, fork them, or a segment that holds them
+all), :meth:`ForkModel.with_error_paths` for one whose other targets fault (the fork's targets).
+Whatever a segment model cannot merge (fixed regions, split chunks) is forked inside a step and
+accessed as an if-then-else outside one. A model object is shared by every state of a run: its
+caches (segment reuse, site groups) are run-wide, like the static analysis and segment cache of
+the papers.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import claripy
+
+from ..errors import Target
 from ..plugins.address_space import SEGMENT_BASE, SEGMENT_LIMIT, AddressSpace, MemoryObject
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A model's decision for an access with several good targets: exactly one field is set."""
+
+    access: list | None = None          # access these hits here (an if-then-else over them)
+    fork: list | None = None            # fork one state per target (a list of Target)
+    segment: MemoryObject | None = None  # the objects now form this segment: resolve again
 
 
 def signatures(space: AddressSpace, o: MemoryObject) -> set[tuple]:
@@ -36,8 +53,20 @@ class ForkModel:
     """One state per target."""
 
     name = "fork"
-    fallback = "fork"
     context_resolution = False
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+    def plan(self, space: AddressSpace, hits: list, targets: list[Target], loc: int, forking: bool) -> Plan:
+        """What to do with an access at ``loc`` whose good ``hits`` (and their ``targets``) are
+        several: fork inside a step, else an if-then-else over them (equally complete)."""
+        return Plan(fork=targets) if forking else Plan(access=hits)
+
+    def with_error_paths(self, good: list[Target], errors: list[Target]) -> list[Target]:
+        """The fork's targets when the ``errors`` targets fault and the ``good`` ones do not: one
+        state per target."""
+        return [*good, *errors]
 
     def record(self, space: AddressSpace, objs: list[MemoryObject], loc: int) -> None:
         """Remember that the access at ``loc`` resolved to ``objs`` (context-based resolution)."""
@@ -51,7 +80,13 @@ class IteModel(ForkModel):
     """One state with an if-then-else over the targets."""
 
     name = "ite"
-    fallback = "ite"
+
+    def plan(self, space, hits, targets, loc, forking):
+        return Plan(access=hits)
+
+    def with_error_paths(self, good, errors):
+        """One state for every good target (the access is then an if-then-else), error paths apart."""
+        return [Target(claripy.Or(*[t.constraint for t in good]), "object"), *errors]
 
 
 class DynamicSegments(ForkModel):
@@ -82,6 +117,18 @@ class DynamicSegments(ForkModel):
         if not out or not all(mergeable(o) for o in out):
             return None
         return out
+
+    def plan(self, space, hits, targets, loc, forking):
+        """A segment of the resolved objects when they can be merged, else the fork model's plan."""
+        if all(h.kind == "object" for h in hits):
+            seg = self.merge(space, [h.obj for h in hits], loc)
+            if seg is not None:
+                return Plan(segment=seg)
+        return super().plan(space, hits, targets, loc, forking)
+
+    def with_error_paths(self, good, errors):
+        """One state for every good target (merged into a segment on re-execution), error paths apart."""
+        return IteModel.with_error_paths(self, good, errors)
 
     def members(self, space: AddressSpace, objs: list[MemoryObject]) -> list[MemoryObject] | None:
         """The objects the new segment holds (None: do not merge)."""

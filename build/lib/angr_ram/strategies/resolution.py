@@ -127,3 +127,37 @@ def resolve(state, addr_sub, size: int, addr=None) -> list[Hit]:
         if sum(h.kind != "error" for h in hits) > 1:
             space.stats.multiple_resolutions += 1
     return hits
+
+
+def describe(state, ptr) -> list[str]:
+    """What the pointer expression ``ptr`` can point into in ``state``, one line per target: object
+    (with its offsets), fixed region, or faulting range. Asks the solver, changes nothing."""
+    space = state.ram
+    if isinstance(ptr, int):
+        ptr = claripy.BVV(ptr, 64)
+    sub = space.substitute(ptr)
+    if not sub.symbolic:      # the solver's concrete shortcut would ignore exclusions
+        hits = [classify(space, sub.concrete_value, 1)]
+    else:
+        stats, space.stats = space.stats, None    # a look, not part of the run's counts
+        try:
+            hits = resolve(state, sub, 1, ptr)
+        finally:
+            space.stats = stats
+    lines = []
+    for h in hits:
+        if sub.symbolic:   # the offsets this pointer really takes inside the hit's interval
+            inside = [in_interval(sub, h.lo, h.hi)]
+            lo = state.solver.min(sub, extra_constraints=inside)
+            hi = state.solver.max(sub, extra_constraints=inside)
+        else:
+            lo = hi = sub.concrete_value
+        if h.obj is not None:
+            start = h.obj.addr
+            what = f"{h.obj!r} " + (f"+{lo - start:#x}" if lo == hi else f"+{lo - start:#x}..+{hi - start:#x}")
+        elif h.region is not None:
+            what = f"region {h.region[2]} " + (f"{lo:#x}" if lo == hi else f"{lo:#x}..{hi:#x}")
+        else:
+            what = h.describe() if lo != hi else f"unmapped address {lo:#x}"
+        lines.append(f"{h.error}: {what}" if h.error else what)
+    return lines

@@ -1,0 +1,62 @@
+"""``RamMemory``: angr's ``DefaultMemory`` composition with angr-ram's layers inserted.
+
+The class is built from ``DefaultMemory``'s own list of mixins, so the layers angr adds or changes
+in an upgrade carry over; angr-ram inserts three:
+
+* :class:`~.memory.RelocatableMixin` (with :class:`~.memory_faults.FaultMixin`) directly above
+  ``AddressConcretizationMixin``: sizes are ints, names resolved, inspect/actions recorded with
+  the symbolic address, and the address is not concretized yet;
+* :class:`~.multi_write.MultiWriteMixin` above ``SizeConcretizationMixin``: a store of symbolic
+  length becomes one guarded multi-write;
+* :class:`SpeculativeFindMixin` above ``SmartFindMixin``: angr's chunked searches are speculative.
+"""
+
+from __future__ import annotations
+
+from angr.storage.memory_mixins import (
+    AddressConcretizationMixin,
+    DefaultMemory,
+    SizeConcretizationMixin,
+    SmartFindMixin,
+)
+from angr.storage.memory_mixins.memory_mixin import MemoryMixin
+
+from ..errors import AngrRamError
+from .memory import RelocatableMixin
+from .memory_faults import FaultMixin
+from .multi_write import MultiWriteMixin
+
+
+class SpeculativeFindMixin(MemoryMixin):
+    """Marks the loads of angr's ``find`` (strlen, strchr, memchr... search in chunks of 129
+    bytes) as speculative: a chunk that may leave its object is not a program error; angr then
+    retries the search byte by byte, where a real over-read is still reported."""
+
+    _speculative = False
+
+    def find(self, addr, data, max_search, **kwargs):
+        prev = self._speculative
+        self._speculative = True
+        try:
+            return super().find(addr, data, max_search, **kwargs)
+        finally:
+            self._speculative = prev
+
+
+def compose(default=DefaultMemory) -> tuple[type, ...]:
+    """The mixins of ``default`` with angr-ram's layers inserted above the ones they wrap."""
+    bases = list(default.__bases__)
+    for anchor, layers in ((AddressConcretizationMixin, (RelocatableMixin, FaultMixin)),
+                           (SizeConcretizationMixin, (MultiWriteMixin,)),
+                           (SmartFindMixin, (SpeculativeFindMixin,))):
+        if anchor not in bases:
+            raise AngrRamError(f"angr's DefaultMemory has no {anchor.__name__}: this angr version is not supported")
+        i = bases.index(anchor)
+        bases[i:i] = layers
+    return tuple(bases)
+
+
+RamMemory = type("RamMemory", compose(), {
+    "__doc__": "angr's DefaultMemory with angr-ram's relocatable, multi-write and speculative-find layers.",
+    "__module__": __name__,
+})
