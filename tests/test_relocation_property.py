@@ -75,7 +75,7 @@ class RandomRelocator(angr.ExplorationTechnique):
 
 
 @pytest.mark.parametrize(("name", "n", "seed", "merge"), [
-    ("matrix10_O0", 2, 1, False), ("twolookup_O2", 2, 2, False), ("hashtables_O0", 1, 3, False),
+    ("matrix10_O0", 2, 1, False), ("hashtables_O2", 1, 2, False), ("hashtables_O0", 1, 3, False),
     ("ptrarray_O0", 2, 4, False), ("matrix10_O0", 2, 5, True), ("ptrarray_O0", 2, 6, True),
     ("chainhash_O0", 1, 7, True)])
 def test_random_relocation_keeps_queries_and_outcomes(name, n, seed, merge):

@@ -28,11 +28,12 @@ from ..dag import count_nodes
 from ..errors import AngrRamError
 from ..patches import declare, install_all
 from ..scope import RunScope
+from .clauses import ClauseTable, SolveStats
 from .fragments import FRAGMENT_KEY, Fragment, resolve_merge_points
+from .frontend import QuantifiedFrontend
 from .incremental import NODE_KEY, Tree
 from .liveness import Liveness
 from .patterns import RESIDUAL, ShapeHasher, regular_partition
-from .quantified import ClauseTable, QuantifiedFrontend, SolveStats
 from .synthesis import family_of, linear_fit, synthesize
 
 MODES = ("ite", "pat")
