@@ -20,7 +20,7 @@ demo: $(STAMP) samples
 
 test: $(STAMP) samples
 	$(VENV)/bin/ruff check angr_ram tests
-	$(PY) -m pytest -q -n 2 --durations=15 tests
+	$(PY) -m pytest -q -n 2 --dist worksteal --durations=15 tests
 
 bench: $(STAMP) samples
 	$(PY) -m pip install -q -e '.[test,bench]'
