@@ -39,7 +39,7 @@ install-check: samples
 	/tmp/angr-ram-install-check/bin/pip install -q .
 	cd /tmp && /tmp/angr-ram-install-check/bin/angr-ram run $(CURDIR)/samples/build/matrix3_O0 --stdin-bytes 2
 	cd /tmp && /tmp/angr-ram-install-check/bin/angr-ram bench uaf --samples-dir $(CURDIR)/samples/build --timeout 120
-	rm -rf /tmp/angr-ram-install-check
+	rm -rf /tmp/angr-ram-install-check build
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check angr_ram tests

@@ -1,6 +1,7 @@
 """The package as a user installs it: a non-editable install, used from outside the checkout."""
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -9,8 +10,13 @@ from .conftest import BUILD, ROOT
 
 def test_installed_package_runs_and_benches_from_outside_the_checkout(tmp_path):
     target = tmp_path / "site"
+    src = tmp_path / "src"            # a copy: setuptools writes its build/ directory into the source tree
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    shutil.copytree(ROOT / "angr_ram", src / "angr_ram", ignore=shutil.ignore_patterns("__pycache__"))
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-                    "--target", os.fspath(target), os.fspath(ROOT)], check=True, capture_output=True, timeout=600)
+                    "--target", os.fspath(target), os.fspath(src)], check=True, capture_output=True, timeout=600)
     assert (target / "angr_ram" / "bench" / "corpus.py").is_file()
     assert not (target / "angr_ram" / "groundtruth.py").exists()       # test helpers stay in tests/
     work = tmp_path / "elsewhere"

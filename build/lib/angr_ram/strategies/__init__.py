@@ -1,1 +1,0 @@
-"""Resolution and partitioning policies for symbolic pointers."""
