@@ -68,6 +68,16 @@ class MemoryErrorInfo:
     stdin: bytes | None = None
     extra: dict = field(default_factory=dict)
 
+    @classmethod
+    def of(cls, state, kind: str, message: str) -> MemoryErrorInfo:
+        """The error of ``state`` (an error path) at its address, with its stdin as the reproducing
+        input (None when the path has no model)."""
+        try:
+            stdin = state.posix.dumps(0)
+        except Exception:  # noqa: BLE001 - the error is still reported, without an input
+            stdin = None
+        return cls(kind, message, state.addr, stdin)
+
     def __str__(self) -> str:
         where = f" at {self.ins_addr:#x}" if self.ins_addr is not None else ""
         return f"{self.kind}{where}: {self.message}"

@@ -269,11 +269,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
 
     @staticmethod
     def _mark_error(state, kind: str, message: str) -> None:
-        try:
-            stdin = state.posix.dumps(0)
-        except Exception:  # noqa: BLE001 - an unsat error path still gets reported, without input
-            stdin = None
-        state.ram.error = MemoryErrorInfo(kind, message, state.addr, stdin)
+        state.ram.error = MemoryErrorInfo.of(state, kind, message)
 
 
 def gave_up(exc: BaseException) -> str | None:

@@ -90,12 +90,7 @@ class FaultMixin(MemoryMixin):
         logged, never dropped."""
         err = self.state.copy()
         err.add_constraints(bad)
-        try:
-            stdin = err.posix.dumps(0)
-        except Exception:  # noqa: BLE001 - the fault is still recorded, without an input
-            stdin = None
-        info = MemoryErrorInfo(kind, f"{message} (outside a step: the state keeps the other inputs)",
-                               self.state.addr, stdin)
+        info = MemoryErrorInfo.of(err, kind, f"{message} (outside a step: the state keeps the other inputs)")
         space = self.state.ram
         space.faults_outside_step = (*space.faults_outside_step, info)
         log.warning("angr-ram: %s", info)
