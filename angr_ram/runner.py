@@ -159,6 +159,22 @@ def summarize(simgr, tech, res: RunResult | None = None, tests: bool = False) ->
     of ``simgr``; ``tests=True`` also collects a test case per path and outcome."""
     if res is None:
         res = RunResult()
+    collect_paths(simgr, res)
+    res.stats = stats(simgr)          # the exploration's counts, before the tests' queries
+    res.stats["paths"] = len(simgr.deadended)
+    if tests:
+        t1 = time.perf_counter()
+        res.tests = collect_tests(simgr)
+        res.tests_seconds = time.perf_counter() - t1
+    if tech is not None:
+        tech.close()
+        res.stats["cache_disk_size"] = tech.stats.cache_disk_size
+    return res
+
+
+def collect_paths(simgr, res: RunResult) -> RunResult:
+    """Add the finished paths of ``simgr`` to ``res``: outcomes and endings of the deadended
+    states, error paths with their inputs, paths that reached a find target or were set aside."""
     for s in simgr.deadended:
         res.outcomes |= path_outcomes(s)
         e = ending(s)
@@ -176,17 +192,8 @@ def summarize(simgr, tech, res: RunResult | None = None, tests: bool = False) ->
         except Exception:  # noqa: BLE001 - the reason is still reported without an input
             stdin = None
         res.errors.append(("angr-error", errored_reason(rec.error), stdin))
-    res.found = len(simgr.stashes.get("found", []))
-    res.unknown = len(simgr.stashes.get(UNKNOWN_STASH, [])) + len(simgr.stashes.get("interrupted", []))
-    res.stats = stats(simgr)          # the exploration's counts, before the tests' queries
-    res.stats["paths"] = len(simgr.deadended)
-    if tests:
-        t1 = time.perf_counter()
-        res.tests = collect_tests(simgr)
-        res.tests_seconds = time.perf_counter() - t1
-    if tech is not None:
-        tech.close()
-        res.stats["cache_disk_size"] = tech.stats.cache_disk_size
+    res.found += len(simgr.stashes.get("found", []))
+    res.unknown += len(simgr.stashes.get(UNKNOWN_STASH, [])) + len(simgr.stashes.get("interrupted", []))
     return res
 
 

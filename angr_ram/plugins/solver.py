@@ -63,10 +63,22 @@ class SubstitutingFrontend(Frontend):
         if sizes is not None:
             self.sizes = sizes
 
+    def __getstate__(self):
+        """Pickled without the inner solver and the substitution: both are rebuilt from the stored
+        constraints and the state's address constraints at the next query (see :mod:`angr_ram.shipping`)."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("inner", "subst", "_epoch")}
+
+    def __setstate__(self, s):
+        self.__dict__.update(s)
+        self.inner, self.subst, self._epoch = None, _EMPTY, None
+
     def _sync(self):
         s = self.subst
         if self.inner is None:
             self.inner = _new_inner(self.timeout)
+            if self.constraints:      # unpickled: the substituted constraints are added again
+                self.inner.add(s.many(self.constraints))
+            self._epoch = s.memo
         if self._epoch is not s.memo:
             if self._epoch is not None and any(s.touches(c) for c in self.constraints):
                 inner = _new_inner(self.timeout)
@@ -121,17 +133,19 @@ class SubstitutingFrontend(Frontend):
 
     def _copy(self, c):
         c.constraints = list(self.constraints)
-        c.inner = self.inner.branch()
+        c.inner = self.inner.branch() if self.inner is not None else None   # None: unpickled, not yet rebuilt
         c.subst, c._epoch, c.stats, c._variables = self.subst, self._epoch, self.stats, self._variables
         c.cache, c.sizes, c.embedded = self.cache, self.sizes, self.embedded
         c.has_lets = self.has_lets
         c.timeout, c.scope = self.timeout, self.scope
 
     def finalize(self):
-        self.inner.finalize()
+        if self.inner is not None:
+            self.inner.finalize()
 
     def downsize(self):
-        self.inner.downsize()
+        if self.inner is not None:
+            self.inner.downsize()
 
     # ------------------------------------------------------------------ constraints
     def add(self, constraints, invalidate_cache=True):  # pylint: disable=unused-argument
