@@ -33,11 +33,30 @@ def _progress(stream):
     return show
 
 
+def _dist_progress(stream):
+    def show(p):
+        stream.write(f"\r  paths {p.paths:6d}  errors {p.errors:4d}  frontier {p.frontier:5d}  "
+                     f"busy {min(p.busy, p.workers)}/{p.workers} workers  tasks {p.tasks:5d}")
+        stream.flush()
+    return show
+
+
 def cmd_run(args) -> int:
     """Explore one binary and print its outcomes, error paths and statistics (and write its tests)."""
     from .runner import explore
 
-    progress = _progress(sys.stderr) if sys.stderr.isatty() and not args.json else None
+    distributed = args.workers is not None or args.scheduler is not None
+    if distributed:
+        if args.merge is not None or args.emit_tests is not None or args.max_states is not None:
+            raise AngrRamError("--workers/--scheduler cannot be combined with --merge, --emit-tests or --max-states")
+        from .distributed import explore_distributed
+
+        def explore(binary, stdin_bytes, max_states=None, tests=False, **kw):  # noqa: ARG001 - refused above
+            return explore_distributed(binary, stdin_bytes, workers=args.workers or 2, scheduler=args.scheduler,
+                                       task_seconds=args.task_seconds, **kw)
+
+    show = _dist_progress if distributed else _progress
+    progress = show(sys.stderr) if sys.stderr.isatty() and not args.json else None
     opts = {"cache": args.cache, "validate": args.validate, "persist": args.persist,
             "solver_timeout_ms": args.solver_timeout_ms, "cache_limit": args.cache_limit} if args.engine == "ram" else {}
     if args.merge is not None:
@@ -166,6 +185,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--merge-validate", action="store_true", help="with --merge: check every merge and answer")
     r.add_argument("--json", action="store_true", help="machine-readable output")
     r.add_argument("--timeout", type=float, default=None, help="stop exploring after S seconds")
+    r.add_argument("--workers", type=_positive, default=None, metavar="N",
+                   help="step the states on N local dask worker processes (needs angr-ram[dist])")
+    r.add_argument("--scheduler", default=None, metavar="ADDR",
+                   help="step the states on the workers of the dask scheduler at ADDR (tcp://host:8786)")
+    r.add_argument("--task-seconds", type=float, default=5.0, metavar="S",
+                   help="with --workers/--scheduler: how long a task steps its batch of states")
     r.set_defaults(func=cmd_run)
     rp = sub.add_parser("replay", help="run the native binary on emitted tests and compare")
     rp.add_argument("directory", help="a directory written by run --emit-tests")

@@ -68,7 +68,7 @@ class StatePacker:
 
         class _Pickler(pickle.Pickler):
             def persistent_id(self, obj):
-                if obj is base_sizes:
+                if base_sizes is not None and obj is base_sizes:
                     return ("base_sizes", sizes)
                 return roles.get(id(obj))
 
