@@ -23,7 +23,7 @@ test: $(STAMP) samples
 	$(PY) -m pytest -q -n 2 --dist worksteal --durations=15 tests
 
 bench: $(STAMP) samples
-	$(PY) -m pip install -q -e '.[test,bench]'
+	$(PY) -m pip install -q -e '.[test,bench,dist]'
 	$(VENV)/bin/angr-ram bench --repeat 3
 	mkdir -p bench-results
 	$(VENV)/bin/angr-ram bench --models --plot bench-results/models_vs_matrix_size.png
@@ -31,6 +31,7 @@ bench: $(STAMP) samples
 	$(VENV)/bin/angr-ram bench --merging
 	$(VENV)/bin/angr-ram bench --corpus --timeout 300
 	$(VENV)/bin/angr-ram bench --tests
+	$(VENV)/bin/angr-ram bench --distributed
 
 # the package as a user installs it: `pip install .` (non-editable) into a fresh venv, then the
 # command from outside the checkout

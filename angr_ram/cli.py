@@ -122,6 +122,10 @@ def cmd_replay(args) -> int:
 def cmd_bench(args) -> int:
     """Run the benchmark table (see :mod:`angr_ram.bench`)."""
     d = args.samples_dir
+    if args.distributed:
+        from .bench.distributed import distributed_table
+
+        return distributed_table(args.timeout, samples_dir=d)
     if args.merging:
         from .bench.merging import merge_table
 
@@ -189,8 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="step the states on N local dask worker processes (needs angr-ram[dist])")
     r.add_argument("--scheduler", default=None, metavar="ADDR",
                    help="step the states on the workers of the dask scheduler at ADDR (tcp://host:8786)")
-    r.add_argument("--task-seconds", type=float, default=5.0, metavar="S",
-                   help="with --workers/--scheduler: how long a task steps its batch of states")
+    r.add_argument("--task-seconds", type=float, default=30.0, metavar="S",
+                   help="with --workers/--scheduler: the longest a task steps its batch before returning its frontier")
     r.set_defaults(func=cmd_run)
     rp = sub.add_parser("replay", help="run the native binary on emitted tests and compare")
     rp.add_argument("directory", help="a directory written by run --emit-tests")
@@ -211,6 +215,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--merging", action="store_true", help="compare the state-merging modes on memspn instead")
     b.add_argument("--corpus", action="store_true",
                    help="stock angr vs fork vs dsmm on third-party and specification-derived programs")
+    b.add_argument("--distributed", action="store_true",
+                   help="a program with over a thousand paths in one process and on 1, 2 and 4 dask workers")
     b.add_argument("--tests", action="store_true",
                    help="emit tests per program and configuration and replay them natively")
     b.add_argument("--samples-dir", type=Path, default=None,

@@ -31,6 +31,7 @@ from .runner import RunResult, collect_paths, prepare
 from .shipping import StatePacker, prime_continuations
 
 PLUGIN_PREFIX = "angr-ram-run-"
+HUNGER_CHECK = 0.5      # seconds between a task's looks at the driver's "a worker is idle" event
 
 
 @dataclass(frozen=True)
@@ -87,20 +88,27 @@ class WorkerRun:
         self.batches = 0
         self.lock = threading.Lock()             # a worker with several threads steps one batch at a time
 
-    def step(self, blobs: list[bytes], seconds: float, spill: int) -> BatchResult:
-        """Step the shipped states for about ``seconds`` (or until more than ``spill`` are active,
-        after at least a tenth of that time), then return the finished paths and the frontier."""
+    def step(self, blobs: list[bytes], seconds: float, hungry: str | None) -> BatchResult:
+        """Step the shipped states until none is active, ``seconds`` have passed, or the driver's
+        dask Event ``hungry`` says a worker is idle with nothing to do (checked every
+        :data:`HUNGER_CHECK` seconds) while this batch has two states or more to share; then
+        return the finished paths and the frontier."""
         with self.lock:
             t0 = time.perf_counter()
             simgr = self.simgr
             simgr.populate("active", [self.packer.loads(b) for b in blobs])
-            steps = 0
+            event = _event(hungry)
+            steps, checked = 0, t0
             while simgr.active:
                 simgr.step()
                 steps += 1
-                elapsed = time.perf_counter() - t0
-                if elapsed >= seconds or (len(simgr.active) > spill and elapsed >= seconds / 10):
+                now = time.perf_counter()
+                if now - t0 >= seconds:
                     break
+                if event is not None and now - checked >= HUNGER_CHECK and len(simgr.active) >= 2:
+                    checked = now
+                    if event.is_set():
+                        break
             paths = collect_paths(simgr, RunResult())
             before = self.packer.bytes_out
             frontier = [self.packer.dumps(s) for s in simgr.active]
@@ -142,11 +150,18 @@ def _run_plugin_class():
     return RunPlugin
 
 
-def run_batch(run_id: str, blobs: list[bytes], seconds: float, spill: int) -> BatchResult:
+def _event(name: str | None):
+    if name is None:
+        return None
+    from distributed import Event
+    return Event(name)
+
+
+def run_batch(run_id: str, blobs: list[bytes], seconds: float, hungry: str | None = None) -> BatchResult:
     """The dask task: step ``blobs`` (pickled states) on this worker's run ``run_id``."""
     from distributed import get_worker
     plugin = get_worker().plugins[PLUGIN_PREFIX + run_id]
-    return plugin.get().step(blobs, seconds, spill)
+    return plugin.get().step(blobs, seconds, hungry)
 
 
 @dataclass
@@ -166,14 +181,15 @@ class Progress:
 def explore_distributed(binary: str, stdin_bytes: int = 0, workers: int = 2, scheduler: str | None = None,
                         engine: str = "ram", model: str = "fork", symbolic_bases: bool = True,
                         timeout: float | None = None, progress=None, max_paths: int | None = None,
-                        args=(), files=(), find=(), avoid=(), num_find: int = 1, batch: int = 4,
-                        task_seconds: float = 5.0, spill: int = 32, client=None, **options) -> RunResult:
+                        args=(), files=(), find=(), avoid=(), num_find: int = 1, batch: int = 16,
+                        task_seconds: float = 30.0, client=None, **options) -> RunResult:
     """Explore ``binary`` like :func:`angr_ram.runner.explore`, stepping the states on dask workers.
 
     ``workers`` local worker processes (a ``LocalCluster``), or the cluster of the scheduler at
     ``scheduler`` ("tcp://host:8786"), or an existing dask ``client``. A task takes up to ``batch``
-    states and steps them for ``task_seconds`` (returning early once more than ``spill`` are
-    active). The result's stats hold the summed counters of the driver and all workers, plus
+    states and steps them for at most ``task_seconds``; it returns its frontier earlier when a
+    worker is idle and no state is waiting (a dask ``Event`` the driver sets), so states are
+    shipped when another worker needs them, not on a clock. The result's stats hold the summed counters of the driver and all workers, plus
     ``dist_*`` counts (tasks, states shipped, bytes pickled per state, failed tasks).
     """
     for bad in ("merge", "merge_points", "tests"):
@@ -246,17 +262,23 @@ def explore_distributed(binary: str, stdin_bytes: int = 0, workers: int = 2, sch
         nworkers = max(1, len(client.scheduler_info().get("workers", {})) or workers)
         inflight: dict = {}
         ac = distributed.as_completed()
+        hungry = distributed.Event(f"angr-ram-hungry-{spec.run_id}", client=client)
+        is_hungry = [False]
 
         def submit() -> None:
-            slots = 2 * nworkers
+            slots = nworkers                  # one task per worker; a task shares its states on demand
             while pending and len(inflight) < slots:
                 k = max(1, min(batch, math.ceil(len(pending) / (slots - len(inflight)))))
                 chunk = [pending.popleft() for _ in range(min(k, len(pending)))]
-                fut = client.submit(run_batch, spec.run_id, [b for _, b in chunk], task_seconds, spill,
+                fut = client.submit(run_batch, spec.run_id, [b for _, b in chunk], task_seconds, hungry.name,
                                     pure=False)
                 inflight[fut] = [i for i, _ in chunk]
                 ac.add(fut)
                 dist["dist_tasks"] += 1
+            want = not pending and len(inflight) < slots      # a worker idles: running tasks should share
+            if want != is_hungry[0]:
+                hungry.set() if want else hungry.clear()
+                is_hungry[0] = want
 
         try:
             submit()

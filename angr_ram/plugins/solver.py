@@ -24,6 +24,7 @@ from .query_cache import model_leaves
 from .substitution import Substitution
 
 _EMPTY = Substitution({})
+SHIPPED_MODELS = 8      # cached models per solver component that travel with a pickled state
 
 
 def _new_inner(timeout: int | None = None):
@@ -65,8 +66,14 @@ class SubstitutingFrontend(Frontend):
 
     def __getstate__(self):
         """Pickled without the inner solver and the substitution: both are rebuilt from the stored
-        constraints and the state's address constraints at the next query (see :mod:`angr_ram.shipping`)."""
-        return {k: v for k, v in self.__dict__.items() if k not in ("inner", "subst", "_epoch")}
+        constraints and the state's address constraints at the next query (see
+        :mod:`angr_ram.shipping`). The inner solver's cached models travel along (claripy's own
+        pickling drops them), so the rebuilt solver answers what they answer without z3."""
+        d = {k: v for k, v in self.__dict__.items() if k not in ("inner", "subst", "_epoch")}
+        if self.inner is not None:
+            d["_shipped_models"] = [m for child in getattr(self.inner, "_solver_list", ())
+                                    for m in list(getattr(child, "_models", ()))[:SHIPPED_MODELS]]
+        return d
 
     def __setstate__(self, s):
         self.__dict__.update(s)
@@ -78,6 +85,7 @@ class SubstitutingFrontend(Frontend):
             self.inner = _new_inner(self.timeout)
             if self.constraints:      # unpickled: the substituted constraints are added again
                 self.inner.add(s.many(self.constraints))
+                self._restore_models(self.__dict__.pop("_shipped_models", ()))
             self._epoch = s.memo
         if self._epoch is not s.memo:
             if self._epoch is not None and any(s.touches(c) for c in self.constraints):
@@ -86,6 +94,19 @@ class SubstitutingFrontend(Frontend):
                 self.inner = inner
             self._epoch = s.memo
         return self.inner
+
+    def _restore_models(self, models) -> None:
+        """Give each child of the rebuilt inner solver the shipped models over exactly its variables
+        that satisfy its constraints (checked by evaluation, so a model is never wrong)."""
+        if not models:
+            return
+        for child in getattr(self.inner, "_solver_list", ()):
+            cache = getattr(child, "_models", None)
+            if cache is None:
+                continue
+            for m in models:
+                if m.model.keys() == child.variables and m.eval_constraints(child.constraints):
+                    cache.add(m)
 
     def set_timeout(self, timeout: int | None) -> None:
         """Use ``timeout`` milliseconds per z3 call from now on (the inner solver is rebuilt)."""
