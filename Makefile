@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test samples bench lint clean install-check
+.PHONY: demo test test-slow samples bench lint clean install-check
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,7 +20,12 @@ demo: $(STAMP) samples
 
 test: $(STAMP) samples
 	$(VENV)/bin/ruff check angr_ram tests
-	$(PY) -m pytest -q -n 2 --dist worksteal --durations=15 tests
+	$(PY) -m pytest -q -n 2 --dist worksteal --durations=15 -m "not slow" tests
+
+# the tests marked slow: ratio claims that `make bench` also prints, and the longest corpus programs
+# (CI runs them after `make test`)
+test-slow: $(STAMP) samples
+	$(PY) -m pytest -q -n 2 --dist worksteal --durations=10 -m slow tests
 
 bench: $(STAMP) samples
 	$(PY) -m pip install -q -e '.[test,bench,dist]'

@@ -193,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="step the states on N local dask worker processes (needs angr-ram[dist])")
     r.add_argument("--scheduler", default=None, metavar="ADDR",
                    help="step the states on the workers of the dask scheduler at ADDR (tcp://host:8786)")
-    r.add_argument("--task-seconds", type=float, default=30.0, metavar="S",
+    r.add_argument("--task-seconds", type=float, default=60.0, metavar="S",
                    help="with --workers/--scheduler: the longest a task steps its batch before returning its frontier")
     r.set_defaults(func=cmd_run)
     rp = sub.add_parser("replay", help="run the native binary on emitted tests and compare")

@@ -182,7 +182,7 @@ def explore_distributed(binary: str, stdin_bytes: int = 0, workers: int = 2, sch
                         engine: str = "ram", model: str = "fork", symbolic_bases: bool = True,
                         timeout: float | None = None, progress=None, max_paths: int | None = None,
                         args=(), files=(), find=(), avoid=(), num_find: int = 1, batch: int = 16,
-                        task_seconds: float = 30.0, client=None, **options) -> RunResult:
+                        task_seconds: float = 60.0, client=None, **options) -> RunResult:
     """Explore ``binary`` like :func:`angr_ram.runner.explore`, stepping the states on dask workers.
 
     ``workers`` local worker processes (a ``LocalCluster``), or the cluster of the scheduler at
@@ -248,14 +248,17 @@ def explore_distributed(binary: str, stdin_bytes: int = 0, workers: int = 2, sch
     if pending and res.stopped is None:
         warnings.filterwarnings("ignore", message=".*large graph.*", category=UserWarning)
         logging.getLogger("distributed").setLevel(logging.ERROR)
-        dask.config.set({"logging.distributed": "error"})   # also in the worker processes
         if client is None:
             if scheduler is not None:
                 client = own_client = distributed.Client(scheduler)
             else:
-                os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "error")   # read by the worker processes
-                cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                                   dashboard_address=None, silence_logs=logging.ERROR)
+                # read by the worker processes: quiet logs, and no statistical profiler (it samples
+                # the task thread's deep angr stacks every 10 ms and slows stepping by a third)
+                # (the nannies hand the workers this process's dask config, so it is set here too)
+                os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "error")
+                with dask.config.set({"distributed.worker.profile.enabled": False}):
+                    cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                                       dashboard_address=None, silence_logs=logging.ERROR)
                 client = own_client = distributed.Client(cluster)
         plugin = _run_plugin_class()(spec)
         client.register_plugin(plugin)

@@ -46,11 +46,13 @@ def test_string_functions_under_dsmm():
     check("strspn_generic", "O2", model="dsmm")
 
 
+@pytest.mark.slow   # make test-slow (CI): the interpreter shape at -O0 and -O2, 37 s
 def test_bytecode_interpreter_jump_table():
     """At -O2 the switch is a jump table: a symbolic read of .rodata decides the jump target."""
     check("bytecode", "O2")
 
 
+@pytest.mark.slow   # make test-slow (CI): uthash lookup, 60 s (bench --corpus runs it too)
 def test_uthash_lookup_of_a_symbolic_key():
     """Jenkins hash of the key, then the bucket chain: both outcomes (found, not found) and the
     found values' classes, with z3 never asked about the hash."""

@@ -8,6 +8,7 @@ import signal
 import pytest
 
 distributed = pytest.importorskip("distributed")
+import dask  # noqa: E402
 
 from angr_ram.distributed import explore_distributed  # noqa: E402
 from angr_ram.runner import explore  # noqa: E402
@@ -21,8 +22,9 @@ from .test_errors import ASAN_ERROR, asan_results  # noqa: E402
 @pytest.fixture(scope="module")
 def client():
     os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "error")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=40)
+    with dask.config.set({"distributed.worker.profile.enabled": False}):
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, silence_logs=40)
     c = distributed.Client(cluster)
     yield c
     c.close()

@@ -93,7 +93,7 @@ def test_slicing_and_components_ignore_base_addresses():
     assert sorted(len(g) for g in components(cs, names)) == [1, 2]
 
 
-@pytest.mark.parametrize("name", ["ptrarray_O0", "hashtables_O0", "twolookup_O0"])
+@pytest.mark.parametrize("name", ["ptrarray_O0", "hashtables_O0", pytest.param("twolookup_O0", marks=pytest.mark.slow)])
 def test_cache_modes_change_no_outcome_and_validation_finds_no_mismatch(name):
     n = 1 if name.startswith("hash") else 2
     b = os.fspath(BUILD / name)
@@ -223,6 +223,7 @@ def z3_calls(binary, n, **opts):
     return r, zc.count
 
 
+@pytest.mark.slow   # make test-slow (CI): a z3-call ratio (bench --cache prints it for every sample), 41 s
 @pytest.mark.parametrize("name", ["ptrpaths_O0"])
 def test_aa_sends_at_least_half_fewer_queries_to_z3_across_allocation_histories(name):
     """Paths that allocate scratch objects before the data structure ask the same lookup queries

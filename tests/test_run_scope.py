@@ -112,6 +112,7 @@ def _stock_in_fresh_process(prelude: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow   # make test-slow (CI): three fresh processes, 37 s
 def test_stock_angr_is_unchanged_by_importing_and_running_angr_ram():
     """The same stock-angr exploration in a fresh process, after ``import angr_ram``, and after runs
     with every technique (patches installed) gives the same paths, outcomes and endings; outside a
