@@ -193,8 +193,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="step the states on N local dask worker processes (needs angr-ram[dist])")
     r.add_argument("--scheduler", default=None, metavar="ADDR",
                    help="step the states on the workers of the dask scheduler at ADDR (tcp://host:8786)")
-    r.add_argument("--task-seconds", type=float, default=60.0, metavar="S",
-                   help="with --workers/--scheduler: the longest a task steps its batch before returning its frontier")
+    r.add_argument("--task-seconds", type=float, default=None, metavar="S",
+                   help="with --workers/--scheduler: the longest a task steps its batch before returning its "
+                        "frontier (default: until done, or until another worker is idle)")
     r.set_defaults(func=cmd_run)
     rp = sub.add_parser("replay", help="run the native binary on emitted tests and compare")
     rp.add_argument("directory", help="a directory written by run --emit-tests")

@@ -88,8 +88,8 @@ class WorkerRun:
         self.batches = 0
         self.lock = threading.Lock()             # a worker with several threads steps one batch at a time
 
-    def step(self, blobs: list[bytes], seconds: float, hungry: str | None) -> BatchResult:
-        """Step the shipped states until none is active, ``seconds`` have passed, or the driver's
+    def step(self, blobs: list[bytes], seconds: float | None, hungry: str | None) -> BatchResult:
+        """Step the shipped states until none is active, ``seconds`` (if not None) have passed, or the driver's
         dask Event ``hungry`` says a worker is idle with nothing to do (checked every
         :data:`HUNGER_CHECK` seconds) while this batch has two states or more to share; then
         return the finished paths and the frontier."""
@@ -103,7 +103,7 @@ class WorkerRun:
                 simgr.step()
                 steps += 1
                 now = time.perf_counter()
-                if now - t0 >= seconds:
+                if seconds is not None and now - t0 >= seconds:
                     break
                 if event is not None and now - checked >= HUNGER_CHECK and len(simgr.active) >= 2:
                     checked = now
@@ -157,7 +157,7 @@ def _event(name: str | None):
     return Event(name)
 
 
-def run_batch(run_id: str, blobs: list[bytes], seconds: float, hungry: str | None = None) -> BatchResult:
+def run_batch(run_id: str, blobs: list[bytes], seconds: float | None, hungry: str | None = None) -> BatchResult:
     """The dask task: step ``blobs`` (pickled states) on this worker's run ``run_id``."""
     from distributed import get_worker
     plugin = get_worker().plugins[PLUGIN_PREFIX + run_id]
@@ -182,14 +182,15 @@ def explore_distributed(binary: str, stdin_bytes: int = 0, workers: int = 2, sch
                         engine: str = "ram", model: str = "fork", symbolic_bases: bool = True,
                         timeout: float | None = None, progress=None, max_paths: int | None = None,
                         args=(), files=(), find=(), avoid=(), num_find: int = 1, batch: int = 16,
-                        task_seconds: float = 60.0, client=None, **options) -> RunResult:
+                        task_seconds: float | None = None, client=None, **options) -> RunResult:
     """Explore ``binary`` like :func:`angr_ram.runner.explore`, stepping the states on dask workers.
 
     ``workers`` local worker processes (a ``LocalCluster``), or the cluster of the scheduler at
     ``scheduler`` ("tcp://host:8786"), or an existing dask ``client``. A task takes up to ``batch``
-    states and steps them for at most ``task_seconds``; it returns its frontier earlier when a
-    worker is idle and no state is waiting (a dask ``Event`` the driver sets), so states are
-    shipped when another worker needs them, not on a clock. The result's stats hold the summed counters of the driver and all workers, plus
+    states and steps them until they are done, or until a worker is idle and no state is waiting
+    (a dask ``Event`` the driver sets; then it returns its frontier), or for at most
+    ``task_seconds`` (None: no bound but the run's ``timeout``). States are shipped when another
+    worker needs them, not on a clock: a shipped state loses its solver's caches. The result's stats hold the summed counters of the driver and all workers, plus
     ``dist_*`` counts (tasks, states shipped, bytes pickled per state, failed tasks).
     """
     for bad in ("merge", "merge_points", "tests"):
@@ -268,12 +269,16 @@ def explore_distributed(binary: str, stdin_bytes: int = 0, workers: int = 2, sch
         hungry = distributed.Event(f"angr-ram-hungry-{spec.run_id}", client=client)
         is_hungry = [False]
 
+        def budget() -> float | None:
+            left = None if timeout is None else max(0.0, timeout - (time.perf_counter() - t0))
+            return left if task_seconds is None else task_seconds if left is None else min(left, task_seconds)
+
         def submit() -> None:
             slots = nworkers                  # one task per worker; a task shares its states on demand
             while pending and len(inflight) < slots:
                 k = max(1, min(batch, math.ceil(len(pending) / (slots - len(inflight)))))
                 chunk = [pending.popleft() for _ in range(min(k, len(pending)))]
-                fut = client.submit(run_batch, spec.run_id, [b for _, b in chunk], task_seconds, hungry.name,
+                fut = client.submit(run_batch, spec.run_id, [b for _, b in chunk], budget(), hungry.name,
                                     pure=False)
                 inflight[fut] = [i for i, _ in chunk]
                 ac.add(fut)

@@ -14,7 +14,7 @@ DIST_WORKERS = (1, 2, 4)
 
 
 def distributed_table(timeout: float = 900.0, workers=DIST_WORKERS, samples_dir: Path | None = None,
-                      sample: tuple[str, int] = DIST_SAMPLE, task_seconds: float = 60.0) -> int:
+                      sample: tuple[str, int] = DIST_SAMPLE, task_seconds: float | None = None) -> int:
     """Time, paths, tasks, states shipped and pickled bytes per state of ``sample`` explored in one
     process and on each number of ``workers`` (a LocalCluster each), with the speedup over one
     worker; every run's outcome set is compared with the single-process run's."""
