@@ -225,8 +225,15 @@ def explore_distributed(binary: str, stdin_bytes: int = 0, workers: int = 2, sch
             return "max-paths"
         return None
 
+    cluster = own_client = None
+    nworkers = workers
+    if client is None and scheduler is not None:
+        client = own_client = distributed.Client(scheduler)
+    if client is not None:                # an existing cluster: its workers count
+        nworkers = max(1, len(client.scheduler_info().get("workers", {})))
+
     # local start: a few states per worker
-    while simgr.active and len(simgr.active) < 2 * workers and stopped() is None:
+    while simgr.active and len(simgr.active) < 2 * nworkers and stopped() is None:
         simgr.step()
         active = list(simgr.active)
         simgr.drop(stash="active")
@@ -244,26 +251,21 @@ def explore_distributed(binary: str, stdin_bytes: int = 0, workers: int = 2, sch
     dist["dist_states_shipped"] += len(pending)
     dist["dist_bytes_pickled"] += packer.bytes_out
 
-    cluster = own_client = None
     res.stopped = stopped()
     if pending and res.stopped is None:
         warnings.filterwarnings("ignore", message=".*large graph.*", category=UserWarning)
         logging.getLogger("distributed").setLevel(logging.ERROR)
         if client is None:
-            if scheduler is not None:
-                client = own_client = distributed.Client(scheduler)
-            else:
-                # read by the worker processes: quiet logs, and no statistical profiler (it samples
-                # the task thread's deep angr stacks every 10 ms and slows stepping by a third)
-                # (the nannies hand the workers this process's dask config, so it is set here too)
-                os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "error")
-                with dask.config.set({"distributed.worker.profile.enabled": False}):
-                    cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                                       dashboard_address=None, silence_logs=logging.ERROR)
-                client = own_client = distributed.Client(cluster)
+            # read by the worker processes: quiet logs, and no statistical profiler (it samples
+            # the task thread's deep angr stacks every 10 ms and slows stepping by a third)
+            # (the nannies hand the workers this process's dask config, so it is set here too)
+            os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "error")
+            with dask.config.set({"distributed.worker.profile.enabled": False}):
+                cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                                   dashboard_address=None, silence_logs=logging.ERROR)
+            client = own_client = distributed.Client(cluster)
         plugin = _run_plugin_class()(spec)
         client.register_plugin(plugin)
-        nworkers = max(1, len(client.scheduler_info().get("workers", {})) or workers)
         inflight: dict = {}
         ac = distributed.as_completed()
         hungry = distributed.Event(f"angr-ram-hungry-{spec.run_id}", client=client)
@@ -331,13 +333,15 @@ def explore_distributed(binary: str, stdin_bytes: int = 0, workers: int = 2, sch
                 own_client.close()
             if cluster is not None:
                 cluster.close()
+    if own_client is not None and own_client.status != "closed":   # the run ended in the local start
+        own_client.close()
     res.timed_out = res.stopped in ("timeout", "interrupted")
     res.seconds = time.perf_counter() - t0
     res.stats = _sum_stats([local_stats] + [s for _, s in snapshots.values()])
     res.stats["paths"] = sum(res.endings.values())
     res.stats["errors"] = len(res.errors)
     res.stats["unknown"] = res.unknown
-    dist["dist_workers"] = workers if scheduler is None and client is None else len(snapshots)
+    dist["dist_workers"] = nworkers
     dist["dist_bytes_per_state"] = dist["dist_bytes_pickled"] // max(1, dist["dist_states_shipped"])
     res.stats.update(dist)
     return res

@@ -51,10 +51,11 @@ def test_outcomes_equal_native_and_single_process(client, name, n, opts):
 
 
 def test_error_paths_travel_with_their_inputs(client):
-    """uaf: the three memory-error paths come back from the workers with inputs that the
-    AddressSanitizer build confirms; the clean outcomes equal native."""
+    """uaf, on the cluster at a scheduler address: the three memory-error paths come back from the
+    workers with inputs that the AddressSanitizer build confirms; the clean outcomes equal native."""
     b = os.fspath(BUILD / "uaf_O0")
-    d = explore_distributed(b, 1, client=client, task_seconds=1.0, batch=1)
+    d = explore_distributed(b, 1, scheduler=client.scheduler.address, task_seconds=1.0, batch=1)
+    assert d.stats["dist_workers"] == 2                   # counted from the scheduler it connected to
     native = asan_results("uaf")
     assert d.outcomes == {out for out in native.values() if out[0] != ASAN_ERROR}
     single = explore(b, 1)
