@@ -99,20 +99,22 @@ class WorkerRun:
             simgr.populate("active", [self.packer.loads(b) for b in blobs])
             event = _event(hungry)
             steps, checked = 0, t0
-            while simgr.active:
-                simgr.step()
-                steps += 1
-                now = time.perf_counter()
-                if seconds is not None and now - t0 >= seconds:
-                    break
-                if event is not None and now - checked >= HUNGER_CHECK and len(simgr.active) >= 2:
-                    checked = now
-                    if event.is_set():
+            try:
+                while simgr.active:
+                    simgr.step()
+                    steps += 1
+                    now = time.perf_counter()
+                    if seconds is not None and now - t0 >= seconds:
                         break
-            paths = collect_paths(simgr, RunResult())
-            before = self.packer.bytes_out
-            frontier = [self.packer.dumps(s) for s in simgr.active]
-            _empty(simgr)
+                    if event is not None and now - checked >= HUNGER_CHECK and len(simgr.active) >= 2:
+                        checked = now
+                        if event.is_set():
+                            break
+                paths = collect_paths(simgr, RunResult())
+                before = self.packer.bytes_out
+                frontier = [self.packer.dumps(s) for s in simgr.active]
+            finally:
+                _empty(simgr)         # a failed batch leaves nothing behind for the next one
             self.batches += 1
             st = self.tech.stats.as_dict() if self.tech is not None else {}
             return BatchResult(paths, frontier, st, self.session, self.batches, steps,
