@@ -34,7 +34,8 @@ def client():
 # sample, stdin bytes, options: a pointer sample, one with dsmm, one on stock angr's engine, and code
 # not written for angr-ram: zlib's crc32 (Debian's libz.a) and strspn/strcspn/strtok from the C standard
 RUNS = [("matrix10_O0", 2, {}), ("hashtables_O0", 1, {"model": "dsmm"}), ("branches_O2", 2, {"engine": "stock"}),
-        ("crc32_zlib_O0", 2, {}), ("strspn_generic_O0", 2, {})]
+        ("crc32_zlib_O0", 2, {}), ("strspn_generic_O0", 2, {}),
+        ("strspn_generic_O2", 2, {})]
 
 
 @pytest.mark.parametrize("name,n,opts", RUNS, ids=[r[0] + "-" + "-".join(map(str, r[2].values())) for r in RUNS])

@@ -33,3 +33,17 @@ def sample_path(name: str, samples_dir: Path | str | None = None) -> str:
         raise AngrRamError(f"{p}: sample binary not found; build the samples (make samples) "
                            "or pass --samples-dir DIR")
     return os.fspath(p)
+
+
+def fastest(settings, run, repeat: int = 1) -> dict:
+    """Run every setting (a tuple whose first item is its label) ``repeat`` times, round-robin so
+    that machine noise hits all alike, and keep each label's fastest result (a dict with
+    ``"seconds"``) from ``run(*setting)``."""
+    best: dict = {}
+    for _ in range(max(repeat, 1)):
+        for setting in settings:
+            r = run(*setting)
+            label = setting[0]
+            if label not in best or r["seconds"] < best[label]["seconds"]:
+                best[label] = r
+    return best

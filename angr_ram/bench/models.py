@@ -18,7 +18,7 @@ from pathlib import Path
 from ..patches import with_claripy_fixes
 from ..runner import explore
 from ..technique import RelocatableMemory
-from . import sample_path
+from . import fastest, sample_path
 
 MULTI = {"matrix40": ("matrix40_O0", 2), "twolookup": ("twolookup_O0", 2), "hashtables": ("hashtables_O0", 1),
          "ptrarray": ("ptrarray_O0", 2), "chainhash": ("chainhash_O0", 1), "poolhash": ("poolhash_O0", 1)}
@@ -71,13 +71,7 @@ def _table(rows, title):
 
 
 def _interleaved(binary, n, settings, timeout, repeat):
-    best: dict = {}
-    for _ in range(max(repeat, 1)):
-        for label, model, opts in settings:
-            r = _run(binary, n, model, opts, timeout)
-            if label not in best or r["seconds"] < best[label]["seconds"]:
-                best[label] = r
-    return best
+    return fastest(settings, lambda _label, model, opts: _run(binary, n, model, opts, timeout), repeat)
 
 
 def geomean(xs) -> float:

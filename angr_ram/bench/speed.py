@@ -16,7 +16,7 @@ import z3
 
 from ..patches import with_claripy_fixes
 from ..runner import explore
-from . import sample_path
+from . import fastest, sample_path
 
 # name -> (binary, stdin bytes, has symbolic pointers)
 SAMPLES = {
@@ -73,13 +73,7 @@ def run_one(binary: str, n: int, engine: str, symbolic_bases: bool, timeout: flo
 
 def run_sample(path: str, n: int, timeout: float, repeat: int) -> dict:
     """Every configuration on one sample, interleaved round-robin ``repeat`` times; minimum time kept."""
-    res: dict = {}
-    for _ in range(max(repeat, 1)):
-        for label, engine, sym in CONFIGS:
-            r = run_one(path, n, engine, sym, timeout)
-            if label not in res or r["seconds"] < res[label]["seconds"]:
-                res[label] = r
-    return res
+    return fastest(CONFIGS, lambda _label, engine, sym: run_one(path, n, engine, sym, timeout), repeat)
 
 
 @with_claripy_fixes
