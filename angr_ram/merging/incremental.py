@@ -10,6 +10,12 @@ an ancestor of ``n1`` has the same store as ``n1`` on the live registers and liv
 and the subtree below ``n2`` is dropped (the merged node explores it again, for both). The
 highest such ``n2`` (closest to the root) is chosen. Internal nodes are snapshots: angr's engine
 steps a copy of a state, so the state object of a stepped node is never changed again.
+
+Candidates are indexed by address, call stack and a digest of the live registers' values, so a new
+node is compared only with the earlier nodes that can match (equal live stores have equal digests).
+Every comparison that does not end in a merge is counted by its first difference
+(:attr:`Tree.refusals`: ``reg:<name>``, ``frame``, ``memory``, ``heap``, ``globals``, ``files``,
+``lca``), which says why a loop does not merge.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from .liveness import Live, Liveness
 
 NODE_KEY = "angr_ram_node"
 MAX_MERGES_PER_SITE = 512     # guard against merge cycles: then the fragment stops merging there
+RED_ZONE = 128                # bytes below the stack pointer a leaf function may use (System V)
+MAX_FRAME = 4096              # frame bytes the candidate index reads at most
 
 
 @dataclass(eq=False)
@@ -34,6 +42,7 @@ class Node:
     parent: Node | None
     depth: int
     key: tuple
+    live_digest: int | None = None
     children: list = field(default_factory=list)
     dead: bool = False
 
@@ -60,11 +69,13 @@ class Tree:
         self.liveness = liveness
         self.nodes: dict[int, Node] = {}
         self.by_key: dict[tuple, list[Node]] = {}
+        self.index: dict[tuple, list[Node]] = {}     # (key, live-register digest) -> nodes
         self.root = self.add(root_state, None)
         self.merges = 0
         self.compared = 0
         self.per_site: dict[tuple, int] = {}
         self.capped = 0
+        self.refusals: dict[str, int] = {}
 
     def add(self, state, parent: Node | None) -> Node:
         """A new node for ``state`` (below ``parent``); the state remembers it."""
@@ -76,6 +87,23 @@ class Tree:
         state.globals[NODE_KEY] = n.id
         return n
 
+    def _digest(self, n: Node, live: Live) -> int:
+        """Digest of ``n``'s live register values and live frame bytes between the stack pointer
+        (less the red zone) and the frame's base (computed once per node), its index key."""
+        if n.live_digest is None:
+            st = n.state
+            parts = [st.registers.load(off, size).hash()
+                     for off, size in _ranges(live.regs & ~self.liveness.ip_mask, self.liveness.range_memo)]
+            sp0, rsp = st.callstack.stack_ptr, st.regs.rsp
+            if not rsp.symbolic and sp0:
+                lo = max(rsp.concrete_value - RED_ZONE - sp0, -MAX_FRAME)
+                mask = sum(1 << (o - lo) for o in range(lo, 0) if live.mem.live(o))
+                parts.extend(st.memory.load(sp0 + lo + off, size, endness="Iend_BE").hash()
+                             for off, size in _ranges(mask, self.liveness.range_memo))
+            n.live_digest = hash(tuple(parts))
+            self.index.setdefault((n.key, n.live_digest), []).append(n)
+        return n.live_digest
+
     def node_of(self, state) -> Node | None:
         """The node a state was created as (None if it is not in this tree)."""
         nid = state.globals[NODE_KEY] if NODE_KEY in state.globals else None
@@ -85,6 +113,10 @@ class Tree:
         """False if the state descends from a node that a merge replaced."""
         n = self.node_of(state)
         return n is not None and not n.dead
+
+    def refuse(self, reason: str) -> None:
+        """Count one comparison that did not merge, by its reason."""
+        self.refusals[reason] = self.refusals.get(reason, 0) + 1
 
     # ------------------------------------------------------------------ merging
     def try_merge(self, n1: Node):
@@ -99,20 +131,41 @@ class Tree:
         if self.per_site.get(n1.key, 0) >= MAX_MERGES_PER_SITE:
             self.capped += 1
             return None
-        cands = [n for n in self.by_key.get(n1.key, ()) if n is not n1 and not n.dead and not _refork(n)]
-        if not cands:
+        if not any(n is not n1 and not n.dead for n in self.by_key.get(n1.key, ())):
             return None
         live = self.liveness.at(n1.state)
         if live is None:
+            self.refuse("liveness-unknown")
             return None
+        for n in self.by_key[n1.key]:            # index the earlier nodes of this site (same live set)
+            if n.live_digest is None:
+                self._digest(n, live)
+        cands = [n for n in self.index.get((n1.key, self._digest(n1, live)), ())
+                 if n is not n1 and not n.dead and not _refork(n)]
         above = n1.ancestors()
+        cands = [n for n in cands if n.id not in above]
+        if not cands:
+            self._why_no_match(n1, live, above)
+            return None
         for n2 in sorted(cands, key=lambda n: n.depth):
-            if n2.id in above:
-                continue
             self.compared += 1
-            if same_live_store(self.liveness, live, n1.state, n2.state):
-                return self._merge(n1, n2)
+            why = live_store_difference(self.liveness, live, n1.state, n2.state)
+            if why is None:
+                merged = self._merge(n1, n2)
+                if merged is not None:
+                    return merged
+                why = "lca"
+            self.refuse(why)
         return None
+
+    def _why_no_match(self, n1: Node, live: Live, above: set) -> None:
+        """Count what keeps ``n1`` from the nearest earlier node at its site (one comparison, for
+        the refusal statistics) when the index has no candidate."""
+        near = [n for n in self.by_key[n1.key] if n is not n1 and not n.dead and n.id not in above
+                and not _refork(n)]
+        if near:
+            n2 = max(near, key=lambda n: n.id)
+            self.refuse(live_store_difference(self.liveness, live, n1.state, n2.state) or "index")
 
     def _merge(self, n1: Node, n2: Node):
         lca = n2.parent
@@ -206,22 +259,37 @@ def _files(state) -> tuple:
     return tuple(out)
 
 
-def same_live_store(liveness: Liveness, live: Live, s1, s2) -> bool:
-    """True if ``s1`` and ``s2`` agree on every live register and live frame byte, on all other
-    memory, the heap objects, the standard streams and the globals."""
+def live_store_difference(liveness: Liveness, live: Live, s1, s2) -> str | None:
+    """None if ``s1`` and ``s2`` agree on every live register and live frame byte, on all other
+    memory, the heap objects, the standard streams and the globals; else the first difference
+    (``reg:<name>``, ``globals``, ``heap``, ``files``, ``frame`` or ``memory``)."""
     for off, size in _ranges(live.regs & ~liveness.ip_mask, liveness.range_memo):
         if s1.registers.load(off, size).hash() != s2.registers.load(off, size).hash():
-            return False
+            for o in range(off, off + size):             # name the first differing register
+                if s1.registers.load(o, 1).hash() != s2.registers.load(o, 1).hash():
+                    return "reg:" + liveness.register_name(o)
+            return "reg:" + liveness.register_name(off)
     g1 = {k: v for k, v in s1.globals.items() if not str(k).startswith("angr_ram_")}
     g2 = {k: v for k, v in s2.globals.items() if not str(k).startswith("angr_ram_")}
-    if g1 != g2 or not _same_heap(s1, s2) or _files(s1) != _files(s2):
-        return False
+    if g1 != g2:
+        return "globals"
+    if not _same_heap(s1, s2):
+        return "heap"
+    if _files(s1) != _files(s2):
+        return "files"
     sp0 = s1.callstack.stack_ptr
     page = s1.memory.page_size
     for pageno, offs in s1.memory.changed_pages(s2.memory).items():
         addrs = range(pageno * page, (pageno + 1) * page) if offs is None else (pageno * page + o for o in offs)
         for a in addrs:
             off = a - sp0
-            if off >= 0 or live.mem.live(off):
-                return False
-    return True
+            if off >= 0:
+                return "memory"
+            if live.mem.live(off):
+                return "frame"
+    return None
+
+
+def same_live_store(liveness: Liveness, live: Live, s1, s2) -> bool:
+    """True if ``s1`` and ``s2`` agree on everything live (:func:`live_store_difference`)."""
+    return live_store_difference(liveness, live, s1, s2) is None

@@ -281,6 +281,16 @@ class Liveness:
         self.range_memo: dict[int, list] = {}   # register mask -> runs of set bits (incremental.same_live_store)
         ip = regs["rip"]
         self.ip_mask = self.mask(*ip)
+        self._names_at: dict[int, str] | None = None
+
+    def register_name(self, off: int) -> str:
+        """The name of the register that holds the register-file byte ``off``."""
+        if self._names_at is None:
+            self._names_at = {}
+            for name, (o, size) in sorted(self.project.arch.registers.items(), key=lambda kv: -kv[1][1]):
+                for b in range(o, o + size):
+                    self._names_at[b] = name          # smaller registers overwrite: the most precise name
+        return self._names_at.get(off, f"offset{off}")
 
     def mask(self, off: int, size: int) -> int:
         """Bit mask of the register bytes ``[off, off + size)``."""

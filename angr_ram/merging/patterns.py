@@ -61,21 +61,23 @@ def decompose(word: tuple, w1: tuple, w2: tuple) -> tuple[int, tuple] | None:
 RESIDUAL = None       # key of the leaves that no pattern of the partition matches
 
 
-def regular_partition(words: list[tuple], max_prefix: int = 8, max_unit: int = 8,
-                      max_patterns: int = 10) -> tuple[tuple, tuple, dict[tuple, list[tuple[int, int]]]] | None:
-    """The best regular partitioning of ``words`` (one per leaf).
+def regular_partitions(words: list[tuple], max_prefix: int = 8, max_unit: int = 8,
+                       max_patterns: int = 10) -> list[tuple[tuple, tuple, dict[tuple, list[tuple[int, int]]]]]:
+    """The regular partitionings of ``words`` (one per leaf), best first.
 
     Candidates ``(w1, w2)`` are taken from the longest word. Words that decompose as
     ``w1 w2^k w3`` are grouped by their ``w3``; the others (e.g. a leaf that left before ``w1``
     was complete) go to the group :data:`RESIDUAL`, which standard merging handles. The candidate
-    that puts most leaves in groups of two or more wins, then the one with fewest groups, the
-    largest group and the shorter ``w1``. Returns ``(w1, w2, {w3: [(leaf index, k)]})`` or None
-    when no candidate gives at most ``max_patterns`` groups and a repeated ``w2``.
+    that puts most leaves in groups of two or more comes first, then the one with fewest groups,
+    the largest group and the shorter ``w1``. A candidate needs at most ``max_patterns`` groups and
+    a repeated ``w2``. Several candidates often tie on the words (a loop that tests one byte against
+    each character of a set repeats ``w2 = "c"`` as well as ``w2 = "ccc"``); the caller keeps the
+    first whose blocks have a formula pattern.
     """
     if not words:
-        return None
+        return []
     longest = max(words, key=len)
-    best = None
+    ranked = []
     for a in range(0, min(max_prefix, len(longest)) + 1):
         for unit in range(1, min(max_unit, len(longest) - a) + 1):
             w1, w2 = longest[:a], longest[a:a + unit]
@@ -87,9 +89,14 @@ def regular_partition(words: list[tuple], max_prefix: int = 8, max_unit: int = 8
             if not real or len(real) > max_patterns or max(k for g in real for _, k in g) < 1:
                 continue
             covered = sum(len(g) for g in real if len(g) > 1)
-            score = (-covered, len(groups), -max(len(g) for g in real), a)
-            if best is None or score < best[0]:
-                best = (score, w1, w2, groups)
-    if best is None:
-        return None
-    return best[1], best[2], best[3]
+            score = (-covered, len(groups), -max(len(g) for g in real), a, unit)
+            ranked.append((score, w1, w2, groups))
+    ranked.sort(key=lambda c: c[0])
+    return [(w1, w2, groups) for _, w1, w2, groups in ranked]
+
+
+def regular_partition(words: list[tuple], max_prefix: int = 8, max_unit: int = 8,
+                      max_patterns: int = 10) -> tuple[tuple, tuple, dict[tuple, list[tuple[int, int]]]] | None:
+    """The best regular partitioning of ``words`` (:func:`regular_partitions`), or None."""
+    ranked = regular_partitions(words, max_prefix, max_unit, max_patterns)
+    return ranked[0] if ranked else None

@@ -33,7 +33,7 @@ from .fragments import FRAGMENT_KEY, Fragment, resolve_merge_points
 from .frontend import QuantifiedFrontend
 from .incremental import NODE_KEY, Tree
 from .liveness import Liveness
-from .patterns import RESIDUAL, ShapeHasher, regular_partition
+from .patterns import RESIDUAL, ShapeHasher, regular_partitions
 from .synthesis import family_of, linear_fit, synthesize
 
 MODES = ("ite", "pat")
@@ -63,6 +63,7 @@ def linear_merge_values(stock_merge_values, self, values, merged_size, **kwargs)
     return stock_merge_values(self, values, merged_size, **kwargs)
 
 
+MAX_PARTITIONS_TRIED = 16   # regular partitions whose formula patterns are tried per merge, best first
 WAIT_STASH = "merge_wait"
 _TERMINAL = frozenset(("deadended", "errored", "unsat", "pruned", "unconstrained", "memory_errors", "unknown",
                        "interrupted", WAIT_STASH))
@@ -103,13 +104,18 @@ class MergeStats:
         self.incremental = 0               # incremental merges (section 4) inside fragments
         self.incremental_compared = 0      # live-store comparisons they took
         self.incremental_capped = 0        # merges skipped by the per-site guard against merge cycles
+        self.incremental_refused: dict[str, int] = {}   # first difference per refused comparison
+        self.no_pattern_why: dict[str, int] = {}        # why a group of leaves got no pattern
         self.constraint_nodes = 0          # AST nodes of the merged path constraints (sum)
         self.max_constraint_nodes = 0
         self.solve = SolveStats()
 
     def as_dict(self) -> dict:
         """The counters (and the quantified solver's) as a plain dict."""
-        d = {k: v for k, v in vars(self).items() if k != "solve"}
+        d = {k: v for k, v in vars(self).items() if k not in ("solve", "incremental_refused", "no_pattern_why")}
+        d.update({f"no_pattern_{k}": v for k, v in sorted(self.no_pattern_why.items())})
+        d.update({f"incremental_refused_{k}": v for k, v in sorted(self.incremental_refused.items())})
+        d["incremental_compared_per_merge"] = round(self.incremental_compared / max(self.incremental, 1), 2)
         d.update({f"solve_{k}": v for k, v in vars(self.solve).items()})
         return d
 
@@ -245,6 +251,8 @@ class QuantifiedMerging(ExplorationTechnique):
         if fr.tree is not None:
             self.stats.incremental_compared += fr.tree.compared
             self.stats.incremental_capped += fr.tree.capped
+            for why, c in fr.tree.refusals.items():
+                self.stats.incremental_refused[why] = self.stats.incremental_refused.get(why, 0) + c
         groups: dict[tuple, list] = {}
         for s in fr.leaves:
             groups.setdefault((s.addr, tuple(f.func_addr for f in s.callstack), _heap_signature(s)), []).append(s)
@@ -281,10 +289,16 @@ class QuantifiedMerging(ExplorationTechnique):
         """Pattern-based merging of one exit's leaves (standard merging where no pattern fits)."""
         tails = [fr.tail(s) for s in leaves]
         sh = ShapeHasher()
-        rp = regular_partition([sh.word(t) for t in tails], max_patterns=self.max_patterns)
-        prepared = self._formula_patterns(tails, rp) if rp is not None else None
-        if prepared is None:
+        prepared = "no-regular-partition"
+        for tried, rp in enumerate(regular_partitions([sh.word(t) for t in tails], max_patterns=self.max_patterns)):
+            if tried == MAX_PARTITIONS_TRIED:
+                break
+            prepared = self._formula_patterns(tails, rp)
+            if not isinstance(prepared, str):
+                break
+        if isinstance(prepared, str):
             self.stats.no_pattern += 1
+            self.stats.no_pattern_why[prepared] = self.stats.no_pattern_why.get(prepared, 0) + 1
             return [self._merge_ite(fr, leaves)]
         phi1, phi2, groups = prepared
         members = {}
@@ -322,20 +336,21 @@ class QuantifiedMerging(ExplorationTechnique):
             out.append(merged)
         if len(rest) > 1:
             self.stats.no_pattern += 1
+            self.stats.no_pattern_why["residual"] = self.stats.no_pattern_why.get("residual", 0) + 1
             out.append(self._merge_ite(fr, rest))
         else:
             out.extend(rest)
         return out
 
     def _formula_patterns(self, tails, rp):
-        """``(phi1, phi2, [(group, phi3 or None)])`` for a regular partition, or None. The residual
-        group (leaves no pattern matches) comes back with ``phi3 = None``."""
+        """``(phi1, phi2, [(group, phi3 or None)])`` for a regular partition, or the reason there is
+        none (a string). The residual group (leaves no pattern matches) comes back with ``phi3 = None``."""
         w1, w2, all_groups = rp
         groups = {key: g for key, g in all_groups.items() if key is not RESIDUAL}
         a, u = len(w1), len(w2)
         firsts = {claripy.And(*tails[idx][:a]).hash() if a else 0 for g in groups.values() for idx, _ in g}
         if len(firsts) != 1:
-            return None
+            return "prefixes-differ"
         first = next(idx for g in groups.values() for idx, _ in g)
         phi1 = claripy.And(*tails[first][:a]) if a else claripy.true()
         kmax = max(k for g in groups.values() for _, k in g)
@@ -345,10 +360,10 @@ class QuantifiedMerging(ExplorationTechnique):
                 for i in range(1, k + 1):
                     b = claripy.And(*tails[idx][a + (i - 1) * u:a + i * u])
                     if blocks.setdefault(i, b).hash() != b.hash():
-                        return None
+                        return "blocks-differ"
         phi2 = synthesize([blocks[i] for i in range(1, kmax + 1)], list(range(1, kmax + 1))) if kmax else None
         if kmax and phi2 is None:
-            return None
+            return "no-formula-pattern"
         out = []
         for g in groups.values():
             thetas = [claripy.And(*tails[idx][a + k * u:]) if len(tails[idx]) > a + k * u else claripy.true()
