@@ -102,6 +102,8 @@ class Fragment:
     depth: int                        # call-stack depth inside the function
     leaves: list = field(default_factory=list)
     tree: object = None               # incremental merging's execution tree (None: off)
+    parent: int | None = None         # the enclosing fragment (a loop or function around this one)
+    parent_node: int | None = None    # the enclosing fragment's tree node this one was entered from
 
     @property
     def name(self) -> str:

@@ -100,9 +100,27 @@ class Tree:
                 mask = sum(1 << (o - lo) for o in range(lo, 0) if live.mem.live(o))
                 parts.extend(st.memory.load(sp0 + lo + off, size, endness="Iend_BE").hash()
                              for off, size in _ranges(mask, self.liveness.range_memo))
+            parts.extend(self._outside_frame(st, sp0))
             n.live_digest = hash(tuple(parts))
             self.index.setdefault((n.key, n.live_digest), []).append(n)
         return n.live_digest
+
+    def _outside_frame(self, st, sp0: int) -> list:
+        """The memory above the frame (caller frames, globals, heap) where ``st`` differs from the
+        fragment's root: new pages by number, changed bytes by address and value. Stores that agree
+        there differ from the root in the same places."""
+        out = []
+        page = st.memory.page_size
+        root = self.root.state.memory
+        for pageno, offs in sorted(st.memory.changed_pages(root).items()):
+            if offs is None:
+                out.append(pageno)
+                continue
+            for o in sorted(offs):
+                a = pageno * page + o
+                if a >= sp0:
+                    out.append((a, st.memory.load(a, 1).hash()))
+        return out
 
     def node_of(self, state) -> Node | None:
         """The node a state was created as (None if it is not in this tree)."""
@@ -177,6 +195,9 @@ class Tree:
         base = lca.state
         if not _same_heap(base, n1.state):
             return None
+        kinds = {type(st.solver._solver) for st in (base, n1.state, n2.state)}
+        if len(kinds) != 1:
+            return None                      # a nested fragment merged with quantifiers on one side
         seen = {c.hash() for c in base.solver.constraints}
         t1 = [c for c in n1.state.solver.constraints if c.hash() not in seen]
         t2 = [c for c in n2.state.solver.constraints if c.hash() not in seen]

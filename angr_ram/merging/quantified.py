@@ -29,6 +29,7 @@ from claripy.backends import z3 as bz3
 from claripy.errors import UnsatError
 from claripy.frontend.mixin.model_cache_mixin import ModelCache
 
+from ..errors import AngrRamError
 from .clauses import PREFIX, ClauseTable, QuantifiedClause, SolveStats
 
 __all__ = ["PREFIX", "ClauseTable", "QuantifiedClause", "SolveStats", "SolverMismatch", "extremum", "solve"]
@@ -116,6 +117,10 @@ def _solve(table: ClauseTable, constraints, extra=()) -> dict | None:
     clauses = table.clauses_of(constraints)
     qf = [c for c in (*constraints, *extra)
           if not any(v.startswith(PREFIX) for v in c.variables)]
+    for c in (*constraints, *extra):
+        if c.op != "BoolS" and any(v.startswith(PREFIX) for v in c.variables):
+            raise AngrRamError(f"a quantified placeholder inside a formula ({c.shallow_repr(max_depth=3)}): "
+                               "the solving procedure only keeps top-level placeholders exact")
     variables = _variables(qf, clauses)
     s, _ = _base_solver(table, constraints, clauses)
     placeholders = {cl.placeholder.args[0]: True for cl in clauses}

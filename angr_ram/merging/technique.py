@@ -28,7 +28,7 @@ from ..dag import count_nodes
 from ..errors import AngrRamError
 from ..patches import declare, install_all
 from ..scope import RunScope
-from .clauses import ClauseTable, SolveStats
+from .clauses import PREFIX, ClauseTable, SolveStats
 from .fragments import FRAGMENT_KEY, Fragment, resolve_merge_points
 from .frontend import QuantifiedFrontend
 from .incremental import NODE_KEY, Tree
@@ -186,7 +186,7 @@ class QuantifiedMerging(ExplorationTechnique):
             fid = s.globals[FRAGMENT_KEY] if FRAGMENT_KEY in s.globals else None
             if fid is None:
                 if s.addr in self.entries:
-                    self._open(s)
+                    self._open(s, None)
                 running.append(s)
                 continue
             fr = self._fragments.get(fid)
@@ -202,28 +202,81 @@ class QuantifiedMerging(ExplorationTechnique):
                 if tree.try_merge(n1) is not None:
                     self.stats.incremental += 1
                     merged = True
+            if fr is not None and self._nests(s, fr):
+                self._open(s, fr)
             running.append(s)
         simgr.stashes["active"] = running
         if merged:
             self._drop_replaced(simgr)
-        live = {s.globals[FRAGMENT_KEY] for name, states in simgr.stashes.items() if name not in _TERMINAL
-                for s in states if FRAGMENT_KEY in s.globals}
-        for fid in [f for f in self._fragments if f not in live]:
-            fr = self._fragments.pop(fid)
-            waiting = {id(s) for s in fr.leaves}
-            simgr.stashes[WAIT_STASH] = [s for s in simgr.stashes[WAIT_STASH] if id(s) not in waiting]
-            simgr.stashes["active"].extend(self._close(fr))
+        self._close_finished(simgr)
         return simgr
+
+    def _nests(self, state, fr: Fragment) -> bool:
+        """True if ``state`` (running in ``fr``) enters another merge point in a function called
+        from the fragment. It then opens a nested fragment, whose merged states go on in ``fr``.
+        A loop nested in the fragment's own function stays part of the fragment: its iterations
+        are words of the outer loop's patterns and its states merge incrementally."""
+        point = self.entries.get(state.addr)
+        return point is not None and point is not fr.point and len(state.callstack) > fr.depth
+
+    def _close_finished(self, simgr) -> None:
+        """Close every fragment with no state left running in it or in a fragment nested in it
+        (innermost first); their merged states go on in the enclosing fragment, if any."""
+        while True:
+            live: set[int] = set()
+            for name, states in simgr.stashes.items():
+                if name in _TERMINAL:
+                    continue
+                for s in states:
+                    fid = s.globals[FRAGMENT_KEY] if FRAGMENT_KEY in s.globals else None
+                    while fid is not None and fid not in live:
+                        live.add(fid)
+                        fr = self._fragments.get(fid)
+                        fid = fr.parent if fr is not None else None
+            parents = {fr.parent for fr in self._fragments.values()}
+            done = [f for f in self._fragments if f not in live and f not in parents]
+            if not done:
+                return
+            for fid in done:
+                fr = self._fragments.pop(fid)
+                waiting = {id(s) for s in fr.leaves}
+                simgr.stashes[WAIT_STASH] = [s for s in simgr.stashes[WAIT_STASH] if id(s) not in waiting]
+                outer = self._fragments.get(fr.parent) if fr.parent is not None else None
+                for s in self._close(fr):
+                    self._place(simgr, s, fr, outer)
+
+    def _place(self, simgr, state, inner: Fragment, outer: Fragment | None) -> None:
+        """Put a state that left the fragment ``inner`` back into its enclosing fragment ``outer``
+        (as a leaf of it, if it left that one too), or outside any fragment."""
+        if outer is None:
+            if state.addr in self.entries:
+                self._open(state, None)
+            simgr.stashes["active"].append(state)
+            return
+        state.globals[FRAGMENT_KEY] = outer.id
+        if outer.tree is not None:
+            state.globals[NODE_KEY] = inner.parent_node
+            if not outer.tree.alive(state):
+                return                       # the node it entered from was merged away
+        if outer.is_leaf(state):
+            outer.leaves.append(state)
+            simgr.stashes[WAIT_STASH].append(state)
+            return
+        if self._nests(state, outer):
+            self._open(state, outer)
+        simgr.stashes["active"].append(state)
 
     def complete(self, simgr):
         return False
 
     # ------------------------------------------------------------------ fragments
-    def _open(self, state) -> None:
+    def _open(self, state, outer: Fragment | None) -> None:
         fid = next(self._ids)
+        node = state.globals[NODE_KEY] if outer is not None and NODE_KEY in state.globals else None
         state.globals[FRAGMENT_KEY] = fid
         root = state.copy()
-        fr = Fragment(fid, self.entries[state.addr], root, state.callstack.ret_addr, len(state.callstack))
+        fr = Fragment(fid, self.entries[state.addr], root, state.callstack.ret_addr, len(state.callstack),
+                      parent=outer.id if outer is not None else None, parent_node=node)
         if self._liveness is not None:
             fr.tree = Tree(self._liveness, root)
             state.globals[NODE_KEY] = fr.tree.root.id
@@ -258,6 +311,8 @@ class QuantifiedMerging(ExplorationTechnique):
             groups.setdefault((s.addr, tuple(f.func_addr for f in s.callstack), _heap_signature(s)), []).append(s)
         out = []
         for leaves in groups.values():
+            # a leaf merged with quantifiers in a nested fragment first: its frontend merges the others
+            leaves.sort(key=lambda st: not isinstance(st.solver._solver, QuantifiedFrontend))
             self.stats.leaves += len(leaves)
             for s in leaves:
                 del s.globals._backer[FRAGMENT_KEY]
@@ -266,7 +321,11 @@ class QuantifiedMerging(ExplorationTechnique):
                 out.append(leaves[0])
                 continue
             try:
-                out.extend(self._merge_pat(fr, leaves) if self.mode == "pat" else [self._merge_ite(fr, leaves)])
+                # a nested fragment merges with if-then-else only: its merged states go on in the
+                # enclosing fragment, whose merge conditions would put a quantified placeholder
+                # under a disjunction, where the solving procedure cannot keep it exact
+                pat = self.mode == "pat" and fr.parent is None
+                out.extend(self._merge_pat(fr, leaves) if pat else [self._merge_ite(fr, leaves)])
             except SimMergeError:
                 self.stats.merge_refused += 1        # a plugin cannot merge them: keep every leaf
                 out.extend(leaves)
@@ -346,6 +405,8 @@ class QuantifiedMerging(ExplorationTechnique):
         """``(phi1, phi2, [(group, phi3 or None)])`` for a regular partition, or the reason there is
         none (a string). The residual group (leaves no pattern matches) comes back with ``phi3 = None``."""
         w1, w2, all_groups = rp
+        if any(v.startswith(PREFIX) for t in tails for c in t for v in c.variables):
+            return "nested-quantified"       # a clause inside a clause: standard merging keeps it exact
         groups = {key: g for key, g in all_groups.items() if key is not RESIDUAL}
         a, u = len(w1), len(w2)
         firsts = {claripy.And(*tails[idx][:a]).hash() if a else 0 for g in groups.values() for idx, _ in g}
