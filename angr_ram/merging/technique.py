@@ -94,6 +94,7 @@ class MergeStats:
 
     def __init__(self):
         self.fragments = 0
+        self.nested_fragments = 0          # fragments opened in a callee of a running fragment
         self.leaves = 0
         self.merges_ite = 0
         self.merges_pat = 0
@@ -282,6 +283,7 @@ class QuantifiedMerging(ExplorationTechnique):
             state.globals[NODE_KEY] = fr.tree.root.id
         self._fragments[fid] = fr
         self.stats.fragments += 1
+        self.stats.nested_fragments += outer is not None
 
     def _drop_replaced(self, simgr) -> None:
         """Remove the states (running, waiting or finished) below nodes that a merge replaced."""
