@@ -34,6 +34,7 @@ bench: $(STAMP) samples
 	$(VENV)/bin/angr-ram bench --models --plot bench-results/models_vs_matrix_size.png
 	$(VENV)/bin/angr-ram bench --cache --repeat 3
 	$(VENV)/bin/angr-ram bench --merging
+	$(VENV)/bin/angr-ram bench --merging --loops --timeout 120
 	$(VENV)/bin/angr-ram bench --corpus --timeout 300
 	$(VENV)/bin/angr-ram bench --tests
 	$(VENV)/bin/angr-ram bench --distributed

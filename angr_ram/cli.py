@@ -126,6 +126,10 @@ def cmd_bench(args) -> int:
         from .bench.distributed import distributed_table
 
         return distributed_table(args.timeout, samples_dir=d)
+    if args.merging and args.loops:
+        from .bench.merging import loop_table
+
+        return loop_table(args.samples or None, timeout=args.timeout, samples_dir=d)
     if args.merging:
         from .bench.merging import merge_table
 
@@ -214,6 +218,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--models", action="store_true", help="compare the memory models and split sizes instead")
     b.add_argument("--cache", action="store_true", help="compare the query-cache modes instead")
     b.add_argument("--merging", action="store_true", help="compare the state-merging modes on memspn instead")
+    b.add_argument("--loops", action="store_true",
+                   help="with --merging: stock angr, ite and pat on the loop corpus at M = 6, 8, 10, 12")
     b.add_argument("--corpus", action="store_true",
                    help="stock angr vs fork vs dsmm on third-party and specification-derived programs")
     b.add_argument("--distributed", action="store_true",

@@ -51,3 +51,96 @@ def merge_table(timeout: float = 300.0, repeat: int = 1, samples_dir: Path | Non
         bound = ">=" if ite[1].timed_out else ""
         print(f"{binary:14} {'ite/pat':9} {bound}{ite[0] / pat[0]:.2f}x" + ("  (pat timed out)" if pat[1].timed_out else ""))
     return 0
+
+
+# ---------------------------------------------------------------------------- the loop corpus
+LOOPS = ("acceptwalk", "c_strspn", "c_strcspn", "c_strpbrk", "c_strtok", "c_strchr", "c_memchr", "c_atoi",
+         "wordcount", "rle")
+LOOP_M = (6, 8, 10, 12)
+LOOP_MODES = (("stock", {"engine": "stock"}), ("ite", {"merge": "ite", "merge_points": "auto"}),
+              ("pat", {"merge": "pat", "merge_points": "auto"}))
+_LOOP_KEYS = ("paths", "z3_checks", "merge_incremental", "merge_merges_pat", "merge_merges_ite",
+              "merge_incremental_compared", "merge_max_constraint_nodes")
+
+
+def _loop_run(binary: str, n: int, kw: dict, timeout: float) -> dict:
+    """One exploration in a subprocess killed ``timeout`` + 30 s after its start (a single z3 call
+    can outlast the exploration's own timeout)."""
+    import json
+    import subprocess
+    import sys
+
+    t = time.perf_counter()
+    cmd = [sys.executable, "-m", "angr_ram.bench.merging", binary, str(n), json.dumps(kw), str(timeout)]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 30, check=True).stdout
+        r = json.loads(out.strip().splitlines()[-1])
+        r["outcomes"] = {tuple(o) for o in r["outcomes"]}
+    except subprocess.TimeoutExpired:
+        r = {"timed_out": True, "outcomes": set(), "errors": 0}
+    r["seconds"] = time.perf_counter() - t
+    return r
+
+
+def loop_table(names=None, ms=LOOP_M, timeout: float = 120.0, samples_dir: Path | None = None) -> int:
+    """Per loop-corpus program (``samples/loops``, -O0) and M: stock angr, ``ite`` and ``pat`` with
+    the loops as merge points (``"auto"``): time, paths, z3 calls, merges (incremental / pattern /
+    ite), live-store comparisons, the largest merged path constraint, and whether the outcome set
+    equals stock angr's (when that finished). A mode that times out at one M is not run at larger
+    M. Then the geometric-mean speed-up of ``pat`` over ``ite`` and over stock angr."""
+    import math
+
+    hdr = (f"{'program':12} {'M':>3} {'mode':5} {'time s':>8} {'paths':>6} {'z3':>6} {'incr':>5} {'pat':>4} "
+           f"{'ite':>4} {'cmp':>6} {'nodes':>6} {'outcomes':>8} {'err':>3}")
+    print(hdr)
+    print("-" * len(hdr))
+    ratios: dict[str, list[float]] = {"ite": [], "stock": []}
+    for name in names or LOOPS:
+        dead: set[str] = set()
+        for m in ms:
+            b = sample_path(f"{name}{m}_O0", samples_dir)
+            res = {}
+            for label, kw in LOOP_MODES:
+                if label in dead:
+                    print(f"{name:12} {m:3} {label:5} {'skipped (timed out at a smaller M)':>40}", flush=True)
+                    continue
+                r = res[label] = _loop_run(b, m + 1, kw, timeout)
+                if r["timed_out"]:
+                    dead.add(label)
+                same = "" if label == "stock" else (
+                    "?" if "stock" not in res or res["stock"]["timed_out"] or r["timed_out"]
+                    else "=" if r["outcomes"] == res["stock"]["outcomes"] else "DIFF")
+                t = f"{r['seconds']:8.1f}" + ("+" if r["timed_out"] else " ")
+                print(f"{name:12} {m:3} {label:5} {t}{r.get('paths', 0):6} {r.get('z3_checks', 0):6} "
+                      f"{r.get('merge_incremental', 0):5} {r.get('merge_merges_pat', 0):4} "
+                      f"{r.get('merge_merges_ite', 0):4} {r.get('merge_incremental_compared', 0):6} "
+                      f"{r.get('merge_max_constraint_nodes', 0):6} {len(r['outcomes']):5} {same:>2} "
+                      f"{r['errors']:3}", flush=True)
+            pat = res.get("pat")
+            if pat is not None and not pat["timed_out"]:
+                for other in ("ite", "stock"):
+                    o = res.get(other)
+                    if o is not None:
+                        ratios[other].append(o["seconds"] / pat["seconds"])
+    for other, rs in ratios.items():
+        if rs:
+            g = math.exp(sum(math.log(x) for x in rs) / len(rs))
+            print(f"pat speed-up over {other} (geometric mean of {len(rs)} runs; a timed-out run counts "
+                  f"its timeout, so this is a lower bound): {g:.2f}x")
+    return 0
+
+
+def _loop_one(binary: str, n: int, kw: dict, timeout: float) -> None:
+    import json
+
+    r = explore(binary, n, timeout=timeout, **kw)
+    out = {k: r.stats.get(k, 0) for k in _LOOP_KEYS}
+    out.update(timed_out=r.timed_out, errors=len(r.errors), outcomes=sorted((c, o.hex()) for c, o in r.outcomes))
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    _loop_one(sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), float(sys.argv[4]))
