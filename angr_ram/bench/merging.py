@@ -133,8 +133,10 @@ def loop_table(names=None, ms=LOOP_M, timeout: float = 120.0, samples_dir: Path 
 def _loop_one(binary: str, n: int, kw: dict, timeout: float) -> None:
     import json
 
-    r = explore(binary, n, timeout=timeout, **kw)
+    with Z3Counter() as zc:
+        r = explore(binary, n, timeout=timeout, **kw)
     out = {k: r.stats.get(k, 0) for k in _LOOP_KEYS}
+    out["z3_checks"] = zc.count
     out.update(timed_out=r.timed_out, errors=len(r.errors), outcomes=sorted((c, o.hex()) for c, o in r.outcomes))
     print(json.dumps(out))
 
