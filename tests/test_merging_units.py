@@ -4,7 +4,7 @@ quantified solving procedure against z3's ForAll."""
 import claripy
 
 from angr_ram.merging import quantified as Q
-from angr_ram.merging.patterns import ShapeHasher, decompose, regular_partition
+from angr_ram.merging.patterns import ShapeHasher, decompose, regular_partition, regular_partitions
 from angr_ram.merging.synthesis import family_of, linear_fit, synthesize
 
 
@@ -74,3 +74,26 @@ def test_solving_procedure_agrees_with_z3_forall_and_models_satisfy_every_instan
             assert all(m[s[i].args[0]] == 97 for i in range(kv)) and m[s[kv].args[0]] != 97
     assert table.stats.queries == len(queries)
     assert answers == [True, True, False, True, False, False, False, False]
+
+
+def test_a_placeholder_inside_a_formula_is_refused_not_dropped():
+    """The solving procedure expands top-level placeholders only; one under a disjunction (a pattern
+    merge inside a fragment whose leaves are then merged with if-then-else) would be dropped with
+    its whole constraint, so it is an error."""
+    import pytest
+
+    from angr_ram.errors import AngrRamError
+
+    n, s, k, cl, table = clause_for(4)
+    with pytest.raises(AngrRamError, match="inside a formula"):
+        Q.solve(table, [claripy.Or(cl.placeholder, s[0] == 1)])
+
+
+def test_regular_partitions_rank_every_candidate():
+    """Words made of one repeated shape tie for several units; all are returned, best first, so the
+    caller can take the first with a formula pattern."""
+    words = [("B",) * (3 * k) + ("A",) for k in range(4)] + [("B",) * 12]
+    ranked = regular_partitions(words)
+    units = [w2 for _, w2, _ in ranked]
+    assert units[0] == ("B",) and ("B", "B", "B") in units
+    assert regular_partition(words)[1] == units[0]
