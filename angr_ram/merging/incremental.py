@@ -70,6 +70,7 @@ class Tree:
         self.nodes: dict[int, Node] = {}
         self.by_key: dict[tuple, list[Node]] = {}
         self.index: dict[tuple, list[Node]] = {}     # (key, live-register digest) -> nodes
+        self.undigested: dict[tuple, list[Node]] = {}  # key -> nodes not in the index yet
         self.root = self.add(root_state, None)
         self.merges = 0
         self.compared = 0
@@ -82,6 +83,7 @@ class Tree:
         n = Node(next(self._ids), state, parent, 0 if parent is None else parent.depth + 1, state_key(state))
         self.nodes[n.id] = n
         self.by_key.setdefault(n.key, []).append(n)
+        self.undigested.setdefault(n.key, []).append(n)
         if parent is not None:
             parent.children.append(n)
         state.globals[NODE_KEY] = n.id
@@ -155,9 +157,8 @@ class Tree:
         if live is None:
             self.refuse("liveness-unknown")
             return None
-        for n in self.by_key[n1.key]:            # index the earlier nodes of this site (same live set)
-            if n.live_digest is None:
-                self._digest(n, live)
+        for n in self.undigested.pop(n1.key, ()):   # index the new nodes of this site (same live set)
+            self._digest(n, live)
         cands = [n for n in self.index.get((n1.key, self._digest(n1, live)), ())
                  if n is not n1 and not n.dead and not _refork(n)]
         above = n1.ancestors()

@@ -351,7 +351,11 @@ class QuantifiedMerging(ExplorationTechnique):
         tails = [fr.tail(s) for s in leaves]
         sh = ShapeHasher()
         prepared = "no-regular-partition"
-        for tried, rp in enumerate(regular_partitions([sh.word(t) for t in tails], max_patterns=self.max_patterns)):
+        if any(v.startswith(PREFIX) for t in tails for c in t for v in c.variables):
+            prepared = "nested-quantified"   # a clause inside a clause: standard merging keeps it exact
+        ranked = [] if prepared == "nested-quantified" else \
+            regular_partitions([sh.word(t) for t in tails], max_patterns=self.max_patterns)
+        for tried, rp in enumerate(ranked):
             if tried == MAX_PARTITIONS_TRIED:
                 break
             prepared = self._formula_patterns(tails, rp)
@@ -407,8 +411,6 @@ class QuantifiedMerging(ExplorationTechnique):
         """``(phi1, phi2, [(group, phi3 or None)])`` for a regular partition, or the reason there is
         none (a string). The residual group (leaves no pattern matches) comes back with ``phi3 = None``."""
         w1, w2, all_groups = rp
-        if any(v.startswith(PREFIX) for t in tails for c in t for v in c.variables):
-            return "nested-quantified"       # a clause inside a clause: standard merging keeps it exact
         groups = {key: g for key, g in all_groups.items() if key is not RESIDUAL}
         a, u = len(w1), len(w2)
         firsts = {claripy.And(*tails[idx][:a]).hash() if a else 0 for g in groups.values() for idx, _ in g}
