@@ -159,8 +159,10 @@ def summarize(simgr, tech, res: RunResult | None = None, tests: bool = False) ->
     of ``simgr``; ``tests=True`` also collects a test case per path and outcome."""
     if res is None:
         res = RunResult()
+    explored = stats(simgr)
     collect_paths(simgr, res)
     res.stats = stats(simgr)          # the exploration's counts, before the tests' queries
+    res.stats["z3_checks_exploring"] = explored["z3_checks"]   # without the outcome queries
     res.stats["paths"] = len(simgr.deadended)
     if tests:
         t1 = time.perf_counter()

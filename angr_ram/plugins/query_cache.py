@@ -1,8 +1,9 @@
 """Run-wide query caching: syntactic, and address-aware (equal up to renaming of base addresses).
 
 A satisfiability question ``SAT(constraints /\\ goals)`` (``satisfiable``, ``is_true``,
-``is_false``) is first sliced to the constraints that share variables with the goals (base
-addresses do not connect constraints: under substitution they are constants), then looked up:
+``is_false``) is first sliced to the constraints that share input bytes with the goals
+(:mod:`.independence`; base addresses do not connect constraints: under substitution they are
+constants), then looked up:
 
 * ``syntactic``: key = the substituted slice and goals, compared exactly (like KLEE's cache).
 * ``aa``: key = a canonical digest of the *unsubstituted* slice and goals in which every base
@@ -42,6 +43,7 @@ from claripy.frontend.mixin.model_cache_mixin import ModelCache
 from ..context import setting
 from ..errors import AngrRamError
 from ..scope import LRU
+from .independence import Footprints, components, slice_constraints
 from .persistent_cache import Canonicalizer, PersistentStore
 
 _SPECIFIC = contextvars.ContextVar("angr_ram_address_specific", default=False)
@@ -55,46 +57,6 @@ def address_specific():
 
 class CacheMismatch(AngrRamError):
     """A cached answer differs from the solver's answer (validation mode)."""
-
-
-def slice_constraints(constraints, goals, ignore) -> list:
-    """The constraints that share (non-``ignore``) variables with ``goals``, transitively."""
-    want = set()
-    for g in goals:
-        want |= g.variables - ignore
-    if not goals:
-        return list(constraints)
-    rest = [(c, c.variables - ignore) for c in constraints]
-    out, changed = [], True
-    while changed:
-        changed = False
-        keep = []
-        for c, vs in rest:
-            if vs & want:
-                want |= vs
-                out.append(c)
-                changed = True
-            else:
-                keep.append((c, vs))
-        rest = keep
-    return out
-
-
-def components(constraints, ignore) -> list[list]:
-    """Independent groups of constraints (no shared non-``ignore`` variable between groups)."""
-    groups: list[tuple[set, list]] = []
-    for c in constraints:
-        vs = set(c.variables - ignore)
-        merged_vars, merged = vs, [c]
-        rest = []
-        for gv, gc in groups:
-            if gv & vs:
-                merged_vars |= gv
-                merged = gc + merged
-            else:
-                rest.append((gv, gc))
-        groups = rest + [(merged_vars, merged)]
-    return [gc for _, gc in groups]
 
 
 def isomorphic(a, b, sizes_a: dict, sizes_b: dict, mapping: dict, back: dict, seen: set | None = None,
@@ -173,6 +135,7 @@ class QueryCache:
         self._aa: LRU = LRU(limit)
         self._aa_size = 0
         self._canon = Canonicalizer(max(limit * 5, 1000))
+        self._footprints = Footprints(max(limit * 2, 1000))
         self.store = None
         if persist:
             self.store = PersistentStore(None if persist is True else persist)
@@ -189,7 +152,7 @@ class QueryCache:
     # ------------------------------------------------------------------ keys
     def _prepare(self, kind, constraints, goals, exprs, subst, sizes, embedded) -> _Query:
         focus = (*goals, *exprs)
-        sliced = tuple(slice_constraints(constraints, focus, subst.names)) if focus else tuple(constraints)
+        sliced = tuple(slice_constraints(constraints, focus, subst.names, self._footprints)) if focus else tuple(constraints)
         syn = (kind, frozenset(subst(c).hash() for c in sliced), frozenset(subst(g).hash() for g in goals),
                tuple(subst(x).hash() for x in exprs))
         aa, names = None, None
@@ -338,7 +301,7 @@ class QueryCache:
         return hit
 
     def _satisfiable_components(self, constraints, subst, sizes, solve, embedded) -> bool:
-        comps = components(constraints, subst.names)
+        comps = components(constraints, subst.names, self._footprints)
         qs = [self._prepare("sat", c, (), (), subst, sizes, embedded) for c in comps]
         answers = [self._lookup(q, subst, sizes) for q in qs]
         if any(a is False for a, _, _ in answers) or all(a is True for a, _, _ in answers):
