@@ -58,7 +58,8 @@ def cmd_run(args) -> int:
     show = _dist_progress if distributed else _progress
     progress = show(sys.stderr) if sys.stderr.isatty() and not args.json else None
     opts = {"cache": args.cache, "validate": args.validate, "persist": args.persist,
-            "solver_timeout_ms": args.solver_timeout_ms, "cache_limit": args.cache_limit} if args.engine == "ram" else {}
+            "solver_timeout_ms": args.solver_timeout_ms, "cache_limit": args.cache_limit,
+            "profile": args.profile} if args.engine == "ram" else {}
     if args.merge is not None:
         points = ["auto"] if args.merge_points == "auto" else [
             int(p, 0) if p[:1].isdigit() else p for p in args.merge_points.split(",") if p]
@@ -82,7 +83,7 @@ def cmd_run(args) -> int:
                        for k, m, s in res.errors],
             "stats": res.stats, "seconds": round(res.seconds, 3), "timed_out": res.timed_out,
             "stopped": res.stopped, "found": res.found, "unknown": res.unknown,
-            "tests": None if res.tests is None else len(res.tests),
+            "tests": None if res.tests is None else len(res.tests), "profile": res.profile,
         }, indent=2))
         return 0
     print(f"{args.binary}: {res.stats.get('paths', 0)} paths in {res.seconds:.2f}s"
@@ -103,6 +104,10 @@ def cmd_run(args) -> int:
         print(f"tests: {len(res.tests)} written to {args.emit_tests} "
               f"(replay: angr-ram replay {args.emit_tests} {args.binary})")
     print("stats: " + ", ".join(f"{k}={round(v, 3) if isinstance(v, float) else v}" for k, v in res.stats.items()))
+    if res.profile is not None:
+        from .profile import report
+        print("profile (exclusive seconds while exploring):")
+        print(report(res.profile))
     return 0
 
 
@@ -184,6 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--cache-limit", type=_positive, default=100_000, metavar="N",
                    help="entries each query-cache map keeps (least recently used go first)")
     r.add_argument("--validate", action="store_true", help="re-check every cache hit with the solver")
+    r.add_argument("--profile", action="store_true",
+                   help="print where the time went: angr's engine, each angr-ram layer, z3 per site")
     r.add_argument("--persist", nargs="?", const=True, default=None, metavar="DIR",
                    help="keep cache answers on disk (default $ANGR_RAM_CACHE_DIR or ~/.cache/angr-ram)")
     r.add_argument("--merge", choices=("ite", "pat"), default=None, help="state merging (QuantifiedMerging)")

@@ -40,6 +40,7 @@ class RunResult:
     unknown: int = 0              # states set aside because z3 gave up (unknown / interrupted stash)
     tests: list | None = None     # TestCase per path and outcome (with tests=True)
     tests_seconds: float = 0.0    # time spent choosing the tests' inputs
+    profile: dict | None = None   # with profile=True: the time breakdown (angr_ram.profile)
 
 
 def load_project(binary: str) -> angr.Project:
@@ -159,7 +160,8 @@ def summarize(simgr, tech, res: RunResult | None = None, tests: bool = False) ->
     of ``simgr``; ``tests=True`` also collects a test case per path and outcome."""
     if res is None:
         res = RunResult()
-    explored = stats(simgr)
+    explored = stats(simgr, profile=True)
+    res.profile = explored.pop("profile")
     collect_paths(simgr, res)
     res.stats = stats(simgr)          # the exploration's counts, before the tests' queries
     res.stats["z3_checks_exploring"] = explored["z3_checks"]   # without the outcome queries

@@ -11,6 +11,7 @@ a reproducing stdin; exploration of the other targets continues.
 from __future__ import annotations
 
 import logging
+import time
 
 import angr
 import claripy
@@ -25,6 +26,8 @@ from .plugins.libc import RamLibcStartMain, install_error_fix
 from .plugins.query_cache import QueryCache
 from .plugins.ram_memory import RamMemory
 from .plugins.solver import RamSolver
+from .profile import Profile, step_site
+from .profile import install as install_profile
 from .scope import RunScope
 from .stats import RunStats
 from .strategies.fork import forking
@@ -95,6 +98,8 @@ class RelocatableMemory(angr.ExplorationTechnique):
         contexts (site and ``context_k`` call sites) of the objects it resolved to; the next
         access there merges those objects' current instances and proves with one query that it
         stays in that segment, scanning everything only if not.
+    :param profile: time angr's engine and each angr-ram layer, and z3 per SimProcedure or block
+        (:mod:`angr_ram.profile`); read it with ``angr_ram.stats(simgr, profile=True)``.
     """
 
     def __init__(self, model: str = "fork", symbolic_bases: bool = True, context_k: int = 4,
@@ -102,7 +107,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
                  smm_threshold: int = 10 * 1024, cache: str | None = None, validate: bool = False,
                  persist: bool | str | None = None, context_resolution: bool = True,
                  max_symbolic_size: int = 64 * 1024, solver_timeout_ms: int | None = None,
-                 cache_limit: int = 100_000):
+                 cache_limit: int = 100_000, profile: bool = False):
         super().__init__()
         if model not in MODELS:
             raise AngrRamError(f"unknown model {model!r}; supported: {', '.join(MODELS)}")
@@ -128,6 +133,8 @@ class RelocatableMemory(angr.ExplorationTechnique):
         self.model_policy = make_model(model, reuse_segments, smm_threshold, context_resolution)
         self.splitter = Splitter(split, split_threshold) if split is not None else None
         self.stats = RunStats()
+        self.profile = Profile() if profile else None
+        self.stats.profile = self.profile        # not a counter: read by the timing wrappers
         self.scope = RunScope(self.stats)
         self.cache = QueryCache(cache, validate, self.stats, persist, cache_limit) if cache is not None else None
         self.base_sizes: dict[str, int] = {}
@@ -154,6 +161,8 @@ class RelocatableMemory(angr.ExplorationTechnique):
 
     # ------------------------------------------------------------------ installation
     def setup(self, simgr):
+        if self.profile is not None:
+            install_profile()
         project = simgr._project
         if project.arch.name != "AMD64":
             raise AngrRamError(f"angr-ram supports x86-64 binaries only, not {project.arch.name}")
@@ -198,6 +207,10 @@ class RelocatableMemory(angr.ExplorationTechnique):
 
     def step_state(self, simgr, state, **kwargs):
         self.prepare_state(state)
+        prof = self.profile
+        if prof is not None:
+            prof.site, t0 = step_site(state), time.perf_counter()
+            prof.enter("engine")
         try:
             out = self._step(simgr, state, **kwargs)
         except (claripy.ClaripySolverInterruptError, ClaripyZ3Error) as e:  # forking, fault checks
@@ -206,6 +219,10 @@ class RelocatableMemory(angr.ExplorationTechnique):
                 raise
             out = {"interrupted": [state]}
             state.ram.unknown = reason
+        finally:
+            if prof is not None:
+                prof.leave(time.perf_counter() - t0)
+                prof.site = "outside steps"
         for s in out.pop("interrupted", ()):     # angr's stash for solver time-outs outside its plugin
             out.setdefault(UNKNOWN_STASH, []).append(self._set_aside(s, s.ram.unknown or "solver gave up"))
         return out
@@ -296,10 +313,14 @@ def install_hooks(project) -> None:
         project.hook_symbol("__libc_start_main", RamLibcStartMain(), replace=True)
 
 
-def stats(simgr) -> dict:
-    """Statistics of a run: paths, errors, forks, objects, solver queries and seconds, resolutions."""
+def stats(simgr, profile: bool = False) -> dict:
+    """Statistics of a run: paths, errors, forks, objects, solver queries and seconds, resolutions.
+    ``profile=True`` adds ``profile``: the time breakdown of a technique made with ``profile=True``
+    (:meth:`angr_ram.profile.Profile.as_dict`; None when it was not profiled)."""
     tech = next((t for t in simgr._techniques if isinstance(t, RelocatableMemory)), None)
     d = tech.stats.as_dict() if tech is not None else RunStats().as_dict()
+    if profile:
+        d["profile"] = tech.profile.as_dict() if tech is not None and tech.profile is not None else None
     from .merging import QuantifiedMerging
     qm = next((t for t in simgr._techniques if isinstance(t, QuantifiedMerging)), None)
     if qm is not None:

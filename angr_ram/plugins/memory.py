@@ -25,7 +25,7 @@ from angr.storage.memory_mixins.memory_mixin import MemoryMixin
 from ..errors import ForkRequest, InfeasibleAccess, MemoryFault, Target
 from ..strategies.fork import forking_enabled
 from ..strategies.models import ForkModel
-from ..strategies.resolution import NULL_PAGE, Hit, classify, describe, in_interval, resolve
+from ..strategies.resolution import NULL_PAGE, Hit, cancel_base, classify, describe, in_interval, resolve
 from .address_space import MemoryObject
 from .object_store import known_alignment, select
 
@@ -56,21 +56,20 @@ def selection_arms(v, limit: int = 1 << 16) -> int:
 
 def object_offset(addr, base):
     """``addr - base`` in the program's (unsubstituted) terms, dropping ``base`` when it is a summand."""
-    if addr.op == "__add__":
-        args = list(addr.args)
-        for i, x in enumerate(args):
-            if x is base:
-                del args[i]
-                out = args[0]
-                for r in args[1:]:
-                    out = out + r
-                return out
-    return addr - base
+    off = cancel_base(addr, base)
+    return addr - base if off is None else off
 
 
 def object_constraint(addr, obj: MemoryObject, size: int):
-    """Relocation-safe constraint: an access of ``size`` bytes at ``addr`` lies inside ``obj``."""
+    """Relocation-safe constraint: an access of ``size`` bytes at ``addr`` lies inside ``obj``.
+
+    When the object's base is a summand of ``addr`` the base cancels: an object never wraps around
+    the address space, so ``base <= addr <= base + k`` holds exactly when ``addr - base`` (modulo
+    2^64) is at most ``k``, a question in program terms that no base address enters."""
     start = obj.start
+    off = cancel_base(addr, start)
+    if off is not None:
+        return off == 0 if obj.size == size else claripy.ULE(off, obj.size - size)
     if obj.size == size:
         return addr == start
     return claripy.And(claripy.UGE(addr, start), claripy.ULE(addr, start + (obj.size - size)))

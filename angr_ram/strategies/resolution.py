@@ -76,6 +76,22 @@ def in_interval(a, lo: int, hi: int):
     return claripy.And(claripy.UGE(a, lo), claripy.ULE(a, hi))
 
 
+def cancel_base(addr, base):
+    """``addr - base`` without ``base`` when ``base`` is ``addr`` or one of its summands, else None."""
+    if addr is base:
+        return claripy.BVV(0, addr.length)
+    if addr.op == "__add__":
+        args = list(addr.args)
+        for i, x in enumerate(args):
+            if x is base:
+                del args[i]
+                out = args[0]
+                for r in args[1:]:
+                    out = out + r
+                return out
+    return None
+
+
 def exclusion(addr, h: Hit):
     """``(constraint that addr is outside h's interval, whether that constraint is address-agnostic)``.
 
@@ -86,6 +102,9 @@ def exclusion(addr, h: Hit):
     obj = h.obj
     if obj is not None and obj.placed and obj.start.symbolic:
         start = obj.start
+        off = cancel_base(addr, start)
+        if off is not None:    # the base cancels: the interval lies inside the object (no wrap-around)
+            return claripy.Not(in_interval(off, h.lo - obj.addr, h.hi - obj.addr)), True
         lo, hi = start + (h.lo - obj.addr), start + (h.hi - obj.addr)
         inside = addr == lo if h.lo == h.hi else claripy.And(claripy.UGE(addr, lo), claripy.ULE(addr, hi))
         return claripy.Not(inside), True
