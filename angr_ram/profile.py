@@ -13,9 +13,9 @@ layers, each counted *exclusively* (a layer's time without the time of the layer
 * ``engine``: the rest of each step (angr's VEX engine, SimProcedures, successors).
 
 The z3 time is also attributed to the *site* being stepped: the SimProcedure hooked at the state's
-address, else the basic block's address. Timing is installed only when a profiled technique is
-attached (:func:`install`), and the wrappers are gated on the active run's profile, so runs without
-``profile=True`` pay one context-variable read per wrapped call at most.
+address, else the basic block's address. The timing wrappers are declared patches
+(:mod:`angr_ram.patches`) gated on the active run's profile: runs without ``profile=True`` pay one
+context-variable read per wrapped call.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 
-from .patches import Patch
+from .patches import declare
 from .scope import current
 
 SECTIONS = ("engine", "memory", "resolution", "store", "substitution", "cache", "solver", "z3")
@@ -116,13 +116,13 @@ def step_site(state) -> str:
     return f"block {addr:#x} ({where})"
 
 
-_PATCHES: list[Patch] = []
+def _profiling() -> bool:
+    return active() is not None
 
 
-def install() -> None:
-    """Put the timing wrappers in place (idempotent); they time only runs that are profiled."""
-    if _PATCHES:
-        return
+def _declare_timing() -> None:
+    """Declare the timing wrappers as gated patches (installed with the others when a technique is
+    attached, and timing only while the active run is profiled)."""
     import z3
 
     from .plugins import object_store, query_cache, solver, substitution
@@ -139,15 +139,9 @@ def install() -> None:
         (z3.Solver, "check", "z3"),
     ]
     for owner, name, section in targets:
-        p = Patch(owner, name, timed(section), gate=lambda: active() is not None)
-        p.install()
-        _PATCHES.append(p)
+        declare(owner, name, gate=_profiling)(timed(section))
 
 
-def uninstall() -> None:
-    """Remove the timing wrappers."""
-    while _PATCHES:
-        _PATCHES.pop().uninstall()
+_declare_timing()
 
-
-__all__ = ["SECTIONS", "Profile", "install", "report", "step_site", "uninstall"]
+__all__ = ["SECTIONS", "Profile", "report", "step_site"]

@@ -27,7 +27,6 @@ from .plugins.query_cache import QueryCache
 from .plugins.ram_memory import RamMemory
 from .plugins.solver import RamSolver
 from .profile import Profile, step_site
-from .profile import install as install_profile
 from .scope import RunScope
 from .stats import RunStats
 from .strategies.fork import forking
@@ -161,8 +160,6 @@ class RelocatableMemory(angr.ExplorationTechnique):
 
     # ------------------------------------------------------------------ installation
     def setup(self, simgr):
-        if self.profile is not None:
-            install_profile()
         project = simgr._project
         if project.arch.name != "AMD64":
             raise AngrRamError(f"angr-ram supports x86-64 binaries only, not {project.arch.name}")

@@ -10,6 +10,7 @@ dependent table lookups (``hops``). Configurations run side by side, round-robin
 from __future__ import annotations
 
 import json
+import resource
 import subprocess
 import sys
 import time
@@ -45,22 +46,23 @@ def run(binary: str, timeout: float, **kw) -> dict:
         r = json.loads(out.strip().splitlines()[-1])
         r["outcomes"] = {(c, bytes.fromhex(o)) for c, o in r["outcomes"]}
     except subprocess.TimeoutExpired:
-        r = {"paths": 0, "outcomes": set(), "errors": 0, "timed_out": True, "z3": 0}
+        r = {"paths": 0, "outcomes": set(), "errors": 0, "timed_out": True, "z3": 0, "rss_mb": None}
     r["seconds"] = time.perf_counter() - t
     return r
 
 
 def _one(binary: str, kw: dict, timeout: float) -> None:
     r = explore(binary, 2, timeout=timeout, **kw)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024     # KiB on Linux
     print(json.dumps({"paths": r.stats.get("paths", 0), "errors": len(r.errors), "timed_out": r.timed_out,
-                      "z3": r.stats.get("z3_checks", 0),
+                      "z3": r.stats.get("z3_checks", 0), "rss_mb": round(rss),
                       "outcomes": sorted((c, o.hex()) for c, o in r.outcomes)}))
 
 
 def corpus_table(names=None, opts=("O0", "O2"), timeout: float = 300.0, samples_dir: Path | None = None) -> None:
     """Print the corpus table and the hops table."""
     names = names or list(CORPUS)
-    print(f"{'program':16} {'opt':3} {'setting':6} {'time s':>8} {'paths':>6} {'found':>7} {'errors':>6}")
+    print(f"{'program':16} {'opt':3} {'setting':6} {'time s':>8} {'paths':>6} {'found':>7} {'errors':>6} {'RSS MB':>6}")
     for name in names:
         for opt in opts:
             b = sample_path(f"{name}_{opt}", samples_dir)
@@ -71,7 +73,8 @@ def corpus_table(names=None, opts=("O0", "O2"), timeout: float = 300.0, samples_
                 wrong = len(r["outcomes"] - truth)
                 t = f"{r['seconds']:8.1f}" + ("+" if r["timed_out"] else " ")
                 extra = f"  ({wrong} outcomes not native!)" if wrong else ""
-                print(f"{name:16} {opt:3} {label:6} {t} {r['paths']:6} {found:>3}/{len(truth):<3} {r['errors']:6}{extra}",
+                rss = "-" if r.get("rss_mb") is None else r["rss_mb"]
+                print(f"{name:16} {opt:3} {label:6} {t} {r['paths']:6} {found:>3}/{len(truth):<3} {r['errors']:6} {rss:>6}{extra}",
                       flush=True)
     print()
     print("dependent lookups into a 4 KiB table (-O0): time per number of hops")
