@@ -255,3 +255,27 @@ def test_second_run_with_persistent_cache_sends_90_percent_fewer_queries_to_z3(t
     assert first.outcomes == second.outcomes and first.stats["paths"] == second.stats["paths"]
     assert second.stats["cache_hits_disk"] > 0 and second.stats["cache_disk_size"] >= first.stats["cache_disk_size"]
     assert z_second * 10 <= z_first
+
+
+def test_debug_mode_names_the_first_node_where_two_misses_differ():
+    """keep_misses() remembers the queries that went to the solver; first_difference says why two
+    of them were not renamings of each other (here: an object size, then a constant offset)."""
+    i = claripy.BVS("i", 64)
+    (a1, a2), s1 = bases(16, 32)
+    (c1, c2), s2 = bases(16, 64)
+    (e1, e2), s3 = bases(16, 32)
+    sizes = {**s1, **s2, **s3}
+    cache = QueryCache("aa")
+    cache.keep_misses(10)
+    calls, solve = sat_counter()
+    cache.satisfiable(*query(a1, a2, i), Substitution({}), sizes, solve(True))
+    cache.satisfiable(*query(c1, c2, i), Substitution({}), sizes, solve(True))
+    cs, (g,) = query(e1, e2, i)
+    cache.satisfiable(cs, (claripy.If(i == 0, e1, e2) + 8 == e2 + 4,), Substitution({}), sizes, solve(True))
+    assert len(calls) == len(cache.misses) == 3
+    first, second, third = cache.misses
+    why = cache.first_difference(first, second)
+    assert why.startswith("goal 0 at ") and "32-byte object" in why and "64-byte object" in why
+    why = cache.first_difference(first, third)
+    assert why.startswith("goal 0 at ") and "0x4" in why and "0x8" in why
+    assert cache.first_difference(first, first).startswith("every root agrees")

@@ -123,6 +123,53 @@ class Canonicalizer:
             return f[0] if f is not None else _hash_bytes(a)
         return tuple(sorted(node.args, key=rank))
 
+    def first_difference(self, a, b, sizes_a: dict, sizes_b: dict) -> str | None:
+        """Where ``a`` and ``b`` stop being renamings of each other: the path of operand indices to
+        the first pair of nodes (depth first, commutative operands in canonical order) that differ
+        in operator, width, arity, constant or variable kind/size, described; None if their local
+        forms agree (the difference, if any, is then in how variables are shared across roots)."""
+        path: list[str] = []
+        x, y = a, b
+        while True:
+            fx, fy = self.local(x, sizes_a), self.local(y, sizes_b)
+            if fx[0] == fy[0]:
+                return None
+            same_shape = x.op == y.op and x.length == y.length and len(x.args) == len(y.args) \
+                and x.op not in _LEAVES and x.variables and y.variables
+            if not same_shape:
+                return f"at {'/'.join(path) or 'root'}: {_show(x, sizes_a)} vs {_show(y, sizes_b)}"
+            xs, ys = self._unmatched(x, y, sizes_a, sizes_b)
+            for i, (u, v) in enumerate(zip(xs, ys, strict=True)):
+                if not isinstance(u, claripy.ast.Base) or not isinstance(v, claripy.ast.Base):
+                    if u != v:
+                        return f"at {'/'.join([*path, f'{x.op}[{i}]'])}: {u!r} vs {v!r}"
+                    continue
+                if self.local(u, sizes_a)[0] != self.local(v, sizes_b)[0]:
+                    path.append(f"{x.op}[{i}]")
+                    x, y = u, v
+                    break
+            else:
+                return f"at {'/'.join(path) or 'root'}: operands agree, variables are shared differently"
+
+    def _unmatched(self, x, y, sizes_a: dict, sizes_b: dict) -> tuple[list, list]:
+        """``x``'s and ``y``'s operands to compare pairwise; for a commutative operator, those left
+        after pairing operands of equal local form (in argument order)."""
+        if x.op not in COMMUTATIVE:
+            return list(x.args), list(y.args)
+
+        def form(a, sizes):
+            return self.local(a, sizes)[0] if isinstance(a, claripy.ast.Base) else repr(a)
+        ys = list(y.args)
+        xs = []
+        for u in x.args:
+            fu = form(u, sizes_a)
+            j = next((j for j, v in enumerate(ys) if form(v, sizes_b) == fu), None)
+            if j is None:
+                xs.append(u)
+            else:
+                del ys[j]
+        return xs, ys
+
     def key(self, kind: str, constraints, goals, exprs, sizes: dict) -> tuple[bytes, list[str]]:
         """The key of a query and its variable names in canonical order.
 
@@ -162,6 +209,14 @@ class Canonicalizer:
         """Digest of ``e`` that is invariant under renaming of base addresses."""
         self._bound()
         return self.local(e, sizes)[0]
+
+
+def _show(e, sizes: dict, width: int = 160) -> str:
+    """A short description of node ``e``; base addresses show their object size."""
+    if e.op in _LEAVES and e.args[0] in sizes:
+        return f"base of a {sizes[e.args[0]]}-byte object ({e.args[0]})"
+    text = str(e)
+    return text if len(text) <= width else text[:width] + "..."
 
 
 class PersistentStore:

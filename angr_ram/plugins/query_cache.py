@@ -34,6 +34,7 @@ With ``persist`` the answers are also kept on disk (:mod:`.persistent_cache`).
 
 from __future__ import annotations
 
+import collections
 import contextvars
 
 import claripy
@@ -137,11 +138,43 @@ class QueryCache:
         self._canon = Canonicalizer(max(limit * 5, 1000))
         self._footprints = Footprints(max(limit * 2, 1000))
         self.store = None
+        self.misses: collections.deque | None = None      # debug mode (keep_misses)
         if persist:
             self.store = PersistentStore(None if persist is True else persist)
 
     def __len__(self) -> int:
         return len(self._syntactic) + self._aa_size
+
+    # ------------------------------------------------------------------ debugging misses
+    def keep_misses(self, n: int = 1000) -> None:
+        """Debug mode: remember the last ``n`` queries that went to the solver in ``self.misses``
+        (pairs of query and base sizes), to be compared with :meth:`first_difference`."""
+        self.misses = collections.deque(maxlen=n)
+
+    def _missed(self, q: _Query, sizes) -> None:
+        if self.misses is not None:
+            self.misses.append((q, dict(sizes)))
+
+    def first_difference(self, a, b) -> str:
+        """Why two remembered misses ``a`` and ``b`` (entries of ``self.misses``: query and base
+        sizes) did not share an address-aware key: the first differing node of their expressions,
+        goals or constraints (constraints sorted by canonical form), or which group differs in size."""
+        (qa, sa), (qb, sb) = a, b
+        if qa.kind != qb.kind:
+            return f"kinds differ: {qa.kind} vs {qb.kind}"
+        canon = self._canon
+        for label, xs, ys in (("expression", qa.exprs, qb.exprs), ("goal", qa.goals, qb.goals),
+                              ("constraint", qa.sliced, qb.sliced)):
+            if len(xs) != len(ys):
+                return f"{len(xs)} vs {len(ys)} {label}s: {[str(x)[:120] for x in xs]} vs {[str(y)[:120] for y in ys]}"
+            if label != "expression":
+                xs = sorted(xs, key=lambda e: canon.local(e, sa)[0])
+                ys = sorted(ys, key=lambda e: canon.local(e, sb)[0])
+            for i, (x, y) in enumerate(zip(xs, ys, strict=True)):
+                d = canon.first_difference(x, y, sa, sb)
+                if d is not None:
+                    return f"{label} {i} {d}"
+        return "every root agrees up to renaming; the bases are shared differently between roots"
 
     def close(self) -> None:
         """Flush and close the on-disk store, if any."""
@@ -288,6 +321,7 @@ class QueryCache:
         if hit is not None:
             return self._hit(hit, where, solve, q.describe)
         result = solve()
+        self._missed(q, sizes)
         self._remember(q, sizes, result, disk if self.store is not None else None)
         return result
 
@@ -310,6 +344,8 @@ class QueryCache:
             return self._hit(all(a is True for a, _, _ in answers), where, solve, lambda: f"{constraints}")
         result = solve()
         unknown = [(q, disk) for q, (a, _, disk) in zip(qs, answers, strict=True) if a is None]
+        for q, _ in unknown:
+            self._missed(q, sizes)
         if result or len(unknown) == 1:
             # satisfiable: every component is; unsatisfiable with one unknown component (the others
             # are known satisfiable): that component is the unsatisfiable one
@@ -339,6 +375,7 @@ class QueryCache:
                     raise CacheMismatch(f"{where} cache answered {values} but the solver says {truth} for {q.describe()}")
             return values
         values = tuple(solve())
+        self._missed(q, sizes)
         self._remember(q, sizes, list(values), disk if self.store is not None else None)
         return values
 
@@ -366,6 +403,7 @@ class QueryCache:
             if st is not None:
                 st.cache_models_rejected += 1
         values, model = solve(q.sliced)
+        self._missed(q, sizes)
         if values is None:
             self._remember(q, sizes, _UNSAT, disk if self.store is not None else None)
         elif model is not None:
