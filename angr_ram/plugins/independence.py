@@ -26,6 +26,7 @@ class Footprints:
 
     def __init__(self, limit: int = 200_000):
         self._memo: dict = {}
+        self._outside: dict = {}
         self.limit = limit
 
     def of(self, e) -> frozenset:
@@ -55,11 +56,19 @@ class Footprints:
         return fold(e, combine, self._memo, shortcut)
 
     def outside(self, e, ignore) -> frozenset:
-        """The footprint of ``e`` without the bytes of variables in ``ignore``."""
+        """The footprint of ``e`` without the bytes of variables in ``ignore`` (memoized by node
+        and by which of its variables are ignored: the same constraint is sliced in every query)."""
         fp = self.of(e)
-        if ignore.isdisjoint(e.variables):
+        dropped = e.variables & ignore
+        if not dropped:
             return fp
-        return frozenset(a for a in fp if a[0] not in ignore)
+        key = (e.hash(), frozenset(dropped))
+        out = self._outside.get(key)
+        if out is None:
+            if len(self._outside) > self.limit:
+                self._outside.clear()
+            out = self._outside[key] = frozenset(a for a in fp if a[0] not in dropped)
+        return out
 
 
 def _whole(leaf) -> frozenset:
