@@ -9,6 +9,7 @@ layers, each counted *exclusively* (a layer's time without the time of the layer
 * ``substitution``: replacing base addresses by their hidden concrete addresses;
 * ``cache``: the query cache (slicing, canonical keys, model translation);
 * ``solver``: the solver frontend around z3 (claripy's own frontends included);
+* ``seeding``: candidate models and let-value checks tried before z3 (:mod:`.plugins.seeding`);
 * ``z3``: inside ``z3.Solver.check``;
 * ``engine``: the rest of each step (angr's VEX engine, SimProcedures, successors).
 
@@ -26,7 +27,7 @@ from collections import defaultdict
 from .patches import declare
 from .scope import current
 
-SECTIONS = ("engine", "memory", "resolution", "store", "substitution", "cache", "solver", "z3")
+SECTIONS = ("engine", "memory", "resolution", "store", "substitution", "cache", "solver", "seeding", "z3")
 
 
 class Profile:
@@ -125,7 +126,7 @@ def _declare_timing() -> None:
     attached, and timing only while the active run is profiled)."""
     import z3
 
-    from .plugins import object_store, query_cache, solver, substitution
+    from .plugins import object_store, query_cache, seeding, solver, substitution
     from .plugins.memory import RelocatableMixin
 
     targets = [
@@ -136,6 +137,7 @@ def _declare_timing() -> None:
         (query_cache.QueryCache, "satisfiable", "cache"), (query_cache.QueryCache, "model", "cache"),
         (query_cache.QueryCache, "solutions", "cache"),
         (solver.SubstitutingFrontend, "_query", "solver"),
+        (seeding, "attempt", "seeding"),
         (z3.Solver, "check", "z3"),
     ]
     for owner, name, section in targets:

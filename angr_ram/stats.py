@@ -43,6 +43,9 @@ class RunStats:
     multi_writes: int = 0          # stores of symbolic length kept as one guarded record
     let_bindings: int = 0          # large symbolic-offset reads bound to a fresh symbol
     enumerated_queries: int = 0    # queries over let-bound lookups decided by small-domain enumeration
+    seeded_answers: int = 0        # queries answered by a seeded candidate model before z3 (plugins/seeding.py)
+    seeded_misses: int = 0         # ... where no candidate satisfied the query (z3 asked)
+    relaxed_unsat: int = 0         # ... of which unsatisfiable without the let definitions (z3 on a small part)
     infeasible_errors: int = 0     # faults found on paths that turned out infeasible (not reported)
     unknown_states: int = 0        # states set aside because z3 gave up on a query (unknown stash)
 

@@ -99,6 +99,9 @@ class RelocatableMemory(angr.ExplorationTechnique):
         stays in that segment, scanning everything only if not.
     :param profile: time angr's engine and each angr-ram layer, and z3 per SimProcedure or block
         (:mod:`angr_ram.profile`); read it with ``angr_ram.stats(simgr, profile=True)``.
+    :param seeded_models: before z3 is asked, try cheap candidate assignments (sibling models,
+        zero, constants of the query and of the heap placed over the input bytes) on the query
+        (:mod:`angr_ram.plugins.seeding`); a satisfying one is a real model.
     """
 
     def __init__(self, model: str = "fork", symbolic_bases: bool = True, context_k: int = 4,
@@ -106,7 +109,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
                  smm_threshold: int = 10 * 1024, cache: str | None = None, validate: bool = False,
                  persist: bool | str | None = None, context_resolution: bool = True,
                  max_symbolic_size: int = 64 * 1024, solver_timeout_ms: int | None = None,
-                 cache_limit: int = 100_000, profile: bool = False):
+                 cache_limit: int = 100_000, profile: bool = False, seeded_models: bool = True):
         super().__init__()
         if model not in MODELS:
             raise AngrRamError(f"unknown model {model!r}; supported: {', '.join(MODELS)}")
@@ -134,6 +137,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         self.stats = RunStats()
         self.profile = Profile() if profile else None
         self.stats.profile = self.profile        # not a counter: read by the timing wrappers
+        self.stats.seeding = bool(seeded_models)  # not a counter: the seeding patches' gate
         self.scope = RunScope(self.stats)
         self.cache = QueryCache(cache, validate, self.stats, persist, cache_limit) if cache is not None else None
         self.base_sizes: dict[str, int] = {}

@@ -33,12 +33,15 @@ def client():
 
 # sample, stdin bytes, options: a pointer sample, one with dsmm, one on stock angr's engine, and code
 # not written for angr-ram: zlib's crc32 (Debian's libz.a) and strspn/strcspn/strtok from the C standard
-RUNS = [("matrix10_O0", 2, {}), ("hashtables_O0", 1, {"model": "dsmm"}), ("branches_O2", 2, {"engine": "stock"}),
+# (the stock-engine run takes 50 s: make test-slow)
+RUNS = [("matrix10_O0", 2, {}), ("hashtables_O0", 1, {"model": "dsmm"}),
+        pytest.param("branches_O2", 2, {"engine": "stock"}, marks=pytest.mark.slow, id="branches_O2-stock"),
         ("crc32_zlib_O0", 2, {}), ("strspn_generic_O0", 2, {}),
         ("strspn_generic_O2", 2, {})]
 
 
-@pytest.mark.parametrize("name,n,opts", RUNS, ids=[r[0] + "-" + "-".join(map(str, r[2].values())) for r in RUNS])
+@pytest.mark.parametrize("name,n,opts", RUNS, ids=[getattr(r, "id", None) or r[0] + "-" + "-".join(map(str, r[2].values()))
+                                                    for r in RUNS])
 def test_outcomes_equal_native_and_single_process(client, name, n, opts):
     b = os.fspath(BUILD / name)
     d = explore_distributed(b, n, client=client, task_seconds=1.0, batch=2, **opts)

@@ -28,8 +28,14 @@ def fork_paths(name: str, n: int) -> int:
     return shared_run(os.fspath(BUILD / name), n).stats["paths"]
 
 
-@pytest.mark.parametrize(("model", "opts"), SETTINGS, ids=[f"{m}-{o}" for m, o in SETTINGS])
-@pytest.mark.parametrize("name", list(FAST))
+# the two longest combinations (30-36 s each) run in make test-slow
+SLOW_COMBOS = {("twolookup_O0", "fork", True), ("twolookup_O0", "ite", False)}
+COMBOS = [pytest.param(name, model, opts, id=f"{name}-{model}-{opts}",
+                       marks=[pytest.mark.slow] if (name, model, "split" in opts) in SLOW_COMBOS else [])
+          for name in FAST for model, opts in SETTINGS]
+
+
+@pytest.mark.parametrize(("name", "model", "opts"), COMBOS)
 def test_model_outcomes_equal_native_ground_truth(name, model, opts):
     n = FAST[name]
     r = explore(os.fspath(BUILD / name), n, model=model, tests=True, **opts)

@@ -412,6 +412,16 @@ class AddressSpace(SimStatePlugin):
         """Objects that currently occupy their own address range, by hidden address."""
         return [self.objects[self._ids[a]] for a in self._starts]
 
+    def stored_constants(self) -> frozenset:
+        """Concrete values (``(value, bytes)``) that the placed objects hold at concrete offsets:
+        the candidates :mod:`.seeding` places over the input bytes."""
+        from .seeding import store_constants
+        out: set = set()
+        for o in self.placed_objects():
+            if o.store is not None:
+                out |= store_constants(o.store)
+        return frozenset(out)
+
     def in_heap_range(self, addr: int) -> bool:
         """True if ``addr`` lies in the hidden heap range (so it is an object, a red zone or a gap)."""
         return HEAP_BASE <= addr < SEGMENT_LIMIT

@@ -19,6 +19,7 @@ Definitional constraints are true by construction under this evaluation, so they
 
 from __future__ import annotations
 
+import hashlib
 from collections import OrderedDict
 
 import numpy as np
@@ -105,6 +106,25 @@ class Evaluator:
             shift += v.length
         self.nodes = 0
         self.values = memo("enumeration.values", _new_value_cache)
+
+    @classmethod
+    def over(cls, columns: dict, size: int, lets: dict) -> Evaluator:
+        """An evaluator over ``size`` explicit assignments: ``columns`` maps each free variable to
+        an array of its ``size`` values (the seeded candidates of :mod:`.seeding`)."""
+        self = cls.__new__(cls)
+        self.lets = lets
+        self.size = size
+        self.vars = dict(columns)
+        h = hashlib.blake2b(digest_size=16)
+        for n, c in sorted(columns.items()):
+            h.update(n.encode())
+            h.update(c.tobytes())
+        digest = h.digest()
+        self.layout = ("rows", size, digest)
+        self._fps = {}
+        self.nodes = 0
+        self.values = memo("enumeration.values", _new_value_cache)
+        return self
 
     # ------------------------------------------------------------------ entry points
     def bool(self, e):

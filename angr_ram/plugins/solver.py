@@ -19,7 +19,7 @@ from claripy.frontend import Frontend
 from claripy.solvers import SolverCompositeChild
 
 from ..scope import current
-from . import enumeration
+from . import enumeration, seeding
 from .query_cache import model_leaves
 from .substitution import Substitution
 
@@ -50,6 +50,7 @@ class SubstitutingFrontend(Frontend):
         self.embedded = frozenset()
         self.has_lets = False       # some constraint binds a let symbol (see plugins/enumeration.py)
         self.scope = None           # the run's RunScope, active during every query
+        self.constants = None       # the state's stored constants, for seeded models (a callable)
 
     # ------------------------------------------------------------------ plumbing
     def bind(self, subst: Substitution, cache=None, sizes=None, embedded=frozenset(), scope=None) -> None:
@@ -69,7 +70,7 @@ class SubstitutingFrontend(Frontend):
         constraints and the state's address constraints at the next query (see
         :mod:`angr_ram.shipping`). The inner solver's cached models travel along (claripy's own
         pickling drops them), so the rebuilt solver answers what they answer without z3."""
-        d = {k: v for k, v in self.__dict__.items() if k not in ("inner", "subst", "_epoch")}
+        d = {k: v for k, v in self.__dict__.items() if k not in ("inner", "subst", "_epoch", "constants")}
         if self.inner is not None:
             d["_shipped_models"] = [m for child in getattr(self.inner, "_solver_list", ())
                                     for m in list(getattr(child, "_models", ()))[:SHIPPED_MODELS]]
@@ -77,7 +78,7 @@ class SubstitutingFrontend(Frontend):
 
     def __setstate__(self, s):
         self.__dict__.update(s)
-        self.inner, self.subst, self._epoch = None, _EMPTY, None
+        self.inner, self.subst, self._epoch, self.constants = None, _EMPTY, None, None
 
     def _sync(self):
         s = self.subst
@@ -123,6 +124,7 @@ class SubstitutingFrontend(Frontend):
                 return self._query(name, *args, **kwargs)
         inner = self._sync()
         t = time.perf_counter()
+        seeding._SOURCE.append(self.constants)
         try:
             if self.has_lets:
                 r = enumeration.solve(inner, name, args, kwargs, self.stats)
@@ -130,6 +132,7 @@ class SubstitutingFrontend(Frontend):
                     return r
             return getattr(inner, name)(*args, **kwargs)
         finally:
+            seeding._SOURCE.pop()
             st = self.stats
             if st is not None:
                 st.solver_queries += 1
@@ -150,7 +153,7 @@ class SubstitutingFrontend(Frontend):
         c.subst, c._epoch, c.stats, c._variables = self.subst, None, self.stats, frozenset()
         c.cache, c.sizes, c.embedded = self.cache, self.sizes, self.embedded
         c.has_lets = False
-        c.timeout, c.scope = self.timeout, self.scope
+        c.timeout, c.scope, c.constants = self.timeout, self.scope, self.constants
 
     def _copy(self, c):
         c.constraints = list(self.constraints)
@@ -158,7 +161,7 @@ class SubstitutingFrontend(Frontend):
         c.subst, c._epoch, c.stats, c._variables = self.subst, self._epoch, self.stats, self._variables
         c.cache, c.sizes, c.embedded = self.cache, self.sizes, self.embedded
         c.has_lets = self.has_lets
-        c.timeout, c.scope = self.timeout, self.scope
+        c.timeout, c.scope, c.constants = self.timeout, self.scope, self.constants
 
     def finalize(self):
         if self.inner is not None:
@@ -303,6 +306,7 @@ class RamSolver(SimSolver):
             fe = self._stored_solver = SubstitutingFrontend(stats=space.stats, timeout=space.solver_timeout)
         space = self.state.ram
         fe.bind(space.substitution(), space.cache, space.base_sizes, space.embedded_names(), space.scope)
+        fe.constants = space.stored_constants
         return fe
 
     @classmethod

@@ -1,0 +1,386 @@
+"""Seeded models: answer a satisfiability or one-model query with a cheap candidate assignment
+before z3 is asked.
+
+z3 can spend minutes on a query that one well-chosen input satisfies: after a strong hash
+(``hashv == stored_hashv`` in uthash's bucket chain) the satisfying input is one of the keys the
+program holds in memory, which a model search finds only by inverting the hash. Before claripy's
+full frontend hands a query to z3 (its own model cache having failed), this layer evaluates the
+query's constraints on a batch of candidate assignments at once, with the vectorized evaluator of
+:mod:`.enumeration`:
+
+* the models claripy already holds for the query's constraints (models of sibling queries);
+* all-zero;
+* constants placed over the input bytes, in both byte orders, at every position: first those of
+  the query's own goals, then those of its constraints, then the concrete words the program
+  stores in its heap objects (stored keys, hashes, lengths), each on a sibling model and on zero.
+
+A candidate that satisfies every constraint is a real model (let-bound symbols take their defining
+values, so their definitions hold), so the answer is exact; it also goes into claripy's model cache
+like a model z3 returns. Nothing satisfies: the query goes to z3 as before. Unsatisfiable queries
+always need z3. Counted in ``seeded_answers`` and ``seeded_misses``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+
+import claripy
+import numpy as np
+from claripy.errors import UnsatError
+from claripy.frontend.full_frontend import FullFrontend
+
+from ..patches import declare
+from ..scope import LRU, current, memo
+from . import enumeration
+from .enumeration import Evaluator, _Unsupported
+
+MAX_CANDIDATES = 1024   # assignments evaluated per batch (at most three batches per query)
+MAX_VARIABLES = 64      # free variables of a query beyond which seeding is not tried
+SIBLING_MODELS = 2      # claripy's cached models used as candidates and as bases for placements
+STORE_SCAN_BYTES = 1 << 16   # bytes of one object's store scanned for constants
+RELAXED_ROWS = 1 << 16       # combinations of let values enumerated by the relaxed check
+UNSAT = object()             # :func:`attempt`'s answer when the relaxed query is unsatisfiable
+
+_SOURCE: list = []      # constants of the state whose query is running (see :func:`source`)
+
+
+@contextlib.contextmanager
+def source(fn):
+    """While the block runs, ``fn()`` gives the memory constants of the querying state (a callable,
+    called only when a query is actually seeded)."""
+    _SOURCE.append(fn)
+    try:
+        yield
+    finally:
+        _SOURCE.pop()
+
+
+def enabled() -> bool:
+    """True inside a run that seeds models (``RelocatableMemory(seeded_models=True)``, the default)."""
+    scope = current()
+    return scope is not None and scope.stats is not None and getattr(scope.stats, "seeding", False)
+
+
+def _natural(name: str) -> tuple:
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
+
+
+def store_constants(store) -> frozenset:
+    """The concrete values (``(value, bytes)``, 1 to 8 bytes) an object store holds at concrete
+    offsets, memoized per store content."""
+    key = (id(store), store.seq, len(store.conc))
+    m = memo("seeding.stores", lambda: LRU(4096))
+    hit = m.lookup(key)
+    if hit is not None and hit[0] is store:
+        return hit[1]
+    out = set()
+    seen = set()
+    for b, rec in store.conc.items():
+        if b >= STORE_SCAN_BYTES:
+            continue
+        if id(rec) in seen:
+            continue
+        seen.add(id(rec))
+        v = rec[2]
+        if v is not None and v.op == "BVV" and 8 <= v.length <= 64 and v.length % 8 == 0:
+            x = v.args[0]
+            if x > 1:
+                out.add((x, v.length // 8))
+    r = frozenset(out)
+    m.put(key, (store, r))
+    return r
+
+
+def _query_constants(exprs) -> list:
+    """Constants of 1 to 8 bytes in ``exprs`` (the values compared with, added, masked...)."""
+    out: dict = {}
+    seen: set = set()
+    todo = list(exprs)
+    while todo:
+        x = todo.pop()
+        h = x.hash()
+        if h in seen:
+            continue
+        seen.add(h)
+        for a in x.args:
+            if not hasattr(a, "op"):
+                continue
+            if a.op == "BVV":
+                if 8 <= a.length <= 64 and a.args[0] > 1:
+                    out[(a.args[0], (a.length + 7) // 8)] = None
+            elif a.depth > 1 or a.op not in ("BVS", "BoolS"):
+                todo.append(a)
+    return list(out)
+
+
+def _pieces(value: int, n: int):
+    """``value`` as ``n`` bytes in both orders, and its 4- and 2-byte halves."""
+    yield value.to_bytes(n, "little")
+    if n > 1:
+        yield value.to_bytes(n, "big")
+    for k in (4, 2):
+        if n > k:
+            for lo in range(0, n, k):
+                part = (value >> (8 * lo)) & ((1 << (8 * k)) - 1)
+                if part > 1:
+                    yield part.to_bytes(k, "little")
+                    yield part.to_bytes(k, "big")
+
+
+class Seeder:
+    """Builds the candidates of one query and evaluates them (one instance per query)."""
+
+    def __init__(self, constraints, extra, models):
+        self.lets: dict = {}
+        self.rest: list = []
+        for c in (*constraints, *extra):
+            d = enumeration._definition(c)
+            if d is not None and d[0] not in self.lets:
+                self.lets[d[0]] = d[1]
+            else:
+                self.rest.append(c)
+        leaves = enumeration._leaves([*constraints, *extra])
+        self.free = [v for n, v in sorted(leaves.items(), key=lambda kv: _natural(kv[0]))
+                     if n not in self.lets]
+        self.leaves = leaves
+        self.models = models
+        self.extra = extra
+        self.constraints = constraints
+
+    def usable(self) -> bool:
+        """Whether every free variable is a bit-vector of at most 64 bits, and there are few."""
+        return 0 < len(self.free) <= MAX_VARIABLES and all(v.op == "BVS" and v.length <= 64 for v in self.free)
+
+    def _bases(self) -> list[dict]:
+        names = [v.args[0] for v in self.free]
+        bases = []
+        for m in self.models[:SIBLING_MODELS]:
+            bases.append({n: m.get(n, 0) for n in names})
+        bases.append(dict.fromkeys(names, 0))
+        return bases
+
+    def tiers(self, memory_constants):
+        """Batches of candidate assignments of the free variables, cheapest and likeliest first
+        (each at most MAX_CANDIDATES rows): sibling models and zero with the goals' constants
+        placed, then the constants stored in memory, then those of the constraints."""
+        bases = self._bases()
+        slots = []             # input bytes in stream order: (name, shift)
+        for v in self.free:
+            if v.length % 8 == 0:
+                slots += [(v.args[0], v.length - 8 * (k + 1)) for k in range(v.length // 8)]
+        seen: set = set()
+        sources = (_query_constants(self.extra),
+                   sorted(memory_constants, key=lambda c: (-c[1], c[0])),
+                   _query_constants(self.constraints))
+        for tier, consts in enumerate(sources):
+            rows = list(bases) if tier == 0 else []
+            for value, n in consts:
+                for piece in _pieces(value, n):
+                    if piece in seen or len(piece) > len(slots):
+                        continue
+                    seen.add(piece)
+                    for p in range(len(slots) - len(piece) + 1):
+                        for base in bases:
+                            row = dict(base)
+                            for k, byte in enumerate(piece):
+                                name, shift = slots[p + k]
+                                row[name] = (row[name] & ~(0xFF << shift)) | (byte << shift)
+                            rows.append(row)
+                    if len(rows) >= MAX_CANDIDATES:
+                        break
+                if len(rows) >= MAX_CANDIDATES:
+                    break
+            if rows:
+                yield rows[:MAX_CANDIDATES]
+
+    def solve(self, rows: list[dict]):
+        """The evaluator over ``rows`` and the index of the first row satisfying every constraint
+        (``None`` when none does)."""
+        cols = {v.args[0]: np.array([r[v.args[0]] for r in rows], dtype=np.uint64) for v in self.free}
+        ev = Evaluator.over(cols, len(rows), self.lets)
+        mask = np.ones(len(rows), dtype=bool)
+        for c in self.rest:
+            mask &= ev.bool(c)
+            if not mask.any():
+                return ev, None
+        return ev, int(np.argmax(mask))
+
+    def model(self, ev, i: int) -> dict:
+        """The full model of row ``i``: the free variables and the let-bound symbols' values."""
+        out = {v.args[0]: int(np.broadcast_to(ev.ev(v), (ev.size,))[i]) for v in self.free}
+        for name in self.lets:
+            leaf = self.leaves.get(name)
+            if leaf is not None:
+                out[name] = int(np.broadcast_to(ev.ev(leaf), (ev.size,))[i])
+        return out
+
+
+def attempt(frontend, extra_constraints):
+    """``(evaluator, row, model)`` of a candidate satisfying ``frontend``'s constraints and
+    ``extra_constraints``, or None (then the caller asks z3)."""
+    constraints = list(frontend.constraints)
+    extra = tuple(extra_constraints or ())
+    if not constraints and not extra:
+        return None
+    models = [m.model for m in list(getattr(frontend, "_models", ()))[:SIBLING_MODELS]]
+    s = Seeder(constraints, extra, models)
+    if not s.usable():
+        return None
+    mem = frozenset()
+    if _SOURCE and _SOURCE[-1] is not None:
+        mem = _SOURCE[-1]()
+    stats = current().stats
+    ev, i = None, None
+    try:
+        if s.lets and _relaxed_unsat(s.lets, s.rest, extra):
+            stats.relaxed_unsat += 1
+            return UNSAT
+        for rows in s.tiers(mem):
+            ev, i = s.solve(rows)
+            if i is not None:
+                break
+    except (_Unsupported, OverflowError):
+        return None
+    if i is None:
+        stats.seeded_misses += 1
+        return None
+    stats.seeded_answers += 1
+    model = s.model(ev, i)
+    hook = getattr(frontend, "_model_hook", None)
+    if hook is not None:
+        hook(model)
+    return ev, i, model
+
+
+def _value_set(e, limit: int = MAX_CANDIDATES) -> list | None:
+    """The values an if-then-else selection of constants can take (its leaves), or None when a
+    leaf is not a constant or there are more than ``limit``."""
+    out: set = set()
+    seen: set = set()
+    todo = [e]
+    while todo:
+        x = todo.pop()
+        h = x.hash()
+        if h in seen:
+            continue
+        seen.add(h)
+        if x.op == "If":
+            todo += (x.args[1], x.args[2])
+        elif x.op == "BVV":
+            out.add(x.args[0])
+            if len(out) > limit:
+                return None
+        else:
+            return None
+    return sorted(out)
+
+
+def _relaxed_unsat(lets: dict, rest: list, goals: tuple) -> bool:
+    """Whether the constraints over let-bound symbols alone, connected to the goals, are
+    unsatisfiable when each symbol ranges over the constants its definition selects from (a
+    relaxation of the query, so its unsatisfiability is the query's). A resolution question such as
+    "in this object and not in it" is decided on the few pointers a table holds, without the hash
+    that selects among them (z3 bit-blasts the hash and can take minutes)."""
+    only_lets = [c for c in rest if c.variables and c.variables <= lets.keys()]
+    if goals:
+        names = set().union(*(g.variables for g in goals)) & lets.keys()
+    else:       # the whole state: every constraint over let-bound symbols alone
+        names = set().union(*(c.variables for c in only_lets))
+    if not names:
+        return False
+    picked, grew = [], True
+    while grew:
+        grew = False
+        left = []
+        for c in only_lets:
+            if c.variables & names:
+                names |= c.variables
+                picked.append(c)
+                grew = True
+            else:
+                left.append(c)
+        only_lets = left
+    if not picked:
+        return False
+    sets = {}
+    size = 1
+    for n in sorted(names):
+        vs = _value_set(lets[n])
+        if vs is None:
+            return False
+        sets[n] = vs
+        size *= len(vs)
+        if size > RELAXED_ROWS:
+            return False
+    grids = np.meshgrid(*(np.array(v, dtype=np.uint64) for v in sets.values()), indexing="ij")
+    cols = {n: g.ravel() for n, g in zip(sets, grids, strict=True)}
+    ev = Evaluator.over(cols, size, {})
+    mask = np.ones(size, dtype=bool)
+    for c in picked:
+        mask &= ev.bool(c)
+    return not mask.any()
+
+
+def value_at(ev, e, i: int):
+    """The value of ``e`` in row ``i`` of ``ev`` as claripy gives it (int or bool)."""
+    if isinstance(e, claripy.ast.Bool):
+        return bool(np.broadcast_to(ev.bool(e), (ev.size,))[i])
+    if e.length > 64:
+        raise _Unsupported("wide value")
+    return int(np.broadcast_to(ev.ev(e), (ev.size,))[i])
+
+
+@declare(FullFrontend, "satisfiable", gate=enabled)
+def seeded_satisfiable(original, self, extra_constraints=(), exact=None):
+    """claripy's last step before z3 for ``satisfiable``: a satisfying candidate answers True."""
+    r = attempt(self, extra_constraints)
+    if r is not None:
+        return r is not UNSAT
+    return original(self, extra_constraints=extra_constraints, exact=exact)
+
+
+@declare(FullFrontend, "check_satisfiability", gate=enabled)
+def seeded_check(original, self, extra_constraints=(), exact=None):
+    """``check_satisfiability`` likewise ("SAT" from a satisfying candidate)."""
+    r = attempt(self, extra_constraints)
+    if r is not None:
+        return "UNSAT" if r is UNSAT else "SAT"
+    return original(self, extra_constraints=extra_constraints, exact=exact)
+
+
+@declare(FullFrontend, "batch_eval", gate=enabled)
+def seeded_batch_eval(original, self, exprs, n, extra_constraints=(), exact=None):
+    """One solution of ``exprs`` from a satisfying candidate (more solutions: z3)."""
+    exprs = list(exprs)
+    if n == 1 and exprs:
+        r = attempt(self, extra_constraints) if _evaluable(exprs) else None
+        if r is UNSAT:
+            raise UnsatError("angr-ram: unsatisfiable without the let definitions (seeding)")
+        if r is not None:
+            ev, i, _ = r
+            try:
+                return [tuple(value_at(ev, e, i) for e in exprs)]
+            except _Unsupported:
+                pass
+    return original(self, exprs, n, extra_constraints=extra_constraints, exact=exact)
+
+
+@declare(FullFrontend, "eval", gate=enabled)
+def seeded_eval(original, self, e, n, extra_constraints=(), exact=None):
+    """One solution of ``e`` from a satisfying candidate (more solutions: z3)."""
+    if n == 1 and _evaluable([e]):
+        r = attempt(self, extra_constraints)
+        if r is UNSAT:
+            raise UnsatError("angr-ram: unsatisfiable without the let definitions (seeding)")
+        if r is not None:
+            ev, i, _ = r
+            try:
+                return (value_at(ev, e, i),)
+            except _Unsupported:
+                pass
+    return original(self, e, n, extra_constraints=extra_constraints, exact=exact)
+
+
+def _evaluable(exprs) -> bool:
+    return all(isinstance(e, claripy.ast.Bool) or (isinstance(e, claripy.ast.BV) and e.length <= 64) for e in exprs)
