@@ -28,8 +28,9 @@ def fork_paths(name: str, n: int) -> int:
     return shared_run(os.fspath(BUILD / name), n).stats["paths"]
 
 
-# the two longest combinations (30-36 s each) run in make test-slow
-SLOW_COMBOS = {("twolookup_O0", "fork", True), ("twolookup_O0", "ite", False)}
+# the four longest combinations (23-36 s each) run in make test-slow
+SLOW_COMBOS = {("twolookup_O0", "fork", True), ("twolookup_O0", "ite", False), ("twolookup_O0", "dsmm", False),
+               ("ptrarray_O0", "ite", False)}
 COMBOS = [pytest.param(name, model, opts, id=f"{name}-{model}-{opts}",
                        marks=[pytest.mark.slow] if (name, model, "split" in opts) in SLOW_COMBOS else [])
           for name in FAST for model, opts in SETTINGS]

@@ -54,6 +54,7 @@ def comparable(stats: dict) -> dict:
     return out
 
 
+@pytest.mark.slow   # 34 s: make test-slow (CI)
 def test_interleaved_simulation_managers_keep_their_own_outcomes_and_stats():
     alone = {label: shared_run(os.fspath(BUILD / b), n, **o) for label, b, n, o in RUNS}   # each on its own
     runs = {label: prepare(os.fspath(BUILD / b), n, **o) for label, b, n, o in RUNS}
