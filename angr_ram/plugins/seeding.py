@@ -93,10 +93,25 @@ def store_constants(store) -> frozenset:
 
 
 def _query_constants(exprs) -> list:
-    """Constants of 1 to 8 bytes in ``exprs`` (the values compared with, added, masked...)."""
+    """Constants of 1 to 8 bytes in ``exprs`` (the values compared with, added, masked...), in
+    order of first appearance; memoized per expression (sibling queries share their constraints)."""
+    m = memo("seeding.constants", lambda: LRU(8192))
+    out: dict = {}
+    for e in exprs:
+        key = e.hash()
+        consts = m.lookup(key)
+        if consts is None:
+            consts = _constants_of(e)
+            m.put(key, consts)
+        out.update(dict.fromkeys(consts))
+    return list(out)
+
+
+def _constants_of(e) -> tuple:
+    """The constants of one expression (see :func:`_query_constants`)."""
     out: dict = {}
     seen: set = set()
-    todo = list(exprs)
+    todo = [e]
     while todo:
         x = todo.pop()
         h = x.hash()
@@ -111,7 +126,7 @@ def _query_constants(exprs) -> list:
                     out[(a.args[0], (a.length + 7) // 8)] = None
             elif a.depth > 1 or a.op not in ("BVS", "BoolS"):
                 todo.append(a)
-    return list(out)
+    return tuple(out)
 
 
 def _pieces(value: int, n: int):
@@ -170,10 +185,11 @@ class Seeder:
             if v.length % 8 == 0:
                 slots += [(v.args[0], v.length - 8 * (k + 1)) for k in range(v.length // 8)]
         seen: set = set()
-        sources = (_query_constants(self.extra),
-                   sorted(memory_constants, key=lambda c: (-c[1], c[0])),
-                   _query_constants(self.constraints))
-        for tier, consts in enumerate(sources):
+        sources = (lambda: _query_constants(self.extra),          # computed only when reached
+                   lambda: sorted(memory_constants(), key=lambda c: (-c[1], c[0])),
+                   lambda: _query_constants(self.constraints))
+        for tier, source_of in enumerate(sources):
+            consts = source_of()
             rows = list(bases) if tier == 0 else []
             for value, n in consts:
                 for piece in _pieces(value, n):
@@ -227,9 +243,8 @@ def attempt(frontend, extra_constraints):
     s = Seeder(constraints, extra, models)
     if not s.usable():
         return None
-    mem = frozenset()
-    if _SOURCE and _SOURCE[-1] is not None:
-        mem = _SOURCE[-1]()
+    src = _SOURCE[-1] if _SOURCE else None
+    mem = src if src is not None else frozenset
     stats = current().stats
     ev, i = None, None
     try:
