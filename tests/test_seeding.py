@@ -102,3 +102,16 @@ def test_outcomes_are_unchanged_and_z3_is_asked_less_on_a_string_library():
     assert with_seeds.errors == without.errors == []
     assert with_seeds.stats["seeded_answers"] > 0 and without.stats["seeded_answers"] == 0
     assert with_seeds.stats["z3_checks"] * 2 < without.stats["z3_checks"]
+
+
+def test_comparisons_of_booleans_are_evaluated():
+    """An equality between two conditions (as merged states produce) is seeded like any other."""
+    x = claripy.BVS("stdin_0", 8)
+    scope, stats = run_scope()
+    with scope.active():
+        s = claripy.Solver()
+        s.add((x == 3) == claripy.ULT(x, 5))       # x is 3, or at least 5: zero does not satisfy it
+        s.add(x != 0)
+        assert s.satisfiable(extra_constraints=[claripy.ULT(x, 4)])
+        assert s.eval(x, 1, extra_constraints=[claripy.ULT(x, 4)]) == (3,)
+        assert not s.satisfiable(extra_constraints=[claripy.ULT(x, 3)])

@@ -235,7 +235,7 @@ class Evaluator:
                 raise _Unsupported("division by zero")
             return x // y if op == "__floordiv__" else x % y
         if op in _CMP:
-            if a[0].length > 64:
+            if a[0].length is not None and a[0].length > 64:
                 return self._wide_eq(a[0], a[1], op == "__ne__")
             return _CMP[op](self.ev(a[0]), self.ev(a[1]))
         if op in _SCMP:
