@@ -59,6 +59,7 @@ def cmd_run(args) -> int:
     progress = show(sys.stderr) if sys.stderr.isatty() and not args.json else None
     opts = {"cache": args.cache, "validate": args.validate, "persist": args.persist,
             "solver_timeout_ms": args.solver_timeout_ms, "cache_limit": args.cache_limit,
+            "defer_ms": args.defer_ms or None,
             "profile": args.profile} if args.engine == "ram" else {}
     if args.merge is not None:
         points = ["auto"] if args.merge_points == "auto" else [
@@ -95,7 +96,7 @@ def cmd_run(args) -> int:
     if res.found:
         print(f"paths that reached a find target: {res.found}")
     if res.unknown:
-        print(f"states set aside because z3 gave up: {res.unknown} (give a longer --solver-timeout-ms)")
+        print(f"states set aside because z3 gave up: {res.unknown} (give a longer --solver-timeout-ms or --timeout)")
     if res.errors:
         print("error paths:")
         for kind, msg, stdin in res.errors:
@@ -180,6 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--max-states", type=_positive, default=None, help="stop when more states are active")
     r.add_argument("--solver-timeout-ms", type=_positive, default=None, metavar="MS",
                    help="z3 time per call; a state needing more goes to the unknown stash (default 300000)")
+    r.add_argument("--defer-ms", type=int, default=1000, metavar="MS",
+                   help="first-pass z3 time per call: a path needing more waits until the others are done "
+                        "(0: no first pass; default 1000)")
     r.add_argument("--emit-tests", metavar="DIR", default=None,
                    help="write a test input per path and outcome, and tests.jsonl, to DIR")
     r.add_argument("--model", choices=MODELS, default="fork", help="multiple-resolution model")

@@ -110,6 +110,8 @@ class WorkerRun:
                         checked = now
                         if event.is_set():
                             break
+                if self.tech is not None:   # a path deferred in this batch is shipped back, not lost
+                    self.tech.resume_deferred(simgr)
                 paths = collect_paths(simgr, RunResult())
                 before = self.packer.bytes_out
                 frontier = [self.packer.dumps(s) for s in simgr.active]
@@ -237,6 +239,8 @@ def explore_distributed(binary: str, stdin_bytes: int = 0, workers: int = 2, sch
     # local start: a few states per worker
     while simgr.active and len(simgr.active) < 2 * nworkers and stopped() is None:
         simgr.step()
+        if tech is not None:          # shipped states run with the full z3 budget
+            tech.resume_deferred(simgr)
         active = list(simgr.active)
         simgr.drop(stash="active")
         collect_paths(simgr, res)

@@ -14,7 +14,7 @@ from .errors import AngrRamError, UnsupportedBinary
 from .inputs import STATE_OPTIONS, make_state  # noqa: F401 - re-exported for scripts and tests
 from .outcomes import ending, path_outcomes
 from .plugins.libc import RamLibcStartMain, install_error_fix
-from .technique import ERROR_STASH, UNKNOWN_STASH, RelocatableMemory, stats
+from .technique import DEFERRED_STASH, ERROR_STASH, UNKNOWN_STASH, RelocatableMemory, stats
 from .testcases import collect_tests, errored_reason
 
 # exceptions raised while stepping one path that end that path in the ``errored`` stash (with a
@@ -37,7 +37,7 @@ class RunResult:
     stopped: str | None = None    # why exploration stopped early: timeout, max-states, max-paths, found, interrupted
     endings: dict = field(default_factory=dict)     # how the finished paths ended ("exit 3", "no exit (...)") -> count
     found: int = 0                # paths that reached a find target
-    unknown: int = 0              # states set aside because z3 gave up (unknown / interrupted stash)
+    unknown: int = 0              # states set aside because z3 gave up (unknown / deferred / interrupted stash)
     tests: list | None = None     # TestCase per path and outcome (with tests=True)
     tests_seconds: float = 0.0    # time spent choosing the tests' inputs
     profile: dict | None = None   # with profile=True: the time breakdown (angr_ram.profile)
@@ -105,6 +105,8 @@ def explore(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
                           num_find=num_find, **options)
     t0 = time.perf_counter()
     res = RunResult()
+    if tech is not None and timeout is not None:
+        tech.scope.deadline = t0 + timeout   # no z3 call runs past the run's timeout
     try:
         while simgr.active:
             simgr.step()
@@ -122,6 +124,9 @@ def explore(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
                 break
     except KeyboardInterrupt:
         res.stopped = "interrupted"
+    finally:
+        if tech is not None:
+            tech.scope.deadline = None
     res.timed_out = res.stopped in ("timeout", "max-states", "interrupted")
     res.seconds = time.perf_counter() - t0
     return summarize(simgr, tech, res, tests)
@@ -197,7 +202,7 @@ def collect_paths(simgr, res: RunResult) -> RunResult:
             stdin = None
         res.errors.append(("angr-error", errored_reason(rec.error), stdin))
     res.found += len(simgr.stashes.get("found", []))
-    res.unknown += len(simgr.stashes.get(UNKNOWN_STASH, [])) + len(simgr.stashes.get("interrupted", []))
+    res.unknown += sum(len(simgr.stashes.get(k, [])) for k in (UNKNOWN_STASH, DEFERRED_STASH, "interrupted"))
     return res
 
 

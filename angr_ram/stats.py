@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass
 
 import z3
@@ -48,6 +49,9 @@ class RunStats:
     relaxed_unsat: int = 0         # ... of which unsatisfiable without the let definitions (z3 on a small part)
     infeasible_errors: int = 0     # faults found on paths that turned out infeasible (not reported)
     unknown_states: int = 0        # states set aside because z3 gave up on a query (unknown stash)
+    deferred_states: int = 0       # ... within the first-pass budget (deferred stash, resumed at the end)
+    deferred_resumed: int = 0      # deferred states resumed with the full budget
+    undecided_successors: int = 0  # branch successors set aside alone, their siblings going on
 
     def as_dict(self) -> dict:
         """The counters as a plain dict."""
@@ -56,8 +60,19 @@ class RunStats:
 
 @declare(z3.Solver, "check")
 def counted_check(original, solver, *args):
-    """``z3.Solver.check`` that counts the call into the active run's stats."""
-    st = current().stats
-    if st is not None:
-        st.z3_checks += 1
+    """``z3.Solver.check`` that counts the call into the active run's stats; after the run's
+    deadline (its ``timeout``) a call gets only the time left, so a run stops when it should."""
+    sc = current()
+    if sc.stats is not None:
+        sc.stats.z3_checks += 1
+    lowered = getattr(solver, "ram_lowered", False)
+    if sc.deadline is not None or lowered:
+        limit = (getattr(solver, "ram_limits", None) or (None,))[0] or 300_000
+        left = limit if sc.deadline is None else max(1, int((sc.deadline - time.perf_counter()) * 1000))
+        if left < limit:
+            solver.set("timeout", left)
+            solver.ram_lowered = True
+        elif lowered:                      # the deadline is gone: the solver's own budget again
+            solver.set("timeout", limit)
+            solver.ram_lowered = False
     return original(solver, *args)

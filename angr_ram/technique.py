@@ -32,11 +32,15 @@ from .stats import RunStats
 from .strategies.fork import forking
 from .strategies.models import MODELS, make_model
 from .strategies.split import Splitter
+from .undecided import gave_up
+
+__all__ = ["DEFERRED_STASH", "ERROR_STASH", "UNKNOWN_STASH", "RelocatableMemory", "gave_up", "stats"]
 
 log = logging.getLogger(__name__)
 
 ERROR_STASH = "memory_errors"
 UNKNOWN_STASH = "unknown"      # states whose feasibility z3 could not decide in time (resumable)
+DEFERRED_STASH = "deferred"    # ... within the first-pass budget: resumed with the full one at the end
 
 # angr's brk heap (SimHeapBrk) maps its whole default region (8 MiB, 2048 pages) the first time a
 # procedure touches it, and every state copy then walks those pages (reference counts on copy and
@@ -91,6 +95,10 @@ class RelocatableMemory(angr.ExplorationTechnique):
     :param solver_timeout_ms: milliseconds z3 may spend on one call (None: claripy's 300 s). A state
         whose step needs a longer call goes to the ``unknown`` stash with the reason, never pruned;
         :meth:`resume_unknown` gives those states a longer timeout and steps them again.
+    :param defer_ms: first-pass budget per z3 call (None: none). A path that needs a longer call is
+        deferred (stash ``deferred``), its decidable siblings go on, and the deferred paths resume
+        with ``solver_timeout_ms`` once no other path is active: hard queries (a hash that would
+        have to be inverted) no longer hold up the easy paths, and nothing is given up for them.
     :param max_symbolic_size: the largest size a symbolic allocation size may take; larger values
         are an error path (``symbolic-allocation-size``) with an input that produces them.
     :param context_resolution: segment models remember, per access location, the allocation
@@ -109,7 +117,8 @@ class RelocatableMemory(angr.ExplorationTechnique):
                  smm_threshold: int = 10 * 1024, cache: str | None = None, validate: bool = False,
                  persist: bool | str | None = None, context_resolution: bool = True,
                  max_symbolic_size: int = 64 * 1024, solver_timeout_ms: int | None = None,
-                 cache_limit: int = 100_000, profile: bool = False, seeded_models: bool = True):
+                 cache_limit: int = 100_000, profile: bool = False, seeded_models: bool = True,
+                 defer_ms: int | None = 1000):
         super().__init__()
         if model not in MODELS:
             raise AngrRamError(f"unknown model {model!r}; supported: {', '.join(MODELS)}")
@@ -129,7 +138,11 @@ class RelocatableMemory(angr.ExplorationTechnique):
             raise AngrRamError(f"max_symbolic_size must be a non-negative integer, not {max_symbolic_size!r}")
         if solver_timeout_ms is not None and (not isinstance(solver_timeout_ms, int) or solver_timeout_ms <= 0):
             raise AngrRamError(f"solver_timeout_ms must be a positive integer, not {solver_timeout_ms!r}")
+        if defer_ms is not None and (not isinstance(defer_ms, int) or defer_ms <= 0):
+            raise AngrRamError(f"defer_ms must be a positive integer or None, not {defer_ms!r}")
         self.solver_timeout_ms = solver_timeout_ms
+        full = solver_timeout_ms if solver_timeout_ms is not None else 300_000
+        self.defer_ms = defer_ms if defer_ms is not None and defer_ms < full else None
         self.max_symbolic_size = max_symbolic_size
         self.model = model
         self.model_policy = make_model(model, reuse_segments, smm_threshold, context_resolution)
@@ -185,7 +198,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         state.register_plugin("ram", AddressSpace(self.symbolic_bases, self.context_k, self._regions, self.stats,
                                                   self.model_policy, self.splitter, self.cache, self.base_sizes,
                                                   self.max_symbolic_size))
-        state.ram.solver_timeout = self.solver_timeout_ms
+        state.ram.solver_timeout = self.defer_ms if self.defer_ms is not None else self.solver_timeout_ms
         state.ram.scope = self.scope
         RamSolver.install(state)
 
@@ -203,8 +216,19 @@ class RelocatableMemory(angr.ExplorationTechnique):
                 if reason is None:
                     simgr.errored.append(rec)
                 else:
-                    simgr.stashes.setdefault(UNKNOWN_STASH, []).append(self._set_aside(rec.state, reason))
+                    simgr.stashes.setdefault(self._set_aside(rec.state, reason), []).append(rec.state)
+        if stash == "active" and not simgr.active:
+            self.resume_deferred(simgr)
         return simgr
+
+    def resume_deferred(self, simgr) -> int:
+        """Move the ``deferred`` states back to ``active`` with the full z3 budget
+        (``solver_timeout_ms``); done by :meth:`step` when no other state is active."""
+        if not simgr.stashes.get(DEFERRED_STASH):
+            return 0
+        n = self._resume(simgr, DEFERRED_STASH, self.solver_timeout_ms)
+        self.stats.deferred_resumed += n
+        return n
 
     def step_state(self, simgr, state, **kwargs):
         self.prepare_state(state)
@@ -224,26 +248,40 @@ class RelocatableMemory(angr.ExplorationTechnique):
             if prof is not None:
                 prof.leave(time.perf_counter() - t0)
                 prof.site = "outside steps"
-        for s in out.pop("interrupted", ()):     # angr's stash for solver time-outs outside its plugin
-            out.setdefault(UNKNOWN_STASH, []).append(self._set_aside(s, s.ram.unknown or "solver gave up"))
+        undecided = list(out.pop("interrupted", ()))     # angr's stash for solver time-outs outside its plugin
+        if out.get(None):                                # successors kept undecided (angr_ram.undecided)
+            undecided += [s for s in out[None] if s.ram.unknown is not None]
+            out[None] = [s for s in out[None] if s.ram.unknown is None]
+        for s in undecided:
+            out.setdefault(self._set_aside(s, s.ram.unknown or "solver gave up"), []).append(s)
         return out
 
-    def _set_aside(self, state, reason: str):
-        state.ram.unknown = f"{reason} (z3 timeout {state.ram.solver_timeout or 300000} ms)"
+    def _set_aside(self, state, reason: str) -> str:
+        """Mark ``state`` undecided for ``reason``; the stash it goes to: ``deferred`` if it ran with
+        the first-pass budget (it will be resumed), else ``unknown``."""
+        budget = state.ram.solver_timeout or 300000
+        state.ram.unknown = f"{reason} (z3 timeout {budget} ms)"
+        if self.defer_ms is not None and state.ram.solver_timeout == self.defer_ms:
+            self.stats.deferred_states += 1
+            return DEFERRED_STASH
         self.stats.unknown_states += 1
-        return state
+        return UNKNOWN_STASH
 
-    def resume_unknown(self, simgr, solver_timeout_ms: int | None = None) -> int:
-        """Move the ``unknown`` states back to ``active`` with a longer z3 timeout (None: claripy's
-        300 s) for them and for the states they fork; returns how many were resumed."""
-        states = simgr.stashes.get(UNKNOWN_STASH, [])
+    @staticmethod
+    def _resume(simgr, stash: str, solver_timeout_ms: int | None) -> int:
+        states = list(simgr.stashes.get(stash, []))
         for s in states:
             s.ram.solver_timeout, s.ram.unknown = solver_timeout_ms, None
             fe = s.solver._stored_solver
             if fe is not None:
                 fe.set_timeout(solver_timeout_ms)
-        simgr.move(UNKNOWN_STASH, "active")
+        simgr.move(stash, "active")       # angr empties the stash's list in place
         return len(states)
+
+    def resume_unknown(self, simgr, solver_timeout_ms: int | None = None) -> int:
+        """Move the ``unknown`` states back to ``active`` with a longer z3 timeout (None: claripy's
+        300 s) for them and for the states they fork; returns how many were resumed."""
+        return self._resume(simgr, UNKNOWN_STASH, solver_timeout_ms)
 
     def _step(self, simgr, state, **kwargs) -> dict:
         try:
@@ -290,19 +328,6 @@ class RelocatableMemory(angr.ExplorationTechnique):
         state.ram.error = MemoryErrorInfo.of(state, kind, message)
 
 
-def gave_up(exc: BaseException) -> str | None:
-    """Why z3 could not answer, if ``exc`` (or an error it was converted from) says it gave up:
-    a time-out or resource limit, or an ``unknown`` answer; None for any other error."""
-    seen = 0
-    while exc is not None and seen < 8:
-        if isinstance(exc, claripy.ClaripySolverInterruptError):
-            return f"solver gave up: {exc}"
-        if isinstance(exc, ClaripyZ3Error) and "solver unknown" in str(exc):
-            return f"solver gave up: {exc}"
-        exc, seen = exc.__cause__ or exc.__context__, seen + 1
-    return None
-
-
 def install_hooks(project) -> None:
     """Hook the heap functions and ``__libc_start_main`` of ``project`` with angr-ram's procedures."""
     for name, cls in HEAP_PROCEDURES.items():
@@ -329,5 +354,5 @@ def stats(simgr, profile: bool = False) -> dict:
         d["merge_clauses"] = len(qm.table)
     d["paths"] = len(simgr.stashes.get("deadended", []))
     d["errors"] = len(simgr.stashes.get(ERROR_STASH, [])) + len(simgr.errored)
-    d["unknown"] = len(simgr.stashes.get(UNKNOWN_STASH, []))
+    d["unknown"] = len(simgr.stashes.get(UNKNOWN_STASH, [])) + len(simgr.stashes.get(DEFERRED_STASH, []))
     return d

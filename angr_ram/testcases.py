@@ -134,7 +134,7 @@ def _case(state, n: int, kind: str, extra=(), **fields) -> TestCase:
 def collect_tests(simgr, per_path: int = MAX_OUTCOMES_PER_PATH) -> list[TestCase]:
     """One test per outcome of every finished path (at most ``per_path`` each), per error path,
     per errored path and per path in the ``found`` stash, numbered in that order."""
-    from .technique import ERROR_STASH, UNKNOWN_STASH
+    from .technique import DEFERRED_STASH, ERROR_STASH, UNKNOWN_STASH
 
     tests: list[TestCase] = []
     for s in simgr.stashes.get("deadended", []):
@@ -158,7 +158,7 @@ def collect_tests(simgr, per_path: int = MAX_OUTCOMES_PER_PATH) -> list[TestCase
         tests.append(_case(rec.state, len(tests) + 1, "errored", message=errored_reason(rec.error)))
     for s in simgr.stashes.get("found", []):
         tests.append(_case(s, len(tests) + 1, "found", message=f"reached {s.addr:#x}"))
-    for s in simgr.stashes.get(UNKNOWN_STASH, []):
+    for s in simgr.stashes.get(UNKNOWN_STASH, []) + simgr.stashes.get(DEFERRED_STASH, []):
         tests.append(_case(s, len(tests) + 1, "unknown", message=s.ram.unknown or "solver gave up"))
     return tests
 

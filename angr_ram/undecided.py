@@ -1,0 +1,53 @@
+"""Paths whose feasibility z3 could not decide in time: recognised, and kept apart one by one.
+
+A branch that forks a path checks each successor's feasibility with z3 (angr's
+``SimSuccessors._categorize_successor``). When one of those checks times out, angr lets the error
+end the whole step, so the successors that *were* decidable are lost with it: a hash-table lookup
+of a symbolic key, asked "hash equal and keys differ" (unsat only if the hash is injective, which
+z3 cannot show in any budget), would also drop "hash equal and keys equal", the path that finds
+the key. Inside angr-ram steps an undecided successor is instead kept with
+``state.ram.unknown`` set to the reason, and the technique sets it aside (stash ``deferred`` or
+``unknown``) while its siblings go on. A gated patch (:mod:`angr_ram.patches`).
+"""
+
+from __future__ import annotations
+
+import claripy
+from angr.engines.successors import SimSuccessors
+from claripy.errors import ClaripyZ3Error
+
+from .patches import declare
+from .strategies.fork import forking_enabled
+
+
+def gave_up(exc: BaseException) -> str | None:
+    """Why z3 could not answer, if ``exc`` (or an error it was converted from) says it gave up:
+    a time-out or resource limit, or an ``unknown`` answer; None for any other error."""
+    seen = 0
+    while exc is not None and seen < 8:
+        if isinstance(exc, claripy.ClaripySolverInterruptError):
+            return f"solver gave up: {exc}"
+        if isinstance(exc, ClaripyZ3Error) and "solver unknown" in str(exc):
+            return f"solver gave up: {exc}"
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None
+
+
+@declare(SimSuccessors, "_categorize_successor", gate=forking_enabled)
+def keep_undecided(original, self, state):
+    """angr's successor categorisation; a successor with a concrete target (not a syscall) whose
+    feasibility check gives up is kept as a successor marked undecided instead of ending the step."""
+    try:
+        return original(self, state)
+    except Exception as e:
+        reason = gave_up(e)
+        target = state.scratch.target
+        if (reason is None or not state.has_plugin("ram") or state.history.jumpkind.startswith("Ijk_Sys")
+                or (isinstance(target, claripy.ast.Base) and target.symbolic)):
+            raise
+        state.ram.unknown = reason        # angr appended it to all_successors before checking
+        if state.ram.stats is not None:
+            state.ram.stats.undecided_successors += 1
+        self.successors.append(state)
+        self.flat_successors.append(state)
+        return state

@@ -1,0 +1,129 @@
+"""Hard queries do not hold up easy paths: a successor whose feasibility z3 cannot decide in the
+first-pass budget is deferred alone (its siblings go on), resumed with the full budget when nothing
+else is active, and never lost; cloned z3 solvers keep their time-out; a run's ``timeout`` bounds
+its z3 calls."""
+
+import os
+import subprocess
+import sys
+import time
+
+import claripy
+import pytest
+from claripy.backends import backend_z3
+
+import angr_ram
+from angr_ram.outcomes import path_outcomes
+from angr_ram.runner import RESILIENCE, explore, load_project, make_state
+
+from .conftest import BUILD
+from .test_samples import native
+
+DEFER = 777     # a first-pass budget no other solver in these runs has
+
+
+def _first_pass_gives_up(monkeypatch, window=(30, 300)):
+    """z3 gives up (claripy's time-out error) on the calls of ``window`` made with the first-pass
+    budget; calls with the full budget are answered. Returns the call counters."""
+    original = backend_z3.z3_solver_sat
+    calls = {"first": 0, "full": 0}
+
+    def stub(solver, extra_constraints, occasion):
+        if (getattr(solver, "ram_limits", None) or (None,))[0] == DEFER:
+            calls["first"] += 1
+            if window[0] <= calls["first"] < window[1]:
+                raise claripy.ClaripySolverInterruptError("timeout")
+        else:
+            calls["full"] += 1
+        return original(solver, extra_constraints, occasion)
+
+    monkeypatch.setattr(backend_z3, "z3_solver_sat", stub)
+    return calls
+
+
+def test_deferred_paths_are_resumed_and_every_outcome_is_found(monkeypatch):
+    b = os.fspath(BUILD / "matrix10_O0")
+    proj = load_project(b)
+    simgr = proj.factory.simulation_manager(make_state(proj, 2), resilience=RESILIENCE)
+    tech = simgr.use_technique(angr_ram.RelocatableMemory(defer_ms=DEFER, seeded_models=False))
+    calls = _first_pass_gives_up(monkeypatch)
+    simgr.run()
+    st = angr_ram.stats(simgr)
+    assert st["deferred_states"] > 0 and st["deferred_resumed"] == st["deferred_states"]
+    assert calls["full"] > 0 and st["unknown"] == 0 and not simgr.errored
+    assert not simgr.stashes.get("deferred") and not simgr.stashes.get("unknown")
+    assert all(s.solver._solver.timeout is None for s in simgr.deadended if s.ram.solver_timeout is None)
+    found = set().union(*(path_outcomes(s) for s in simgr.deadended))
+    assert found == native(b, 2)
+    assert tech.defer_ms == DEFER
+
+
+@pytest.mark.slow
+def test_an_undecided_successor_leaves_its_sibling_going():
+    """uthash's HASH_FIND_INT of a four-byte key: "hash equal and keys differ" is unsat only if no
+    other key has the stored key's Jenkins hash, which z3 does not decide; "keys equal" is easy. The
+    hard successors are set aside and every outcome (found below/above 12, not found) is reached."""
+    b = os.fspath(BUILD / "uthash_key4_O0")
+    res = explore(b, 4, timeout=240, defer_ms=300, solver_timeout_ms=600)
+    assert res.outcomes == {(2, b""), (3, b""), (4, b"")}
+    assert not res.errors and res.stopped is None
+    st = res.stats
+    assert st["undecided_successors"] >= 12 and st["unknown"] == st["unknown_states"] > 0
+    assert st["deferred_resumed"] == st["deferred_states"] >= st["unknown_states"]
+
+
+def test_validation_of_defer_ms():
+    with pytest.raises(angr_ram.AngrRamError, match="defer_ms"):
+        angr_ram.RelocatableMemory(defer_ms=0)
+    assert angr_ram.RelocatableMemory(defer_ms=5000, solver_timeout_ms=4000).defer_ms is None
+
+
+HARD = r"""
+import time, claripy
+from angr_ram.patches import install_all
+from angr_ram.plugins import z3_setup  # noqa
+from angr_ram.scope import RunScope
+install_all()
+k = claripy.BVS("k", 32)
+def mix(a, b, c):
+    for sa, sb, sc in ((13, 8, 13), (12, 16, 5), (3, 10, 15)):
+        a = (a - b - c) ^ claripy.LShR(c, sa)
+        b = (b - c - a) ^ (a << sb)
+        c = (c - a - b) ^ claripy.LShR(b, sc)
+    return c
+h = lambda x: mix(x + 0x9E3779B9, claripy.BVV(0x9E3779B9, 32), claripy.BVV(0xFEEDBEEF + 4, 32))
+with RunScope().active():
+    s = claripy.Solver(timeout=500)
+    s.add(k != 0)
+    assert s.satisfiable()
+    s2 = s.branch()                  # finalized: the next constraint makes claripy clone the z3 solver
+    s2.add(h(k) == h(claripy.BVV(0x1234567, 32)))
+    s2.add(k != 0x1234567)
+    t = time.time()
+    try:
+        s2.satisfiable()
+        print("answered", round(time.time() - t, 1))
+    except claripy.ClaripyError as e:
+        print("gave up", round(time.time() - t, 1), type(e).__name__)
+"""
+
+
+def test_a_cloned_z3_solver_keeps_its_timeout():
+    """claripy clones a branch's z3 solver with ``Solver.translate``, which drops the parameters:
+    the clone used to run a hard query for ever. It now gives up after its 0.5 s budget."""
+    t = time.time()
+    out = subprocess.run([sys.executable, "-c", HARD], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.startswith("gave up"), out.stdout
+    assert time.time() - t < 60
+
+
+def test_a_run_timeout_bounds_its_z3_calls():
+    """With ``timeout``, no z3 call runs past it: the deferred hard paths of the uthash lookup are
+    resumed with claripy's 300 s budget, yet the run stops within seconds of its timeout, the hard
+    paths reported as unknown, not lost."""
+    b = os.fspath(BUILD / "uthash_key4_O0")
+    t = time.time()
+    res = explore(b, 4, timeout=10, defer_ms=200)
+    assert time.time() - t < 10 + 20
+    assert res.stopped == "timeout" and res.unknown > 0 and not res.errors
