@@ -152,6 +152,10 @@ def cmd_bench(args) -> int:
         from .bench.tests import tests_table
 
         return tests_table(d, args.timeout)
+    if args.keyfind:
+        from .bench.corpus import keyfind_table
+        keyfind_table(timeout=min(args.timeout, 60.0), samples_dir=d)
+        return 0
     if args.corpus:
         from .bench.corpus import corpus_table
         corpus_table(args.samples or None, timeout=args.timeout, samples_dir=d)
@@ -233,6 +237,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --merging: stock angr, ite and pat on the loop corpus at M = 6, 8, 10, 12")
     b.add_argument("--corpus", action="store_true",
                    help="stock angr vs fork vs dsmm on third-party and specification-derived programs")
+    b.add_argument("--keyfind", action="store_true",
+                   help="seconds to each outcome of uthash's lookup of a four-byte key (part of --corpus)")
     b.add_argument("--distributed", action="store_true",
                    help="a program with over a thousand paths in one process and on 1, 2 and 4 dask workers")
     b.add_argument("--tests", action="store_true",

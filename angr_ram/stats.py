@@ -60,19 +60,17 @@ class RunStats:
 
 @declare(z3.Solver, "check")
 def counted_check(original, solver, *args):
-    """``z3.Solver.check`` that counts the call into the active run's stats; after the run's
-    deadline (its ``timeout``) a call gets only the time left, so a run stops when it should."""
+    """``z3.Solver.check`` that counts the call into the active run's stats and gives it the run's
+    current budget: the first-pass budget while a first-pass step runs, no more than the time left
+    before the run's deadline (its ``timeout``), else the solver's own time-out."""
     sc = current()
     if sc.stats is not None:
         sc.stats.z3_checks += 1
-    lowered = getattr(solver, "ram_lowered", False)
-    if sc.deadline is not None or lowered:
-        limit = (getattr(solver, "ram_limits", None) or (None,))[0] or 300_000
-        left = limit if sc.deadline is None else max(1, int((sc.deadline - time.perf_counter()) * 1000))
-        if left < limit:
-            solver.set("timeout", left)
-            solver.ram_lowered = True
-        elif lowered:                      # the deadline is gone: the solver's own budget again
-            solver.set("timeout", limit)
-            solver.ram_lowered = False
+    own = (getattr(solver, "ram_limits", None) or (None,))[0] or 300_000
+    budget = own if sc.budget_ms is None else min(own, sc.budget_ms)
+    if sc.deadline is not None:
+        budget = min(budget, max(1, int((sc.deadline - time.perf_counter()) * 1000)))
+    if budget != getattr(solver, "ram_applied", own):
+        solver.set("timeout", budget)
+        solver.ram_applied = budget
     return original(solver, *args)

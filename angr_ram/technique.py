@@ -198,7 +198,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         state.register_plugin("ram", AddressSpace(self.symbolic_bases, self.context_k, self._regions, self.stats,
                                                   self.model_policy, self.splitter, self.cache, self.base_sizes,
                                                   self.max_symbolic_size))
-        state.ram.solver_timeout = self.defer_ms if self.defer_ms is not None else self.solver_timeout_ms
+        state.ram.solver_timeout = self.solver_timeout_ms
         state.ram.scope = self.scope
         RamSolver.install(state)
 
@@ -226,7 +226,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         (``solver_timeout_ms``); done by :meth:`step` when no other state is active."""
         if not simgr.stashes.get(DEFERRED_STASH):
             return 0
-        n = self._resume(simgr, DEFERRED_STASH, self.solver_timeout_ms)
+        n = self._resume(simgr, DEFERRED_STASH, None)
         self.stats.deferred_resumed += n
         return n
 
@@ -236,6 +236,8 @@ class RelocatableMemory(angr.ExplorationTechnique):
         if prof is not None:
             prof.site, t0 = step_site(state), time.perf_counter()
             prof.enter("engine")
+        if self.defer_ms is not None and not state.ram.resumed:
+            self.scope.budget_ms = self.defer_ms      # z3 calls of a first-pass step (stats.counted_check)
         try:
             out = self._step(simgr, state, **kwargs)
         except (claripy.ClaripySolverInterruptError, ClaripyZ3Error) as e:  # forking, fault checks
@@ -245,6 +247,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
             out = {"interrupted": [state]}
             state.ram.unknown = reason
         finally:
+            self.scope.budget_ms = None
             if prof is not None:
                 prof.leave(time.perf_counter() - t0)
                 prof.site = "outside steps"
@@ -259,9 +262,10 @@ class RelocatableMemory(angr.ExplorationTechnique):
     def _set_aside(self, state, reason: str) -> str:
         """Mark ``state`` undecided for ``reason``; the stash it goes to: ``deferred`` if it ran with
         the first-pass budget (it will be resumed), else ``unknown``."""
-        budget = state.ram.solver_timeout or 300000
+        first = self.defer_ms is not None and not state.ram.resumed
+        budget = self.defer_ms if first else state.ram.solver_timeout or 300000
         state.ram.unknown = f"{reason} (z3 timeout {budget} ms)"
-        if self.defer_ms is not None and state.ram.solver_timeout == self.defer_ms:
+        if first:
             self.stats.deferred_states += 1
             return DEFERRED_STASH
         self.stats.unknown_states += 1
@@ -269,9 +273,14 @@ class RelocatableMemory(angr.ExplorationTechnique):
 
     @staticmethod
     def _resume(simgr, stash: str, solver_timeout_ms: int | None) -> int:
+        """Move ``stash`` back to ``active``, the states' z3 budget set to ``solver_timeout_ms``
+        (None: kept) and their first pass over."""
         states = list(simgr.stashes.get(stash, []))
         for s in states:
-            s.ram.solver_timeout, s.ram.unknown = solver_timeout_ms, None
+            s.ram.unknown, s.ram.resumed = None, True
+            if solver_timeout_ms is None:
+                continue
+            s.ram.solver_timeout = solver_timeout_ms
             fe = s.solver._stored_solver
             if fe is not None:
                 fe.set_timeout(solver_timeout_ms)

@@ -15,6 +15,7 @@ from claripy.backends import backend_z3
 import angr_ram
 from angr_ram.outcomes import path_outcomes
 from angr_ram.runner import RESILIENCE, explore, load_project, make_state
+from angr_ram.scope import current
 
 from .conftest import BUILD
 from .test_samples import native
@@ -29,7 +30,7 @@ def _first_pass_gives_up(monkeypatch, window=(30, 300)):
     calls = {"first": 0, "full": 0}
 
     def stub(solver, extra_constraints, occasion):
-        if (getattr(solver, "ram_limits", None) or (None,))[0] == DEFER:
+        if current().budget_ms == DEFER:
             calls["first"] += 1
             if window[0] <= calls["first"] < window[1]:
                 raise claripy.ClaripySolverInterruptError("timeout")
@@ -52,7 +53,7 @@ def test_deferred_paths_are_resumed_and_every_outcome_is_found(monkeypatch):
     assert st["deferred_states"] > 0 and st["deferred_resumed"] == st["deferred_states"]
     assert calls["full"] > 0 and st["unknown"] == 0 and not simgr.errored
     assert not simgr.stashes.get("deferred") and not simgr.stashes.get("unknown")
-    assert all(s.solver._solver.timeout is None for s in simgr.deadended if s.ram.solver_timeout is None)
+    assert any(s.ram.resumed for s in simgr.deadended) and current() is None
     found = set().union(*(path_outcomes(s) for s in simgr.deadended))
     assert found == native(b, 2)
     assert tech.defer_ms == DEFER
@@ -118,12 +119,14 @@ def test_a_cloned_z3_solver_keeps_its_timeout():
     assert time.time() - t < 60
 
 
+@pytest.mark.slow
 def test_a_run_timeout_bounds_its_z3_calls():
     """With ``timeout``, no z3 call runs past it: the deferred hard paths of the uthash lookup are
     resumed with claripy's 300 s budget, yet the run stops within seconds of its timeout, the hard
     paths reported as unknown, not lost."""
     b = os.fspath(BUILD / "uthash_key4_O0")
     t = time.time()
-    res = explore(b, 4, timeout=10, defer_ms=200)
-    assert time.time() - t < 10 + 20
+    res = explore(b, 4, timeout=60, defer_ms=100)
+    assert time.time() - t < 60 + 20
     assert res.stopped == "timeout" and res.unknown > 0 and not res.errors
+    assert res.outcomes <= {(2, b""), (3, b""), (4, b"")}

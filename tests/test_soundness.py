@@ -65,10 +65,10 @@ def test_solver_timeout_reaches_claripy_and_is_validated():
     assert all(c.timeout == 1234 for c in fe._sync()._solver_list)
     with pytest.raises(angr_ram.AngrRamError, match="solver_timeout_ms"):
         angr_ram.RelocatableMemory(solver_timeout_ms=0)
-    # with the default first pass, paths start with its budget (deferral: tests/test_deferral.py)
+    # the first-pass budget is the run's, applied per z3 call while a step runs (tests/test_deferral.py)
     simgr = proj.factory.simulation_manager(make_state(proj, 2))
     simgr.use_technique(angr_ram.RelocatableMemory(solver_timeout_ms=1234))
-    assert simgr.active[0].solver._solver.timeout == 1000
+    assert simgr.active[0].solver._solver.timeout == 1234
 
 
 def test_quantified_procedure_never_takes_unknown_for_unsat(monkeypatch):

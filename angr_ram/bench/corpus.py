@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..outcomes import path_outcomes
 from ..runner import explore
 from . import sample_path
 from .native import outcome_set
@@ -36,27 +37,38 @@ CORPUS = {
 CONFIGS = (("stock", {"engine": "stock"}), ("fork", {"model": "fork"}), ("dsmm", {"model": "dsmm"}))
 
 
-def run(binary: str, timeout: float, **kw) -> dict:
-    """One exploration of ``binary`` with two symbolic stdin bytes, in a subprocess killed after
-    ``timeout`` seconds (a single z3 call can outlast the exploration's own timeout)."""
+def run(binary: str, timeout: float, stdin: int = 2, **kw) -> dict:
+    """One exploration of ``binary`` with ``stdin`` symbolic stdin bytes, in a subprocess killed
+    30 s after ``timeout`` (stock angr's z3 calls can outlast the exploration's own timeout)."""
     t = time.perf_counter()
-    cmd = [sys.executable, "-m", "angr_ram.bench.corpus", binary, json.dumps(kw), str(timeout)]
+    cmd = [sys.executable, "-m", "angr_ram.bench.corpus", binary, json.dumps(kw), str(timeout), str(stdin)]
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 30, check=True).stdout
         r = json.loads(out.strip().splitlines()[-1])
         r["outcomes"] = {(c, bytes.fromhex(o)) for c, o in r["outcomes"]}
+        r["first_seen"] = {(c, bytes.fromhex(o)): sec for c, o, sec in r["first_seen"]}
     except subprocess.TimeoutExpired:
-        r = {"paths": 0, "outcomes": set(), "errors": 0, "timed_out": True, "z3": 0, "rss_mb": None}
+        r = {"paths": 0, "outcomes": set(), "errors": 0, "timed_out": True, "z3": 0, "rss_mb": None,
+             "first_seen": {}, "unknown": 0}
     r["seconds"] = time.perf_counter() - t
     return r
 
 
-def _one(binary: str, kw: dict, timeout: float) -> None:
-    r = explore(binary, 2, timeout=timeout, **kw)
+def _one(binary: str, kw: dict, timeout: float, stdin: int = 2) -> None:
+    t0, first, done = time.perf_counter(), {}, [0]
+
+    def seen(simgr):                     # when each outcome was first reached
+        new, done[0] = simgr.deadended[done[0]:], len(simgr.deadended)
+        for s in new:
+            for oc in path_outcomes(s):
+                first.setdefault(oc, time.perf_counter() - t0)
+
+    r = explore(binary, stdin, timeout=timeout, progress=seen, **kw)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024     # KiB on Linux
     print(json.dumps({"paths": r.stats.get("paths", 0), "errors": len(r.errors), "timed_out": r.timed_out,
-                      "z3": r.stats.get("z3_checks", 0), "rss_mb": round(rss),
-                      "outcomes": sorted((c, o.hex()) for c, o in r.outcomes)}))
+                      "z3": r.stats.get("z3_checks", 0), "rss_mb": round(rss), "unknown": r.unknown,
+                      "outcomes": sorted((c, o.hex()) for c, o in r.outcomes),
+                      "first_seen": sorted((c, o.hex(), round(t, 1)) for (c, o), t in first.items())}))
 
 
 def corpus_table(names=None, opts=("O0", "O2"), timeout: float = 300.0, samples_dir: Path | None = None) -> None:
@@ -87,7 +99,42 @@ def corpus_table(names=None, opts=("O0", "O2"), timeout: float = 300.0, samples_
         print(f"{hops:4} {s['seconds']:8.1f} {len(s['outcomes'] & truth):>5}/{len(truth):<5} "
               f"{f['seconds']:7.1f} {len(f['outcomes'] & truth):>4}/{len(truth):<5} {f['z3']:9}", flush=True)
     print("+ = stopped by the timeout; found = outcomes found of those the native program produces")
+    print()
+    keyfind_table(timeout=min(timeout, 60.0), samples_dir=samples_dir)
+
+
+def key4_truth(binary: str) -> set:
+    """Outcomes of ``uthash_key4``: its 24 stored keys (the program's own generator) and one absent
+    key, run natively; every other input behaves like the absent key."""
+    keys, k = [], 0x12345678
+    for _ in range(24):
+        k = (k * 1103515245 + 12345) & 0xFFFFFFFF
+        keys.append(k)
+    absent = next(x for x in range(1, 100) if x not in keys)
+    outs = set()
+    for key in [*keys, absent]:
+        p = subprocess.run([binary], input=key.to_bytes(4, "little"), capture_output=True, timeout=10)
+        outs.add((p.returncode, p.stdout))
+    return outs
+
+
+def keyfind_table(timeout: float = 60.0, samples_dir: Path | None = None) -> None:
+    """Print, for uthash's lookup of a four-byte key (Jenkins hash), when each outcome was first reached."""
+    print(f"uthash HASH_FIND_INT of a 4-byte key (2^32 inputs): seconds to each outcome, run stopped at {timeout:.0f} s")
+    print(f"{'opt':3} {'setting':6} {'not found':>9} {'value<12':>8} {'value>=12':>9} {'paths':>6} {'unknown':>7} {'errors':>6}")
+    for opt in ("O0", "O2"):
+        b = sample_path(f"uthash_key4_{opt}", samples_dir)
+        truth = key4_truth(b)
+        for label, kw in CONFIGS:
+            r = run(b, timeout, stdin=4, **kw)
+            cells = [r["first_seen"].get((code, b""), None) for code in (2, 3, 4)]
+            cells = ["-" if c is None else f"{c:.1f}" for c in cells]
+            wrong = r["outcomes"] - truth
+            extra = f"  ({len(wrong)} outcomes not native!)" if wrong else ""
+            print(f"{opt:3} {label:6} {cells[0]:>9} {cells[1]:>8} {cells[2]:>9} {r['paths']:6} {r['unknown']:7} "
+                  f"{r['errors']:6}{extra}", flush=True)
+    print("- = not reached; unknown = paths set aside undecided (the hash would have to be inverted)")
 
 
 if __name__ == "__main__":
-    _one(sys.argv[1], json.loads(sys.argv[2]), float(sys.argv[3]))
+    _one(sys.argv[1], json.loads(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]) if len(sys.argv) > 4 else 2)

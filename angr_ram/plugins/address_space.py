@@ -125,6 +125,7 @@ class AddressSpace(SimStatePlugin):
         self.lets = 0                      # let-bound reads on this path (names them deterministically)
         self.solver_timeout: int | None = None   # ms per z3 call for this state's solver (None: claripy's)
         self.unknown: str | None = None    # why this state's feasibility is unknown (``unknown`` stash)
+        self.resumed = False               # set aside once and resumed: no first-pass budget any more
         self.scope = None                  # the run's RunScope (memos, counters), shared by reference
         self.faults_outside_step: tuple = ()   # MemoryErrorInfo of faults met where no fork was possible
 
@@ -149,7 +150,7 @@ class AddressSpace(SimStatePlugin):
         o.error = self.error
         o.in_step = False
         o.lets = self.lets
-        o.solver_timeout, o.unknown = self.solver_timeout, self.unknown
+        o.solver_timeout, o.unknown, o.resumed = self.solver_timeout, self.unknown, self.resumed
         o.scope = self.scope
         o.faults_outside_step = self.faults_outside_step
         return o
