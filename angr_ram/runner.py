@@ -106,7 +106,7 @@ def explore(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
     t0 = time.perf_counter()
     res = RunResult()
     if tech is not None and timeout is not None:
-        tech.scope.deadline = t0 + timeout   # no z3 call runs past the run's timeout
+        tech.deadline = t0 + timeout   # no z3 call of a step runs past the run's timeout
     try:
         while simgr.active:
             simgr.step()
@@ -126,7 +126,7 @@ def explore(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
         res.stopped = "interrupted"
     finally:
         if tech is not None:
-            tech.scope.deadline = None
+            tech.deadline = None
     res.timed_out = res.stopped in ("timeout", "max-states", "interrupted")
     res.seconds = time.perf_counter() - t0
     return summarize(simgr, tech, res, tests)

@@ -55,8 +55,8 @@ class RunScope:
 
     def __init__(self, stats=None, memo_models: int = 128, memo_entries: int = 20_000, tables: int = 4096):
         self.stats = stats
-        self.deadline: float | None = None   # time.perf_counter() after which z3 calls get no time
-        self.budget_ms: int | None = None    # ms per z3 call while a first-pass step runs (deferral)
+        self.deadline: float | None = None   # while a step runs: time.perf_counter() after which z3 calls get no time
+        self.budget_ms: int | None = None    # while a first-pass step runs: ms per z3 call (deferral)
         self.memo_entries = memo_entries
         self.model_memos: LRU = LRU(memo_models)
         self.tables: LRU = LRU(tables)

@@ -70,7 +70,10 @@ def counted_check(original, solver, *args):
     budget = own if sc.budget_ms is None else min(own, sc.budget_ms)
     if sc.deadline is not None:
         budget = min(budget, max(1, int((sc.deadline - time.perf_counter()) * 1000)))
-    if budget != getattr(solver, "ram_applied", own):
-        solver.set("timeout", budget)
-        solver.ram_applied = budget
-    return original(solver, *args)
+    if budget == own:
+        return original(solver, *args)
+    solver.set("timeout", budget)
+    try:
+        return original(solver, *args)
+    finally:      # the solver outlives the step: used outside it (outcomes, tests), it has its own budget
+        solver.set("timeout", own)

@@ -143,6 +143,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         self.solver_timeout_ms = solver_timeout_ms
         full = solver_timeout_ms if solver_timeout_ms is not None else 300_000
         self.defer_ms = defer_ms if defer_ms is not None and defer_ms < full else None
+        self.deadline: float | None = None      # time.perf_counter() by which steps must end (explore's timeout)
         self.max_symbolic_size = max_symbolic_size
         self.model = model
         self.model_policy = make_model(model, reuse_segments, smm_threshold, context_resolution)
@@ -238,6 +239,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
             prof.enter("engine")
         if self.defer_ms is not None and not state.ram.resumed:
             self.scope.budget_ms = self.defer_ms      # z3 calls of a first-pass step (stats.counted_check)
+        self.scope.deadline = self.deadline
         try:
             out = self._step(simgr, state, **kwargs)
         except (claripy.ClaripySolverInterruptError, ClaripyZ3Error) as e:  # forking, fault checks
@@ -247,7 +249,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
             out = {"interrupted": [state]}
             state.ram.unknown = reason
         finally:
-            self.scope.budget_ms = None
+            self.scope.budget_ms = self.scope.deadline = None
             if prof is not None:
                 prof.leave(time.perf_counter() - t0)
                 prof.site = "outside steps"

@@ -49,7 +49,7 @@ def run(binary: str, timeout: float, stdin: int = 2, **kw) -> dict:
         r["first_seen"] = {(c, bytes.fromhex(o)): sec for c, o, sec in r["first_seen"]}
     except subprocess.TimeoutExpired:
         r = {"paths": 0, "outcomes": set(), "errors": 0, "timed_out": True, "z3": 0, "rss_mb": None,
-             "first_seen": {}, "unknown": 0}
+             "first_seen": {}, "unknown": 0, "killed": True}
     r["seconds"] = time.perf_counter() - t
     return r
 
@@ -131,6 +131,8 @@ def keyfind_table(timeout: float = 60.0, samples_dir: Path | None = None) -> Non
             cells = ["-" if c is None else f"{c:.1f}" for c in cells]
             wrong = r["outcomes"] - truth
             extra = f"  ({len(wrong)} outcomes not native!)" if wrong else ""
+            if r.get("killed"):
+                extra += f"  (killed {timeout + 30:.0f} s after the start: a z3 call outlasted the timeout)"
             print(f"{opt:3} {label:6} {cells[0]:>9} {cells[1]:>8} {cells[2]:>9} {r['paths']:6} {r['unknown']:7} "
                   f"{r['errors']:6}{extra}", flush=True)
     print("- = not reached; unknown = paths set aside undecided (the hash would have to be inverted)")
