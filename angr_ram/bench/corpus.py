@@ -37,11 +37,12 @@ CORPUS = {
 CONFIGS = (("stock", {"engine": "stock"}), ("fork", {"model": "fork"}), ("dsmm", {"model": "dsmm"}))
 
 
-def run(binary: str, timeout: float, stdin: int = 2, **kw) -> dict:
+def run(binary: str, timeout: float, stdin: int = 2, times: bool = False, **kw) -> dict:
     """One exploration of ``binary`` with ``stdin`` symbolic stdin bytes, in a subprocess killed
-    30 s after ``timeout`` (stock angr's z3 calls can outlast the exploration's own timeout)."""
+    30 s after ``timeout`` (stock angr's z3 calls can outlast the exploration's own timeout);
+    ``times``: also when each outcome was first reached (an extra outcome extraction per path)."""
     t = time.perf_counter()
-    cmd = [sys.executable, "-m", "angr_ram.bench.corpus", binary, json.dumps(kw), str(timeout), str(stdin)]
+    cmd = [sys.executable, "-m", "angr_ram.bench.corpus", binary, json.dumps(kw), str(timeout), str(stdin), str(int(times))]
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 30, check=True).stdout
         r = json.loads(out.strip().splitlines()[-1])
@@ -54,7 +55,7 @@ def run(binary: str, timeout: float, stdin: int = 2, **kw) -> dict:
     return r
 
 
-def _one(binary: str, kw: dict, timeout: float, stdin: int = 2) -> None:
+def _one(binary: str, kw: dict, timeout: float, stdin: int = 2, times: bool = False) -> None:
     t0, first, done = time.perf_counter(), {}, [0]
 
     def seen(simgr):                     # when each outcome was first reached
@@ -63,7 +64,7 @@ def _one(binary: str, kw: dict, timeout: float, stdin: int = 2) -> None:
             for oc in path_outcomes(s):
                 first.setdefault(oc, time.perf_counter() - t0)
 
-    r = explore(binary, stdin, timeout=timeout, progress=seen, **kw)
+    r = explore(binary, stdin, timeout=timeout, progress=seen if times else None, **kw)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024     # KiB on Linux
     print(json.dumps({"paths": r.stats.get("paths", 0), "errors": len(r.errors), "timed_out": r.timed_out,
                       "z3": r.stats.get("z3_checks", 0), "rss_mb": round(rss), "unknown": r.unknown,
@@ -126,7 +127,7 @@ def keyfind_table(timeout: float = 60.0, samples_dir: Path | None = None) -> Non
         b = sample_path(f"uthash_key4_{opt}", samples_dir)
         truth = key4_truth(b)
         for label, kw in CONFIGS:
-            r = run(b, timeout, stdin=4, **kw)
+            r = run(b, timeout, stdin=4, times=True, **kw)
             cells = [r["first_seen"].get((code, b""), None) for code in (2, 3, 4)]
             cells = ["-" if c is None else f"{c:.1f}" for c in cells]
             wrong = r["outcomes"] - truth
@@ -139,4 +140,4 @@ def keyfind_table(timeout: float = 60.0, samples_dir: Path | None = None) -> Non
 
 
 if __name__ == "__main__":
-    _one(sys.argv[1], json.loads(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]) if len(sys.argv) > 4 else 2)
+    _one(sys.argv[1], json.loads(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1")

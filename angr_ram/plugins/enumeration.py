@@ -465,24 +465,33 @@ def _pieces(e, off, lo: int, hi: int):
 
 
 # ---------------------------------------------------------------------- slicing and answering
+def dag_nodes(e, children):
+    """Each distinct node of the expression DAG under ``e`` once (by hash), depth first;
+    ``children(x)`` gives the nodes to visit below ``x``."""
+    seen: set = set()
+    todo = [e]
+    while todo:
+        x = todo.pop()
+        h = x.hash()
+        if h in seen:
+            continue
+        seen.add(h)
+        yield x
+        todo.extend(children(x))
+
+
+def _symbolic_children(x):
+    if x.op in ("BVS", "BoolS") or x.depth <= 1:
+        return ()
+    return [a for a in x.args if hasattr(a, "op") and a.variables]
+
+
 def _leaves_of(e) -> dict:
     key = e.hash()
     leaf_memo = memo("enumeration.leaves", lambda: LRU(8192))
     r = leaf_memo.lookup(key)
     if r is None:
-        r = {}
-        seen = set()
-        todo = [e]
-        while todo:
-            x = todo.pop()
-            h = x.hash()
-            if h in seen:
-                continue
-            seen.add(h)
-            if x.op in ("BVS", "BoolS"):
-                r[x.args[0]] = x
-            elif x.depth > 1:
-                todo.extend(a for a in x.args if hasattr(a, "op") and a.variables)
+        r = {x.args[0]: x for x in dag_nodes(e, _symbolic_children) if x.op in ("BVS", "BoolS")}
         leaf_memo.put(key, r)
     return r
 

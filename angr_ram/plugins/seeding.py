@@ -33,7 +33,7 @@ from claripy.frontend.full_frontend import FullFrontend
 from ..patches import declare
 from ..scope import LRU, current, memo
 from . import enumeration
-from .enumeration import Evaluator, _Unsupported
+from .enumeration import Evaluator, _Unsupported, dag_nodes
 
 MAX_CANDIDATES = 1024   # assignments evaluated per batch (at most three batches per query)
 MAX_VARIABLES = 64      # free variables of a query beyond which seeding is not tried
@@ -110,23 +110,15 @@ def _query_constants(exprs) -> list:
 def _constants_of(e) -> tuple:
     """The constants of one expression (see :func:`_query_constants`)."""
     out: dict = {}
-    seen: set = set()
-    todo = [e]
-    while todo:
-        x = todo.pop()
-        h = x.hash()
-        if h in seen:
-            continue
-        seen.add(h)
+    for x in dag_nodes(e, _non_constant_children):
         for a in x.args:
-            if not hasattr(a, "op"):
-                continue
-            if a.op == "BVV":
-                if 8 <= a.length <= 64 and a.args[0] > 1:
-                    out[(a.args[0], (a.length + 7) // 8)] = None
-            elif a.depth > 1 or a.op not in ("BVS", "BoolS"):
-                todo.append(a)
+            if hasattr(a, "op") and a.op == "BVV" and 8 <= a.length <= 64 and a.args[0] > 1:
+                out[(a.args[0], (a.length + 7) // 8)] = None
     return tuple(out)
+
+
+def _non_constant_children(x):
+    return [a for a in x.args if hasattr(a, "op") and a.op != "BVV" and (a.depth > 1 or a.op not in ("BVS", "BoolS"))]
 
 
 def _pieces(value: int, n: int):
@@ -272,17 +264,10 @@ def _value_set(e, limit: int = MAX_CANDIDATES) -> list | None:
     """The values an if-then-else selection of constants can take (its leaves), or None when a
     leaf is not a constant or there are more than ``limit``."""
     out: set = set()
-    seen: set = set()
-    todo = [e]
-    while todo:
-        x = todo.pop()
-        h = x.hash()
-        if h in seen:
-            continue
-        seen.add(h)
+    for x in dag_nodes(e, lambda x: (x.args[1], x.args[2]) if x.op == "If" else ()):
         if x.op == "If":
-            todo += (x.args[1], x.args[2])
-        elif x.op == "BVV":
+            continue
+        if x.op == "BVV":
             out.add(x.args[0])
             if len(out) > limit:
                 return None
