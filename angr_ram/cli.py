@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from .errors import AngrRamError
+from .plugins.environment import ENVIRONMENTS
 from .technique import MODELS
 
 
@@ -61,6 +62,8 @@ def cmd_run(args) -> int:
             "solver_timeout_ms": args.solver_timeout_ms, "cache_limit": args.cache_limit,
             "defer_ms": args.defer_ms or None,
             "profile": args.profile} if args.engine == "ram" else {}
+    if args.environment is not None:
+        opts["environment"] = args.environment
     if args.merge is not None:
         points = ["auto"] if args.merge_points == "auto" else [
             int(p, 0) if p[:1].isdigit() else p for p in args.merge_points.split(",") if p]
@@ -188,6 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--defer-ms", type=int, default=1000, metavar="MS",
                    help="first-pass z3 time per call: a path needing more waits until the others are done "
                         "(0: no first pass; default 1000)")
+    r.add_argument("--environment", choices=ENVIRONMENTS, default=None,
+                   help="getrandom and clocks: symbolic (every random value, angr's clock; the default) or "
+                        "fixed (one fixed environment, like a replay: seeded hashes become concrete)")
     r.add_argument("--emit-tests", metavar="DIR", default=None,
                    help="write a test input per path and outcome, and tests.jsonl, to DIR")
     r.add_argument("--model", choices=MODELS, default="fork", help="multiple-resolution model")

@@ -13,6 +13,7 @@ import claripy
 from .errors import AngrRamError, UnsupportedBinary
 from .inputs import STATE_OPTIONS, make_state  # noqa: F401 - re-exported for scripts and tests
 from .outcomes import ending, path_outcomes
+from .plugins.environment import install_environment
 from .plugins.libc import RamLibcStartMain, install_error_fix
 from .technique import DEFERRED_STASH, ERROR_STASH, UNKNOWN_STASH, RelocatableMemory, stats
 from .testcases import collect_tests, errored_reason
@@ -135,18 +136,23 @@ def explore(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
 def prepare(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str = "fork",
             symbolic_bases: bool = True, merge: str | None = None, merge_points=(), merge_validate: bool = False,
             merge_incremental: bool | None = None, args=(), files=(), find=(), avoid=(), num_find: int = 1,
-            **options):
+            environment: str | None = None, **options):
     """The simulation manager :func:`explore` steps, and its RelocatableMemory technique (None for
-    stock angr), with the same arguments; for scripts that step several runs themselves."""
+    stock angr), with the same arguments; for scripts that step several runs themselves.
+    ``environment`` (:mod:`angr_ram.plugins.environment`) applies to stock angr too when given."""
     proj = load_project(binary)
     state = make_state(proj, stdin_bytes, args=args, files=files)
     simgr = proj.factory.simulation_manager(state, resilience=RESILIENCE)
     tech = None
     if engine == "ram":
+        if environment is not None:
+            options["environment"] = environment
         tech = simgr.use_technique(RelocatableMemory(model=model, symbolic_bases=symbolic_bases, **options))
     elif engine == "stock":
         proj.hook_symbol("__libc_start_main", RamLibcStartMain(), replace=True)
         install_error_fix(proj)
+        if environment is not None:
+            install_environment(proj, environment)
     else:
         raise ValueError(f"unknown engine {engine!r}")
     if merge is not None:

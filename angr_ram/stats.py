@@ -52,6 +52,8 @@ class RunStats:
     deferred_states: int = 0       # ... within the first-pass budget (deferred stash, resumed at the end)
     deferred_resumed: int = 0      # deferred states resumed with the full budget
     undecided_successors: int = 0  # branch successors set aside alone, their siblings going on
+    string_exact: int = 0          # string/memory comparisons answered from the bytes (plugins/strings.py)
+    string_fallback: int = 0       # ... handed to angr's procedure (end not in reach, symbolic length)
 
     def as_dict(self) -> dict:
         """The counters as a plain dict."""

@@ -21,11 +21,13 @@ from .errors import AngrRamError, ForkRequest, MemoryErrorInfo, MemoryFault
 from .patches import install_all
 from .plugins import model_eval, z3_setup  # noqa: F401 - declare their patches
 from .plugins.address_space import AddressSpace
+from .plugins.environment import ENVIRONMENTS, install_environment
 from .plugins.heap import HEAP_PROCEDURES
 from .plugins.libc import RamLibcStartMain, install_error_fix
 from .plugins.query_cache import QueryCache
 from .plugins.ram_memory import RamMemory
 from .plugins.solver import RamSolver
+from .plugins.strings import STRING_PROCEDURES
 from .profile import Profile, step_site
 from .scope import RunScope
 from .stats import RunStats
@@ -107,6 +109,13 @@ class RelocatableMemory(angr.ExplorationTechnique):
         stays in that segment, scanning everything only if not.
     :param profile: time angr's engine and each angr-ram layer, and z3 per SimProcedure or block
         (:mod:`angr_ram.profile`); read it with ``angr_ram.stats(simgr, profile=True)``.
+    :param environment: ``"symbolic"`` (random bytes from ``getrandom`` are fresh symbols, clocks
+        are angr's) or ``"fixed"`` (one fixed environment: the same random bytes and clock on every
+        run, like a replay); see :mod:`angr_ram.plugins.environment`.
+    :param string_procedures: ``strlen``, ``strcmp``, ``strncmp``, ``memcmp`` (and ``strnlen``,
+        ``bcmp``) read the bytes and return an if-then-else over the symbolic ones instead of angr's
+        fresh length symbols (:mod:`angr_ram.plugins.strings`); angr's procedure where that is not
+        possible.
     :param seeded_models: before z3 is asked, try cheap candidate assignments (sibling models,
         zero, constants of the query and of the heap placed over the input bytes) on the query
         (:mod:`angr_ram.plugins.seeding`); a satisfying one is a real model.
@@ -118,7 +127,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
                  persist: bool | str | None = None, context_resolution: bool = True,
                  max_symbolic_size: int = 64 * 1024, solver_timeout_ms: int | None = None,
                  cache_limit: int = 100_000, profile: bool = False, seeded_models: bool = True,
-                 defer_ms: int | None = 1000):
+                 defer_ms: int | None = 1000, environment: str = "symbolic", string_procedures: bool = True):
         super().__init__()
         if model not in MODELS:
             raise AngrRamError(f"unknown model {model!r}; supported: {', '.join(MODELS)}")
@@ -140,6 +149,10 @@ class RelocatableMemory(angr.ExplorationTechnique):
             raise AngrRamError(f"solver_timeout_ms must be a positive integer, not {solver_timeout_ms!r}")
         if defer_ms is not None and (not isinstance(defer_ms, int) or defer_ms <= 0):
             raise AngrRamError(f"defer_ms must be a positive integer or None, not {defer_ms!r}")
+        if environment not in ENVIRONMENTS:
+            raise AngrRamError(f"unknown environment {environment!r}; use one of {', '.join(ENVIRONMENTS)}")
+        self.environment = environment
+        self.string_procedures = bool(string_procedures)
         self.solver_timeout_ms = solver_timeout_ms
         full = solver_timeout_ms if solver_timeout_ms is not None else 300_000
         self.defer_ms = defer_ms if defer_ms is not None and defer_ms < full else None
@@ -181,7 +194,8 @@ class RelocatableMemory(angr.ExplorationTechnique):
         project = simgr._project
         if project.arch.name != "AMD64":
             raise AngrRamError(f"angr-ram supports x86-64 binaries only, not {project.arch.name}")
-        install_hooks(project)
+        install_hooks(project, self.string_procedures)
+        install_environment(project, self.environment)
         for stash in list(simgr.stashes):
             for state in simgr.stashes[stash]:
                 self.prepare_state(state)
@@ -339,9 +353,13 @@ class RelocatableMemory(angr.ExplorationTechnique):
         state.ram.error = MemoryErrorInfo.of(state, kind, message)
 
 
-def install_hooks(project) -> None:
-    """Hook the heap functions and ``__libc_start_main`` of ``project`` with angr-ram's procedures."""
-    for name, cls in HEAP_PROCEDURES.items():
+def install_hooks(project, string_procedures: bool = True) -> None:
+    """Hook the heap functions and ``__libc_start_main`` of ``project`` with angr-ram's procedures
+    (and the string comparisons, :mod:`angr_ram.plugins.strings`, with ``string_procedures``)."""
+    procs = dict(HEAP_PROCEDURES)
+    if string_procedures:
+        procs.update(STRING_PROCEDURES)
+    for name, cls in procs.items():
         if project.loader.find_symbol(name) is not None:
             project.hook_symbol(name, cls(), replace=True)
     install_error_fix(project)

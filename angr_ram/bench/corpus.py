@@ -35,6 +35,12 @@ CORPUS = {
     "hops3": "3 dependent lookups into a 4 KiB table",
 }
 CONFIGS = (("stock", {"engine": "stock"}), ("fork", {"model": "fork"}), ("dsmm", {"model": "dsmm"}))
+# programs that seed a hash from getrandom/time: also in the fixed environment (plugins/environment.py),
+# stock angr with the same environment model, and angr's own string procedures for comparison
+FIXED = {"environment": "fixed"}
+EXTRA = {"jsonc_get": (("stock/fx", {"engine": "stock", **FIXED}), ("fork/fx", {"model": "fork", **FIXED}),
+                       ("dsmm/fx", {"model": "dsmm", **FIXED}),
+                       ("fork/fx/angr-str", {"model": "fork", "string_procedures": False, **FIXED}))}
 
 
 def run(binary: str, timeout: float, stdin: int = 2, times: bool = False, **kw) -> dict:
@@ -75,19 +81,19 @@ def _one(binary: str, kw: dict, timeout: float, stdin: int = 2, times: bool = Fa
 def corpus_table(names=None, opts=("O0", "O2"), timeout: float = 300.0, samples_dir: Path | None = None) -> None:
     """Print the corpus table and the hops table."""
     names = names or list(CORPUS)
-    print(f"{'program':16} {'opt':3} {'setting':6} {'time s':>8} {'paths':>6} {'found':>7} {'errors':>6} {'RSS MB':>6}")
+    print(f"{'program':16} {'opt':3} {'setting':16} {'time s':>8} {'paths':>6} {'found':>7} {'errors':>6} {'RSS MB':>6}")
     for name in names:
         for opt in opts:
             b = sample_path(f"{name}_{opt}", samples_dir)
             truth = outcome_set(b, 2)
-            for label, kw in CONFIGS:
+            for label, kw in CONFIGS + EXTRA.get(name, ()):
                 r = run(b, timeout, **kw)
                 found = len(r["outcomes"] & truth)
                 wrong = len(r["outcomes"] - truth)
                 t = f"{r['seconds']:8.1f}" + ("+" if r["timed_out"] else " ")
                 extra = f"  ({wrong} outcomes not native!)" if wrong else ""
                 rss = "-" if r.get("rss_mb") is None else r["rss_mb"]
-                print(f"{name:16} {opt:3} {label:6} {t} {r['paths']:6} {found:>3}/{len(truth):<3} {r['errors']:6} {rss:>6}{extra}",
+                print(f"{name:16} {opt:3} {label:16} {t} {r['paths']:6} {found:>3}/{len(truth):<3} {r['errors']:6} {rss:>6}{extra}",
                       flush=True)
     print()
     print("dependent lookups into a 4 KiB table (-O0): time per number of hops")
@@ -99,7 +105,8 @@ def corpus_table(names=None, opts=("O0", "O2"), timeout: float = 300.0, samples_
         f = run(b, timeout, model="fork")
         print(f"{hops:4} {s['seconds']:8.1f} {len(s['outcomes'] & truth):>5}/{len(truth):<5} "
               f"{f['seconds']:7.1f} {len(f['outcomes'] & truth):>4}/{len(truth):<5} {f['z3']:9}", flush=True)
-    print("+ = stopped by the timeout; found = outcomes found of those the native program produces")
+    print("+ = stopped by the timeout; found = outcomes found of those the native program produces;")
+    print("/fx = fixed environment (getrandom, clocks); /angr-str = angr's string procedures")
     print()
     keyfind_table(timeout=min(timeout, 60.0), samples_dir=samples_dir)
 

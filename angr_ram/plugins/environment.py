@@ -1,0 +1,121 @@
+"""The program's environment: random bytes and clocks.
+
+Stock angr has no model of ``getrandom``: the call returns an unconstrained value and writes
+nothing, so a program that seeds a hash table from it (json-c, glib, CPython) sees the zero it
+initialised the seed with on one path, and falls back to ``/dev/urandom`` or the clock on others.
+angr-ram models it, as a libc function and as the system call, in one of two environments:
+
+* ``"symbolic"`` (default): ``getrandom`` fills the buffer with fresh symbolic bytes and returns the
+  length; ``time`` keeps angr's model (a fresh non-decreasing symbol). Every seed is explored, so
+  no path that depends on the random value is lost, but hashing a seed is costly for the solver.
+* ``"fixed"``: one fixed environment, as a replay would see it: ``getrandom`` writes the same
+  pseudo-random bytes on every run (a pure function of the call's index on the path) and the clocks
+  (``time``, ``gettimeofday``, ``clock_gettime``) read a fixed instant that advances by one second
+  per call. Paths that depend on the random value or the time are explored for that value only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import angr
+import claripy
+
+ENVIRONMENTS = ("symbolic", "fixed")
+FIXED_EPOCH = 1_700_000_000      # the fixed environment's clock (2023-11-14), seconds
+MAX_RANDOM_BYTES = 1 << 16       # one getrandom call's length above this ends the path (error)
+_KEY = "angr_ram_env_calls"
+
+
+def _next_call(state) -> int:
+    """Index of this environment call on the path (0, 1, ...), kept in ``state.globals``."""
+    n = state.globals.get(_KEY, 0)
+    state.globals[_KEY] = n + 1
+    return n
+
+
+def fixed_bytes(index: int, n: int) -> bytes:
+    """The fixed environment's ``n`` random bytes for the ``index``-th call on a path."""
+    out = b""
+    block = 0
+    while len(out) < n:
+        out += hashlib.sha256(f"angr-ram getrandom {index} {block}".encode()).digest()
+        block += 1
+    return out[:n]
+
+
+class RamGetrandom(angr.SimProcedure):
+    """``getrandom(buf, buflen, flags)``: writes ``buflen`` random bytes to ``buf`` and returns
+    ``buflen`` (symbolic bytes, or the fixed environment's bytes)."""
+
+    environment = "symbolic"
+
+    def run(self, buf, buflen, flags):  # pylint: disable=arguments-differ,unused-argument
+        n = self.state.solver.eval_upto(buflen, 2)
+        if len(n) != 1:
+            raise angr.errors.SimProcedureError("getrandom with a symbolic length")
+        n = n[0]
+        if n > MAX_RANDOM_BYTES:
+            raise angr.errors.SimProcedureError(f"getrandom of {n} bytes (more than {MAX_RANDOM_BYTES})")
+        if n:
+            index = _next_call(self.state)
+            if self.environment == "fixed":
+                data = claripy.BVV(fixed_bytes(index, n))
+            else:
+                data = self.state.solver.BVS(f"getrandom_{index}", n * 8, key=("api", "getrandom", index))
+            self.state.memory.store(buf, data)
+        return claripy.BVV(n, self.state.arch.bits)
+
+
+def _fixed_seconds(state) -> int:
+    """The fixed clock: ``FIXED_EPOCH`` plus one second per clock read on the path."""
+    return FIXED_EPOCH + _next_call(state)
+
+
+class RamFixedTime(angr.SimProcedure):
+    """``time(tloc)`` in the fixed environment."""
+
+    def run(self, tloc):  # pylint: disable=arguments-differ
+        t = claripy.BVV(_fixed_seconds(self.state), self.state.arch.bits)
+        if not (tloc.concrete and tloc.concrete_value == 0):
+            self.state.memory.store(tloc, t, endness=self.state.arch.memory_endness, condition=tloc != 0)
+        return t
+
+
+class RamFixedGettimeofday(angr.SimProcedure):
+    """``gettimeofday(tv, tz)`` in the fixed environment (``tz`` is ignored, as glibc does)."""
+
+    def run(self, tv, tz):  # pylint: disable=arguments-differ,unused-argument
+        bits, endness = self.state.arch.bits, self.state.arch.memory_endness
+        self.state.memory.store(tv, claripy.BVV(_fixed_seconds(self.state), bits), endness=endness)
+        self.state.memory.store(tv + bits // 8, claripy.BVV(0, bits), endness=endness)
+        return claripy.BVV(0, bits)
+
+
+class RamFixedClockGettime(angr.SimProcedure):
+    """``clock_gettime(clock, ts)`` in the fixed environment (every clock reads the fixed instant)."""
+
+    def run(self, clock, ts):  # pylint: disable=arguments-differ,unused-argument
+        return self.inline_call(RamFixedGettimeofday, ts, 0).ret_expr
+
+
+def install_environment(project, environment: str) -> None:
+    """Hook the environment functions of ``project`` for ``environment`` (see module doc); the
+    ``getrandom`` system call is modelled too, for statically linked binaries."""
+    if environment not in ENVIRONMENTS:
+        raise ValueError(f"environment must be one of {ENVIRONMENTS}, not {environment!r}")
+    hooks = {"getrandom": type("getrandom", (RamGetrandom,), {"environment": environment})}
+    if environment == "fixed":
+        hooks.update(time=RamFixedTime, gettimeofday=RamFixedGettimeofday, clock_gettime=RamFixedClockGettime)
+    for name, cls in hooks.items():
+        if project.loader.find_symbol(name) is not None:
+            project.hook_symbol(name, cls(), replace=True)
+    os = getattr(project.simos, "syscall_library", None)
+    if os is not None:
+        lib = os.copy()
+        lib.add("getrandom", hooks["getrandom"])
+        if environment == "fixed":
+            lib.add("time", RamFixedTime)
+            lib.add("gettimeofday", RamFixedGettimeofday)
+            lib.add("clock_gettime", RamFixedClockGettime)
+        project.simos.syscall_library = lib

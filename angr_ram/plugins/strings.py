@@ -1,0 +1,281 @@
+"""String and memory comparisons answered from the bytes themselves, without new symbols.
+
+angr's ``strlen`` searches with ``memory.find`` and, when the result is deep, binds it to a fresh
+64-bit ``strlen_N`` symbol; ``strcmp``/``strncmp`` then compare with symbolic lengths. On a heap
+string whose bytes are mostly concrete (a hash table's stored keys) against a few input bytes,
+every branch on the result becomes a query over that 64-bit symbol and a 129-byte chunk, which
+the small-domain enumeration cannot decide and z3 needs tens of milliseconds for (json-c's key
+lookup: 656 z3 checks, 84 s, all in ``strcmp``).
+
+These procedures read the bytes (through the relocatable memory: a pointer ``base + k`` reads the
+object's store, no solver call) up to the first byte that ends the operation for sure (a concrete
+NUL, a concrete difference, the length) and return an if-then-else over the symbolic bytes before
+it, the exact C semantics: ``strlen`` is ``If(s[0] == 0, 0, If(s[1] == 0, 1, ...))``. Queries on
+the result mention only the input bytes. When the end is not found within ``state.libc.max_str_len``
+bytes inside the pointer's object, when the pointer is symbolic after substitution, or when a
+length is symbolic, the procedure falls back to angr's own (same behaviour as before). Bytes are
+read past a symbolic NUL only inside the same object (or the stack and globals), so no access is
+reported that the C function would not make.
+"""
+
+from __future__ import annotations
+
+import angr
+import claripy
+
+from ..strategies.resolution import NULL_PAGE
+
+CHUNK = 16          # bytes read per memory access while scanning
+MAX_POINTERS = 64   # a pointer with more possible values (or pairs of them) goes to angr's procedure
+MAX_COMPARE = 4096  # memcmp lengths above this go to angr's procedure
+
+
+def _readable(state, ptr) -> int | None:
+    """How many bytes from ``ptr`` may be read without a fault the C function might not make
+    (rest of its heap object; ``max_str_len`` on the stack and globals), or None when ``ptr`` is
+    symbolic after substitution, in the null page, or not inside a live heap object."""
+    if not state.has_plugin("ram"):
+        return None
+    a = state.ram.substitute(ptr)
+    return None if a.symbolic else _readable_at(state, a.concrete_value)
+
+
+def _readable_at(state, c: int) -> int | None:
+    """:func:`_readable` for the hidden concrete address ``c``."""
+    space = state.ram
+    if c < NULL_PAGE:
+        return None
+    if not space.in_heap_range(c):
+        return state.libc.max_str_len
+    hit = space.find(c)
+    if hit is None:
+        return None
+    obj, off = hit
+    if obj.freed or obj.limit is not None:
+        return None
+    return min(state.libc.max_str_len, obj.size - off)
+
+
+def pointer_cases(state, ptr) -> list | None:
+    """The values ``ptr`` can take, as ``(condition, pointer, readable)`` in program terms (a heap
+    object's value is its symbolic base plus an offset, so the cases stay valid when objects move):
+    one case with condition None for a pointer that is concrete after substitution; up to
+    ``MAX_POINTERS`` cases for a selection (a table entry chosen by an input); None otherwise."""
+    if not state.has_plugin("ram"):
+        return None
+    space = state.ram
+    a = space.substitute(ptr)
+    if not a.symbolic:
+        n = _readable_at(state, a.concrete_value)
+        return None if n is None else [(None, ptr, n)]
+    vals = state.solver.eval_upto(a, MAX_POINTERS + 1)
+    if len(vals) > MAX_POINTERS:
+        return None
+    cases = []
+    for v in sorted(vals):
+        n = _readable_at(state, v)
+        if n is None:
+            return None
+        if space.in_heap_range(v):
+            obj, off = space.find(v)
+            pv = obj.start + off if off else obj.start
+        else:
+            pv = claripy.BVV(v, state.arch.bits)
+        cases.append((ptr == pv, pv, n))
+    return cases
+
+
+def _by_cases(state, ptrs, one):
+    """``one(p1, n1, p2, n2, ...)`` for every combination of the pointers' cases, as an
+    if-then-else on their conditions; None when a pointer has no cases or ``one`` gives None."""
+    cases = [pointer_cases(state, p) for p in ptrs]
+    if any(c is None for c in cases):
+        return None
+    combos = [[]]
+    for cs in cases:
+        combos = [c + [x] for c in combos for x in cs]
+        if len(combos) > MAX_POINTERS:
+            return None
+    results = []
+    for combo in combos:
+        args = [v for _, p, n in combo for v in (p, n)]
+        r = one(*args)
+        if r is None:
+            return None
+        conds = [c for c, _, _ in combo if c is not None]
+        results.append((claripy.And(*conds) if len(conds) > 1 else conds[0] if conds else None, r))
+    out = results[-1][1]
+    for cond, r in reversed(results[:-1]):
+        out = claripy.If(cond, r, out)
+    return out
+
+
+class _Bytes:
+    """The bytes of a buffer at ``ptr``, read lazily in chunks up to ``readable`` bytes."""
+
+    def __init__(self, state, ptr, readable: int):
+        self.state, self.ptr, self.readable = state, ptr, readable
+        self.bytes: list = []
+
+    def __getitem__(self, i: int):
+        """Byte ``i`` (an 8-bit expression), or None past the readable range."""
+        while i >= len(self.bytes):
+            n = min(CHUNK, self.readable - len(self.bytes))
+            if n <= 0:
+                return None
+            v = self.state.memory.load(self.ptr + len(self.bytes), n, endness="Iend_BE")
+            self.bytes.extend(v.chop(8))
+        return self.bytes[i]
+
+
+def _zero(b) -> bool:
+    return not b.symbolic and b.concrete_value == 0
+
+
+def _diff(x, y):
+    """``(unsigned char) x - (unsigned char) y`` as the C function's int, widened to 64 bits."""
+    return (x.zero_extend(24) - y.zero_extend(24)).sign_extend(32)
+
+
+def string_length(state, ptr, maxlen: int | None = None):
+    """``strnlen(ptr, maxlen)`` as an if-then-else over the symbolic bytes (and over the values of
+    a pointer that selects among a few strings), or None if no concrete NUL (or ``maxlen``) is
+    reached within the readable bytes."""
+    return _by_cases(state, [ptr], lambda p, n: _length(state, p, n, maxlen))
+
+
+def _length(state, ptr, readable: int, maxlen: int | None):
+    s = _Bytes(state, ptr, readable)
+    symbolic_before = []
+    i = 0
+    while maxlen is None or i < maxlen:
+        b = s[i]
+        if b is None:
+            return None
+        if _zero(b):
+            break
+        if b.symbolic:
+            symbolic_before.append((i, b))
+        i += 1
+    r = claripy.BVV(i, 64)
+    for j, b in reversed(symbolic_before):
+        r = claripy.If(b == 0, claripy.BVV(j, 64), r)
+    return r
+
+
+def compare(state, a, b, n: int | None, strings: bool):
+    """``strncmp`` (``strings``; ``n`` None: ``strcmp``) or ``memcmp`` of ``a`` and ``b`` as an
+    if-then-else over the first position where they differ, or None when the end is not found
+    within the readable bytes of both."""
+    return _by_cases(state, [a, b], lambda pa, ra, pb, rb: _compare(state, pa, ra, pb, rb, n, strings))
+
+
+def _compare(state, a, ra: int, b, rb: int, n: int | None, strings: bool):
+    if not strings and n is not None and n > min(ra, rb):
+        return None
+    sa, sb = _Bytes(state, a, ra), _Bytes(state, b, rb)
+    arms = []      # (condition, value) before the last position
+    i = 0
+    end = claripy.BVV(0, 64)
+    while n is None or i < n:
+        x, y = sa[i], sb[i]
+        if x is None or y is None:
+            return None
+        if not x.symbolic and not y.symbolic:
+            xv, yv = x.concrete_value, y.concrete_value
+            if xv != yv or (strings and xv == 0):
+                end = _diff(x, y)
+                break
+        elif strings and (_zero(x) or _zero(y)):
+            end = _diff(x, y)
+            break
+        else:
+            stop = x != y
+            if strings and x.symbolic and y.symbolic:
+                stop = claripy.Or(stop, x == 0)
+            arms.append((stop, _diff(x, y)))
+        i += 1
+    r = end
+    for cond, v in reversed(arms):
+        r = claripy.If(cond, v, r)
+    return r
+
+
+def _count(state, exact: bool) -> None:
+    """Count one call answered exactly (or handed to angr's procedure) in the run's stats."""
+    st = state.ram.stats if state.has_plugin("ram") else None
+    if st is not None:
+        if exact:
+            st.string_exact += 1
+        else:
+            st.string_fallback += 1
+
+
+def _single(state, v) -> int | None:
+    """The one value of ``v``, or None if it has several."""
+    if not v.symbolic:
+        return v.concrete_value
+    vals = state.solver.eval_upto(v, 2)
+    return vals[0] if len(vals) == 1 else None
+
+
+class RamStrlen(angr.SimProcedure):
+    """``strlen`` without a fresh length symbol (angr's procedure when the end is not in reach)."""
+
+    def run(self, s):  # pylint: disable=arguments-differ
+        r = string_length(self.state, s)
+        _count(self.state, r is not None)
+        if r is not None:
+            return r
+        return self.inline_call(angr.SIM_PROCEDURES["libc"]["strlen"], s).ret_expr
+
+
+class RamStrnlen(angr.SimProcedure):
+    """``strnlen(s, n)`` for a single-valued ``n``."""
+
+    def run(self, s, n):  # pylint: disable=arguments-differ
+        k = _single(self.state, n)
+        r = string_length(self.state, s, k) if k is not None else None
+        _count(self.state, r is not None)
+        if r is not None:
+            return r
+        return self.inline_call(angr.SIM_PROCEDURES["libc"]["strnlen"], s, n).ret_expr
+
+
+class RamStrcmp(angr.SimProcedure):
+    """``strcmp`` as an if-then-else over the first differing position."""
+
+    def run(self, a, b):  # pylint: disable=arguments-differ
+        r = compare(self.state, a, b, None, strings=True)
+        _count(self.state, r is not None)
+        if r is not None:
+            return r
+        return self.inline_call(angr.SIM_PROCEDURES["libc"]["strcmp"], a, b).ret_expr
+
+
+class RamStrncmp(angr.SimProcedure):
+    """``strncmp`` for a single-valued length."""
+
+    def run(self, a, b, n):  # pylint: disable=arguments-differ
+        k = _single(self.state, n)
+        r = compare(self.state, a, b, k, strings=True) if k is not None else None
+        _count(self.state, r is not None)
+        if r is not None:
+            return r
+        return self.inline_call(angr.SIM_PROCEDURES["libc"]["strncmp"], a, b, n).ret_expr
+
+
+class RamMemcmp(angr.SimProcedure):
+    """``memcmp`` for a single-valued length of at most ``MAX_COMPARE`` bytes inside both objects."""
+
+    def run(self, a, b, n):  # pylint: disable=arguments-differ
+        k = _single(self.state, n)
+        r = compare(self.state, a, b, k, strings=False) if k is not None and k <= MAX_COMPARE else None
+        _count(self.state, r is not None)
+        if r is not None:
+            return r
+        return self.inline_call(angr.SIM_PROCEDURES["libc"]["memcmp"], a, b, n).ret_expr
+
+
+STRING_PROCEDURES = {"strlen": RamStrlen, "strnlen": RamStrnlen, "strcmp": RamStrcmp,
+                     "strncmp": RamStrncmp, "memcmp": RamMemcmp, "bcmp": RamMemcmp}

@@ -1,0 +1,137 @@
+"""Exact string procedures (angr_ram.plugins.strings) and the modelled environment
+(angr_ram.plugins.environment): semantics against C on every assignment of small alphabets, whole
+programs against native ground truth, and getrandom/time in both environments."""
+
+import itertools
+import os
+
+import claripy
+import pytest
+
+from angr_ram.plugins import strings
+from angr_ram.plugins.environment import FIXED_EPOCH, fixed_bytes
+from angr_ram.runner import explore, prepare
+
+from .conftest import BUILD, assert_tests_replay
+from .groundtruth import outcome_set_over
+
+ALPHA = b"\x00ab"
+
+
+def _heap_string(state, data):
+    """A heap object holding ``data`` (ints or 8-bit ASTs); its program-level base pointer."""
+    obj = state.ram.allocate(len(data))
+    for i, b in enumerate(data):
+        state.memory.store(obj.base + i, b if isinstance(b, claripy.ast.BV) else claripy.BVV(b, 8))
+    return obj.base
+
+
+def _c_strncmp(a: bytes, b: bytes, n: int | None) -> int:
+    i = 0
+    while n is None or i < n:
+        x, y = a[i], b[i]
+        if x != y or x == 0:
+            return x - y
+        i += 1
+    return 0
+
+
+def _sign(v: int) -> int:
+    return (v > 0) - (v < 0)
+
+
+@pytest.fixture
+def state(ram_state):
+    return ram_state.copy()
+
+
+def test_strlen_without_new_symbols(state):
+    x, y = claripy.BVS("x", 8), claripy.BVS("y", 8)
+    p = _heap_string(state, [x, ord("b"), y, 0])
+    n = strings.string_length(state, p)
+    assert n.variables == x.variables | y.variables         # no strlen_N symbol
+    for vx, vy in itertools.product(ALPHA, repeat=2):
+        want = bytes([vx, ord("b"), vy, 0]).index(0)
+        assert state.solver.eval(n, extra_constraints=[x == vx, y == vy]) == want
+    assert strings.string_length(state, _heap_string(state, [x, y])) is None   # no NUL: angr's
+
+
+def test_comparisons_match_c_on_every_assignment(state):
+    """strcmp, strncmp (n = 2) and memcmp (n = 3): the sign of the result equals C's on every
+    assignment of two symbolic bytes per string over {NUL, 'a', 'b'}."""
+    xs = [claripy.BVS(f"x{i}", 8) for i in range(2)]
+    ys = [claripy.BVS(f"y{i}", 8) for i in range(2)]
+    pa = _heap_string(state, [xs[0], ord("a"), xs[1], 0])
+    pb = _heap_string(state, [ys[0], ys[1], ord("b"), 0])
+    cases = [(strings.compare(state, pa, pb, None, True), None, True),
+             (strings.compare(state, pa, pb, 2, True), 2, True),
+             (strings.compare(state, pa, pb, 3, False), 3, False)]
+    assert all(r is not None for r, _, _ in cases)
+    for vals in itertools.product(ALPHA, repeat=4):
+        a = bytes([vals[0], ord("a"), vals[1], 0])
+        b = bytes([vals[2], vals[3], ord("b"), 0])
+        fix = [xs[0] == vals[0], xs[1] == vals[1], ys[0] == vals[2], ys[1] == vals[3]]
+        for r, n, is_str in cases:
+            got = state.solver.eval(r, extra_constraints=fix)
+            got = got - (1 << 64) if got >> 63 else got
+            want = _c_strncmp(a, b, n) if is_str else _sign(a[0] - b[0]) or _sign(a[1] - b[1]) or _sign(a[2] - b[2])
+            assert _sign(got) == _sign(want), (a, b, n, is_str, got)
+
+
+def test_pointer_that_selects_among_strings(state):
+    """A key chosen by an input (a table entry): one case per feasible pointer, in program terms."""
+    i = claripy.BVS("i", 8)
+    keys = [_heap_string(state, list(w) + [0]) for w in (b"ab", b"a", b"")]
+    sel = claripy.If(i == 0, keys[0], claripy.If(i == 1, keys[1], keys[2]))
+    state.add_constraints(claripy.ULE(i, 2))
+    n = strings.string_length(state, sel)
+    assert [state.solver.eval(n, extra_constraints=[i == k]) for k in range(3)] == [2, 1, 0]
+    assert not any(v.startswith("strlen") for v in n.variables)
+
+
+def test_freed_or_symbolic_sized_objects_go_to_angr(state):
+    p = _heap_string(state, [ord("a"), 0])
+    state.ram.free(state.ram.object_of_base(p).id)
+    assert strings.string_length(state, p) is None
+
+
+@pytest.mark.parametrize("opt", ("O0", "O2"))
+def test_string_calls_against_native(opt):
+    """strlen, strcmp (key chosen by an input byte), strncmp, memcmp and strnlen on heap copies
+    of the input: native outcomes over the byte classes, no error path, every call exact."""
+    b = os.fspath(BUILD / f"strcalls_{opt}")
+    r = explore(b, 4, tests=True)
+    assert r.errors == []
+    assert r.outcomes == outcome_set_over(b, [b"\x00abcz"] * 3 + [bytes(range(4))])
+    assert r.stats["string_exact"] >= 4 and r.stats["string_fallback"] == 0
+    assert_tests_replay(b, r)
+
+
+@pytest.mark.parametrize("binary", ("envcalls_O0", "envcalls_O2", "envcalls_static"))
+def test_getrandom_and_time(binary):
+    """Symbolic environment: every random value is possible ({3, 4} by the low bit, +4 when the
+    input equals the random bytes); the fixed one: the documented bytes and clock only. The static
+    binary reaches getrandom as a system call."""
+    b = os.fspath(BUILD / binary)
+    r = explore(b, 2)
+    assert r.errors == [] and {c for c, _ in r.outcomes} == {3, 4, 7, 8}
+    low = 4 if fixed_bytes(0, 2)[0] & 1 else 3
+    r = explore(b, 2, environment="fixed")
+    assert r.errors == [] and {c for c, _ in r.outcomes} == {low, low + 4}
+    if binary != "envcalls_static":
+        r = explore(b, 2, engine="stock", environment="fixed")   # the same model under stock angr
+        assert {c for c, _ in r.outcomes} == {low, low + 4}
+
+
+def test_fixed_clock_and_unknown_environment():
+    """The fixed clock starts at FIXED_EPOCH and advances one second per read on a path; an
+    unknown environment name is a clear error."""
+    from angr_ram.errors import AngrRamError
+    from angr_ram.plugins.environment import RamFixedTime
+
+    simgr, _ = prepare(os.fspath(BUILD / "envcalls_O0"), 2, environment="fixed")
+    proc = RamFixedTime()
+    proc.state = simgr.active[0]
+    assert [proc.run(claripy.BVV(0, 64)).concrete_value for _ in range(2)] == [FIXED_EPOCH, FIXED_EPOCH + 1]
+    with pytest.raises(AngrRamError, match="environment"):
+        prepare(os.fspath(BUILD / "envcalls_O0"), 2, environment="random")
