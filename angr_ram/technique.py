@@ -28,6 +28,7 @@ from .plugins.query_cache import QueryCache
 from .plugins.ram_memory import RamMemory
 from .plugins.solver import RamSolver
 from .plugins.strings import STRING_PROCEDURES
+from .plugins.threads import install_threads
 from .profile import Profile, step_site
 from .scope import RunScope
 from .stats import RunStats
@@ -196,6 +197,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
             raise AngrRamError(f"angr-ram supports x86-64 binaries only, not {project.arch.name}")
         install_hooks(project, self.string_procedures)
         install_environment(project, self.environment)
+        install_threads(project)
         for stash in list(simgr.stashes):
             for state in simgr.stashes[stash]:
                 self.prepare_state(state)

@@ -69,3 +69,25 @@ def test_jsonc_lookup_in_a_fixed_environment(opt):
     r = check("jsonc_get", opt, environment="fixed")
     assert r.stats["string_exact"] >= 12 and r.stats["string_fallback"] == 0
     assert r.stats["z3_checks_exploring"] < 400
+
+
+@pytest.mark.parametrize("opt", ("O2", pytest.param("O0", marks=pytest.mark.slow)))
+def test_glib_hash_table_lookup(opt):
+    """glib's GHashTable (static libglib-2.0.a): its slice allocator keeps thread-specific data
+    (pthread keys), sizes slabs from ``sysconf(_SC_PAGESIZE)`` and takes them from
+    ``posix_memalign``; with those modelled every native outcome is reached with no error path
+    (stock angr: none of the three, and an outcome the native program never has)."""
+    r = check("glib_hash", opt)
+    assert r.stats["string_exact"] > 0 and r.stats["string_fallback"] == 0
+
+
+@pytest.mark.parametrize("opt", ("O2", pytest.param("O0", marks=pytest.mark.slow)))
+def test_apr_hash_lookup_in_a_fixed_environment(opt):
+    """APR's hash (static libapr-1.a) seeds from ``apr_time_now()`` and the table's address; in the
+    fixed environment the seed is concrete up to the hidden addresses."""
+    check("apr_hash", opt, environment="fixed")
+
+
+@pytest.mark.slow   # make test-slow (CI): the default (symbolic clock) on APR, about 70 s
+def test_apr_hash_lookup_with_a_symbolic_clock():
+    check("apr_hash", "O2")

@@ -135,3 +135,45 @@ def test_fixed_clock_and_unknown_environment():
     assert [proc.run(claripy.BVV(0, 64)).concrete_value for _ in range(2)] == [FIXED_EPOCH, FIXED_EPOCH + 1]
     with pytest.raises(AngrRamError, match="environment"):
         prepare(os.fspath(BUILD / "envcalls_O0"), 2, environment="random")
+
+
+def test_aligned_allocations_keep_their_alignment(state):
+    """posix_memalign's alignment holds for the hidden address, after a relocation and inside a
+    segment (dynamically segmented memory merges it with a 16-aligned object)."""
+    space = state.ram
+    small = space.allocate(24)
+    big = space.allocate(100, align=4096)
+    assert space.concrete_of(big.name) % 4096 == 0
+    space.relocate(big.id)
+    assert space.concrete_of(big.name) % 4096 == 0
+    objs, offsets, _ = space.segment_layout([small.id, big.id])
+    assert all(off % o.align == 0 for o, off in zip(objs, offsets, strict=True))
+    seg = space.make_segment([small.id, big.id])
+    assert seg.addr % 4096 == 0 and space.concrete_of(big.name) % 4096 == 0
+    with pytest.raises(ValueError):
+        space.allocate(8, align=24)
+
+
+def test_pthread_keys_and_sysconf():
+    """Thread-specific data in a single-threaded process, sysconf's machine constants."""
+    from angr_ram.plugins.environment import RamSysconf
+    from angr_ram.plugins.threads import GetSpecific, KeyCreate, SetSpecific
+
+    simgr, _ = prepare(os.fspath(BUILD / "envcalls_O0"), 2)
+    st = simgr.active[0]
+
+    def call(cls, *args):
+        p = cls()
+        p.state = st
+        return p.run(*args)
+
+    slot = claripy.BVV(st.regs.rsp.concrete_value - 0x100, 64)
+    assert call(KeyCreate, slot, claripy.BVV(0, 64)).concrete_value == 0
+    key = st.memory.load(slot, 4, endness="Iend_LE")
+    assert call(GetSpecific, key).concrete_value == 0                 # NULL until set
+    call(SetSpecific, key, claripy.BVV(0x1234, 64))
+    assert call(GetSpecific, key).concrete_value == 0x1234
+    call(KeyCreate, slot, claripy.BVV(0, 64))
+    assert call(GetSpecific, st.memory.load(slot, 4, endness="Iend_LE")).concrete_value == 0
+    assert call(RamSysconf, claripy.BVV(30, 32)).concrete_value == 4096
+    assert call(RamSysconf, claripy.BVV(9999, 32)).concrete_value == (1 << 64) - 1

@@ -48,6 +48,7 @@ class MemoryObject:
     anchor: claripy.ast.BV | None = None  # chunk: its start as ``original base + offset``
     limit: claripy.ast.BV | None = None   # symbolic size (``size`` is then its largest value)
     min_size: int | None = None           # smallest value of ``limit``: offsets below are always in bounds
+    align: int = 16                       # the hidden address is a multiple of this (posix_memalign)
 
     @property
     def start(self) -> claripy.ast.BV:
@@ -256,8 +257,8 @@ class AddressSpace(SimStatePlugin):
         del self._ids[obj.addr]
         obj.addr = None
 
-    def _reserve(self, size: int) -> int:
-        addr = self.next_addr
+    def _reserve(self, size: int, align: int = ALIGN) -> int:
+        addr = -(-self.next_addr // align) * align
         span = max(size, 1)
         self.next_addr = addr + ((span + RED_ZONE + ALIGN - 1) // ALIGN) * ALIGN
         if self.next_addr > HEAP_LIMIT:
@@ -265,22 +266,26 @@ class AddressSpace(SimStatePlugin):
         return addr
 
     def allocate(self, size: int, site: int = 0, context: tuple[int, ...] = (), uninit=None,
-                 at: int | None = None, kind: str = "heap", limit=None, min_size: int | None = None) -> MemoryObject:
+                 at: int | None = None, kind: str = "heap", limit=None, min_size: int | None = None,
+                 align: int = ALIGN) -> MemoryObject:
         """Create an object of ``size`` bytes; ``uninit`` is its default-contents symbol (None: zeros).
 
         ``at`` places it at a given hidden address (the caller guarantees the range is free).
         ``limit`` is a symbolic size whose largest value is ``size`` and smallest ``min_size``.
+        ``align`` (a power of two, at least 16) is kept by every move of the object.
         """
+        if align < ALIGN or align & (align - 1):
+            raise ValueError(f"alignment must be a power of two of at least {ALIGN}, not {align}")
         oid = self.next_id
         self.next_id += 1
-        addr = self._reserve(size) if at is None else at
+        addr = self._reserve(size, align) if at is None else at
         if self.symbolic_bases:
             base = claripy.BVS(f"{BASE_PREFIX}{oid}", 64)
             name = next(iter(base.variables))
         else:
             base, name = claripy.BVV(addr, 64), None
         obj = MemoryObject(oid, base, name, size, site, tuple(context[: self.context_k]),
-                           ObjectStore(size, uninit), None, kind=kind, limit=limit, min_size=min_size)
+                           ObjectStore(size, uninit), None, kind=kind, limit=limit, min_size=min_size, align=align)
         self._place(obj, addr)
         self.objects[oid] = obj
         self._owned.add(oid)
@@ -293,10 +298,13 @@ class AddressSpace(SimStatePlugin):
 
     # ------------------------------------------------------------------ partitioning
     def segment_layout(self, obj_ids) -> tuple[list[MemoryObject], list[int], int]:
-        """Objects sorted by hidden address, their 16-aligned offsets in a segment, and its size."""
+        """Objects sorted by hidden address, their offsets in a segment (each a multiple of the
+        object's alignment, so an over-aligned object stays aligned in a segment aligned like its
+        most aligned member), and its size."""
         objs = sorted((self.objects[i] for i in obj_ids), key=lambda o: o.addr)
         offsets, total = [], 0
         for o in objs:
+            total = -(-total // o.align) * o.align
             offsets.append(total)
             total += ((max(o.size, 1) + ALIGN - 1) // ALIGN) * ALIGN
         return objs, offsets, total
@@ -311,7 +319,7 @@ class AddressSpace(SimStatePlugin):
         objs, offsets, total = self.segment_layout(obj_ids)
         if any(o.name is None or o.addr is None or o.kind == "chunk" for o in objs):
             raise ValueError("only placed objects with symbolic bases can be merged into a segment")
-        seg = self.allocate(total, site=site, at=at, kind="segment")
+        seg = self.allocate(total, site=site, at=at, kind="segment", align=max(o.align for o in objs))
         for o, off in zip(objs, offsets, strict=True):
             self.relocate_into(o.id, seg.id, off)
         seg.members = tuple(o.id for o in objs)
@@ -331,7 +339,7 @@ class AddressSpace(SimStatePlugin):
             raise ValueError("only placed objects with symbolic bases can be split")
         if chunk <= 0 or chunk % 8:
             raise ValueError(f"chunk size must be a positive multiple of 8, not {chunk}")
-        start = self._reserve(obj.size)
+        start = self._reserve(obj.size, obj.align)
         pieces = []
         for lo in range(0, obj.size, chunk):
             hi = min(lo + chunk, obj.size)
@@ -448,8 +456,10 @@ class AddressSpace(SimStatePlugin):
         if obj.name is None:
             raise ValueError("objects with concrete bases (symbolic_bases=False) cannot be relocated")
         if new_addr is None:
-            new_addr = self._reserve(obj.size)
+            new_addr = self._reserve(obj.size, obj.align)
         else:
+            if new_addr % obj.align:
+                raise ValueError(f"{new_addr:#x} breaks object {obj_id}'s alignment of {obj.align}")
             self._check_free_range(new_addr, obj.size, ignore=obj_id)
         self._unplace(obj)
         self._place(obj, new_addr)

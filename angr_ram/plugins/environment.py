@@ -12,6 +12,9 @@ angr-ram models it, as a libc function and as the system call, in one of two env
   pseudo-random bytes on every run (a pure function of the call's index on the path) and the clocks
   (``time``, ``gettimeofday``, ``clock_gettime``) read a fixed instant that advances by one second
   per call. Paths that depend on the random value or the time are explored for that value only.
+
+In both, ``sysconf`` and ``getpagesize`` answer the x86-64 Linux machine's constants (stock angr:
+unconstrained, so glib's slice allocator sized from the page size fails on some path).
 """
 
 from __future__ import annotations
@@ -100,11 +103,12 @@ class RamFixedClockGettime(angr.SimProcedure):
 
 
 def install_environment(project, environment: str) -> None:
-    """Hook the environment functions of ``project`` for ``environment`` (see module doc); the
-    ``getrandom`` system call is modelled too, for statically linked binaries."""
+    """Hook the environment functions of ``project`` for ``environment`` (see module doc), and the
+    machine's constants (``sysconf``, ``getpagesize``) in both; the ``getrandom`` system call is
+    modelled too, for statically linked binaries."""
     if environment not in ENVIRONMENTS:
         raise ValueError(f"environment must be one of {ENVIRONMENTS}, not {environment!r}")
-    hooks = {"getrandom": type("getrandom", (RamGetrandom,), {"environment": environment})}
+    hooks = {"getrandom": type("getrandom", (RamGetrandom,), {"environment": environment}), **MACHINE}
     if environment == "fixed":
         hooks.update(time=RamFixedTime, gettimeofday=RamFixedGettimeofday, clock_gettime=RamFixedClockGettime)
     for name, cls in hooks.items():
@@ -119,3 +123,42 @@ def install_environment(project, environment: str) -> None:
             lib.add("gettimeofday", RamFixedGettimeofday)
             lib.add("clock_gettime", RamFixedClockGettime)
         project.simos.syscall_library = lib
+
+
+# sysconf(name) on the x86-64 Linux machine the analysis assumes (glibc's values); other names -1
+SYSCONF = {0: 2_097_152,      # _SC_ARG_MAX
+           2: 100,            # _SC_CLK_TCK
+           3: 65_536,         # _SC_NGROUPS_MAX
+           4: 1024,           # _SC_OPEN_MAX
+           30: 4096,          # _SC_PAGESIZE
+           43: 2048,          # _SC_LINE_MAX
+           69: 1024,          # _SC_GETGR_R_SIZE_MAX
+           70: 1024,          # _SC_GETPW_R_SIZE_MAX
+           75: 16_384,        # _SC_THREAD_STACK_MIN
+           83: 1,             # _SC_NPROCESSORS_CONF
+           84: 1,             # _SC_NPROCESSORS_ONLN
+           85: 6_291_456,     # _SC_PHYS_PAGES (24 GiB)
+           180: 64}           # _SC_HOST_NAME_MAX
+
+
+class RamSysconf(angr.SimProcedure):
+    """``sysconf(name)``: the machine's constant (page size 4096, one processor, ...), -1 for a
+    name not in :data:`SYSCONF` (stock angr returns an unconstrained value, so a page size could be
+    anything and an allocation sized from it fails on some path)."""
+
+    def run(self, name):  # pylint: disable=arguments-differ
+        bits = self.state.arch.bits
+        vals = self.state.solver.eval_upto(name[31:0], 2)
+        if len(vals) != 1:
+            raise angr.errors.SimProcedureError("sysconf with a symbolic name")
+        return claripy.BVV(SYSCONF.get(vals[0], -1) & ((1 << bits) - 1), bits)
+
+
+class RamGetpagesize(angr.SimProcedure):
+    """``getpagesize()``: 4096."""
+
+    def run(self):  # pylint: disable=arguments-differ
+        return claripy.BVV(4096, 32)
+
+
+MACHINE = {"sysconf": RamSysconf, "getpagesize": RamGetpagesize}

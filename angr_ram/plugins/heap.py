@@ -1,4 +1,5 @@
-"""malloc / calloc / realloc / free SimProcedures that allocate relocatable memory objects.
+"""malloc / calloc / realloc / free (and the aligned allocators) SimProcedures that allocate
+relocatable memory objects.
 
 Each allocation creates a :class:`~angr_ram.plugins.address_space.MemoryObject` and returns its
 base as the program-visible pointer. A symbolic size becomes the object's ``limit`` (its capacity
@@ -155,16 +156,67 @@ class RamRealloc(angr.SimProcedure):
         return new.base
 
 
-def allocate(state, n: int, zero: bool, limit=None, min_size: int | None = None):
+MAX_ALIGNMENT = 1 << 20
+EINVAL = 22
+
+
+def _alignment(state, alignment, what: str) -> int:
+    """The single value of ``alignment`` (a symbolic alignment or one above ``MAX_ALIGNMENT`` is
+    an error path)."""
+    vals = state.solver.eval_upto(state.ram.substitute(alignment), 2)
+    if len(vals) != 1:
+        raise MemoryFault("symbolic-alignment", f"{what} with a symbolic alignment")
+    if vals[0] > MAX_ALIGNMENT:
+        raise MemoryFault("allocation-too-large", f"{what} with an alignment of {vals[0]} (above {MAX_ALIGNMENT})")
+    return vals[0]
+
+
+def _aligned(state, alignment: int, sim_size, what: str):
+    """A fresh object whose hidden address is a multiple of ``alignment`` (at least 16)."""
+    n, limit, low = allocation_size(state, sim_size, what)
+    align = 1 << max(alignment - 1, 15).bit_length()      # the next power of two, at least 16
+    return allocate(state, n, zero=False, limit=limit, min_size=low, align=align)
+
+
+class RamPosixMemalign(angr.SimProcedure):
+    """posix_memalign(memptr, alignment, size): an aligned object written to ``*memptr``; EINVAL
+    when the alignment is not a power of two multiple of ``sizeof(void *)`` (nothing allocated)."""
+
+    def run(self, memptr, alignment, sim_size):  # pylint: disable=arguments-differ
+        a = _alignment(self.state, alignment, "posix_memalign")
+        if a < 8 or a & (a - 1):
+            return claripy.BVV(EINVAL, 32)
+        obj = _aligned(self.state, a, sim_size, "posix_memalign")
+        self.state.memory.store(memptr, obj.base, endness=self.state.arch.memory_endness)
+        return claripy.BVV(0, 32)
+
+
+class RamMemalign(angr.SimProcedure):
+    """memalign(alignment, size) and aligned_alloc(alignment, size): an aligned object (an
+    alignment that is not a power of two is rounded up, as glibc does)."""
+
+    def run(self, alignment, sim_size):  # pylint: disable=arguments-differ
+        a = _alignment(self.state, alignment, "memalign")
+        return _aligned(self.state, a, sim_size, "memalign").base
+
+
+class RamValloc(angr.SimProcedure):
+    """valloc(size): a page-aligned object."""
+
+    def run(self, sim_size):  # pylint: disable=arguments-differ
+        return _aligned(self.state, 4096, sim_size, "valloc").base
+
+
+def allocate(state, n: int, zero: bool, limit=None, min_size: int | None = None, align: int = 16):
     """Create an object of ``n`` bytes (at most, when ``limit`` is a symbolic size) for the current
-    call site."""
+    call site, at a hidden address that is a multiple of ``align``."""
     space = state.ram
     uninit = None
     if not zero and angr.options.ZERO_FILL_UNCONSTRAINED_MEMORY not in state.options:
         uninit = claripy.BVS(f"ram_uninit_{space.next_id}", max(n, 1) * 8)
     ctx = _context(state, space.context_k)
     site = ctx[0] if ctx else state.addr
-    return space.allocate(n, site=site, context=ctx, uninit=uninit, limit=limit, min_size=min_size)
+    return space.allocate(n, site=site, context=ctx, uninit=uninit, limit=limit, min_size=min_size, align=align)
 
 
 HEAP_PROCEDURES = {
@@ -172,4 +224,8 @@ HEAP_PROCEDURES = {
     "calloc": RamCalloc,
     "free": RamFree,
     "realloc": RamRealloc,
+    "posix_memalign": RamPosixMemalign,
+    "memalign": RamMemalign,
+    "aligned_alloc": RamMemalign,
+    "valloc": RamValloc,
 }

@@ -148,14 +148,15 @@ class DynamicSegments(ForkModel):
     def _address(self, space: AddressSpace, members, loc) -> int | None:
         _, _, total = space.segment_layout([o.id for o in members])
         # the shape of the merge: where it happens and what was allocated where, in address order
-        key = (loc, tuple((o.site, o.context, o.size, o.kind) for o in sorted(members, key=lambda o: o.addr)))
+        key = (loc, tuple((o.site, o.context, o.size, o.kind, o.align) for o in sorted(members, key=lambda o: o.addr)))
         at = self._reuse.get(key)
         if at is not None and space.find(at) is None and space.find(at + total - 1) is None:
             if space.stats is not None:
                 space.stats.segments_reused += 1
             return at
-        at = self._next
-        self._next += ((total + 64 + 15) // 16) * 16
+        align = max(o.align for o in members)
+        at = -(-self._next // align) * align
+        self._next = at + ((total + 64 + 15) // 16) * 16
         if self._next > SEGMENT_LIMIT:
             return None
         self._reuse[key] = at
