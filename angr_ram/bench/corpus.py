@@ -25,6 +25,8 @@ from .native import outcome_set
 CORPUS = {
     "uthash_find": "uthash HASH_FIND_INT (Jenkins hash), 24 entries",
     "jsonc_get": "json-c object lookup, 12 members (libjson-c.a)",
+    "glib_hash": "glib GHashTable lookup, 12 string keys (libglib-2.0.a)",
+    "apr_hash": "APR apr_hash_get, 12 string keys in a pool (libapr-1.a)",
     "crc32_zlib": "zlib crc32 over 2 bytes (libz.a)",
     "aes_sbox": "two dependent AES S-box lookups (FIPS-197)",
     "bytecode": "accumulator bytecode interpreter, switch dispatch",
@@ -40,7 +42,9 @@ CONFIGS = (("stock", {"engine": "stock"}), ("fork", {"model": "fork"}), ("dsmm",
 FIXED = {"environment": "fixed"}
 EXTRA = {"jsonc_get": (("stock/fx", {"engine": "stock", **FIXED}), ("fork/fx", {"model": "fork", **FIXED}),
                        ("dsmm/fx", {"model": "dsmm", **FIXED}),
-                       ("fork/fx/angr-str", {"model": "fork", "string_procedures": False, **FIXED}))}
+                       ("fork/fx/angr-str", {"model": "fork", "string_procedures": False, **FIXED})),
+         "apr_hash": (("stock/fx", {"engine": "stock", **FIXED}), ("fork/fx", {"model": "fork", **FIXED}),
+                      ("dsmm/fx", {"model": "dsmm", **FIXED}))}
 
 
 def run(binary: str, timeout: float, stdin: int = 2, times: bool = False, **kw) -> dict:
