@@ -91,3 +91,10 @@ def test_apr_hash_lookup_in_a_fixed_environment(opt):
 @pytest.mark.slow   # make test-slow (CI): the default (symbolic clock) on APR, about 70 s
 def test_apr_hash_lookup_with_a_symbolic_clock():
     check("apr_hash", "O2")
+
+
+@pytest.mark.slow   # make test-slow (CI): the three library lookups under dsmm, about 60 s
+@pytest.mark.parametrize("name,kw", [("glib_hash", {}), ("apr_hash", {"environment": "fixed"}),
+                                     ("jsonc_get", {"environment": "fixed"})])
+def test_library_lookups_under_dsmm(name, kw):
+    check(name, "O2", model="dsmm", **kw)
