@@ -24,6 +24,8 @@ import hashlib
 import angr
 import claripy
 
+from .libc import single_value
+
 ENVIRONMENTS = ("symbolic", "fixed")
 FIXED_EPOCH = 1_700_000_000      # the fixed environment's clock (2023-11-14), seconds
 MAX_RANDOM_BYTES = 1 << 16       # one getrandom call's length above this ends the path (error)
@@ -54,10 +56,9 @@ class RamGetrandom(angr.SimProcedure):
     environment = "symbolic"
 
     def run(self, buf, buflen, flags):  # pylint: disable=arguments-differ,unused-argument
-        n = self.state.solver.eval_upto(buflen, 2)
-        if len(n) != 1:
+        n = single_value(self.state, buflen)
+        if n is None:
             raise angr.errors.SimProcedureError("getrandom with a symbolic length")
-        n = n[0]
         if n > MAX_RANDOM_BYTES:
             raise angr.errors.SimProcedureError(f"getrandom of {n} bytes (more than {MAX_RANDOM_BYTES})")
         if n:
@@ -148,10 +149,10 @@ class RamSysconf(angr.SimProcedure):
 
     def run(self, name):  # pylint: disable=arguments-differ
         bits = self.state.arch.bits
-        vals = self.state.solver.eval_upto(name[31:0], 2)
-        if len(vals) != 1:
+        k = single_value(self.state, name[31:0])
+        if k is None:
             raise angr.errors.SimProcedureError("sysconf with a symbolic name")
-        return claripy.BVV(SYSCONF.get(vals[0], -1) & ((1 << bits) - 1), bits)
+        return claripy.BVV(SYSCONF.get(k, -1) & ((1 << bits) - 1), bits)
 
 
 class RamGetpagesize(angr.SimProcedure):

@@ -15,6 +15,7 @@ import claripy
 
 from ..errors import ForkRequest, MemoryFault, Target
 from ..strategies.fork import forking_enabled
+from .libc import single_value
 
 MAX_ALLOCATION = 1 << 30
 
@@ -163,12 +164,12 @@ EINVAL = 22
 def _alignment(state, alignment, what: str) -> int:
     """The single value of ``alignment`` (a symbolic alignment or one above ``MAX_ALIGNMENT`` is
     an error path)."""
-    vals = state.solver.eval_upto(state.ram.substitute(alignment), 2)
-    if len(vals) != 1:
+    a = single_value(state, alignment)
+    if a is None:
         raise MemoryFault("symbolic-alignment", f"{what} with a symbolic alignment")
-    if vals[0] > MAX_ALIGNMENT:
-        raise MemoryFault("allocation-too-large", f"{what} with an alignment of {vals[0]} (above {MAX_ALIGNMENT})")
-    return vals[0]
+    if a > MAX_ALIGNMENT:
+        raise MemoryFault("allocation-too-large", f"{what} with an alignment of {a} (above {MAX_ALIGNMENT})")
+    return a
 
 
 def _aligned(state, alignment: int, sim_size, what: str):

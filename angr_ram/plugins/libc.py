@@ -22,6 +22,15 @@ from ..strategies.fork import forking_enabled
 MAX_FORMAT_VALUES = 256
 
 
+def single_value(state, v) -> int | None:
+    """The one value ``v`` has on ``state``'s path (the solver substitutes the address
+    constraints), or None if it has several: what a SimProcedure needs of a length, key or name."""
+    if not v.symbolic:
+        return v.concrete_value
+    vals = state.solver.eval_upto(v, 2)
+    return vals[0] if len(vals) == 1 else None
+
+
 class RamLibcStartMain(angr.SIM_PROCEDURES["glibc"]["__libc_start_main"]):
     """__libc_start_main whose exit code is main's return value (stock angr always exits 0)."""
 

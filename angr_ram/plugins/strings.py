@@ -24,6 +24,7 @@ import angr
 import claripy
 
 from ..strategies.resolution import NULL_PAGE
+from .libc import single_value
 
 CHUNK = 16          # bytes read per memory access while scanning
 MAX_POINTERS = 64   # a pointer with more possible values (or pairs of them) goes to angr's procedure
@@ -211,14 +212,6 @@ def _count(state, exact: bool) -> None:
             st.string_fallback += 1
 
 
-def _single(state, v) -> int | None:
-    """The one value of ``v``, or None if it has several."""
-    if not v.symbolic:
-        return v.concrete_value
-    vals = state.solver.eval_upto(v, 2)
-    return vals[0] if len(vals) == 1 else None
-
-
 class RamStrlen(angr.SimProcedure):
     """``strlen`` without a fresh length symbol (angr's procedure when the end is not in reach)."""
 
@@ -234,7 +227,7 @@ class RamStrnlen(angr.SimProcedure):
     """``strnlen(s, n)`` for a single-valued ``n``."""
 
     def run(self, s, n):  # pylint: disable=arguments-differ
-        k = _single(self.state, n)
+        k = single_value(self.state, n)
         r = string_length(self.state, s, k) if k is not None else None
         _count(self.state, r is not None)
         if r is not None:
@@ -257,7 +250,7 @@ class RamStrncmp(angr.SimProcedure):
     """``strncmp`` for a single-valued length."""
 
     def run(self, a, b, n):  # pylint: disable=arguments-differ
-        k = _single(self.state, n)
+        k = single_value(self.state, n)
         r = compare(self.state, a, b, k, strings=True) if k is not None else None
         _count(self.state, r is not None)
         if r is not None:
@@ -269,7 +262,7 @@ class RamMemcmp(angr.SimProcedure):
     """``memcmp`` for a single-valued length of at most ``MAX_COMPARE`` bytes inside both objects."""
 
     def run(self, a, b, n):  # pylint: disable=arguments-differ
-        k = _single(self.state, n)
+        k = single_value(self.state, n)
         r = compare(self.state, a, b, k, strings=False) if k is not None and k <= MAX_COMPARE else None
         _count(self.state, r is not None)
         if r is not None:

@@ -19,6 +19,8 @@ from __future__ import annotations
 import angr
 import claripy
 
+from .libc import single_value
+
 _KEYS = "angr_ram_pthread_keys"     # state.globals: next key and the values (a tuple of pairs)
 THREAD_ID = 0x7FFFF7D8A740          # pthread_self(): the one thread's id (an address, as in glibc)
 
@@ -33,8 +35,7 @@ def _save(state, nxt: int, values: dict) -> None:
 
 
 def _key(state, key) -> int | None:
-    vals = state.solver.eval_upto(key[31:0], 2)
-    return vals[0] if len(vals) == 1 else None
+    return single_value(state, key[31:0])
 
 
 class KeyCreate(angr.SimProcedure):
