@@ -135,6 +135,10 @@ def cmd_bench(args) -> int:
         from .bench.distributed import distributed_table
 
         return distributed_table(args.timeout, samples_dir=d)
+    if args.solver:
+        from .bench.solver import solver_table
+
+        return solver_table()
     if args.merging and args.loops:
         from .bench.merging import loop_table
 
@@ -247,6 +251,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds to each outcome of uthash's lookup of a four-byte key (part of --corpus)")
     b.add_argument("--distributed", action="store_true",
                    help="a program with over a thousand paths in one process and on 1, 2 and 4 dask workers")
+    b.add_argument("--solver", action="store_true",
+                   help="claripy's z3 solvers against angr-ram's on hash preimages, branch checks, enumeration")
     b.add_argument("--tests", action="store_true",
                    help="emit tests per program and configuration and replay them natively")
     b.add_argument("--samples-dir", type=Path, default=None,
