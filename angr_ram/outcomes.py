@@ -62,8 +62,9 @@ class Outcome:
         return code, b"".join(out)
 
 
-def path_outcomes(state, limit: int = 64) -> set[tuple[int | None, bytes]]:
-    """Every (exit code, stdout) pair this path can produce (all solutions, up to ``limit``)."""
+def path_outcomes(state, limit: int = 4096) -> set[tuple[int | None, bytes]]:
+    """Every (exit code, stdout) pair this path can produce (all solutions, up to ``limit``: a
+    merged path stands for many paths, and the exit code alone has up to 256 values)."""
     o = Outcome(state)
     if o.expr is None:
         return {(None, b"")}

@@ -94,3 +94,26 @@ def test_loops_in_a_callee_nest_and_stay_exact():
     r = run("c_strtok", "O0", "pat", merge_validate=True)
     assert r.errors == [] and r.outcomes == native("c_strtok", "O0")
     assert r.stats["merge_nested_fragments"] > 0
+
+
+def test_a_merged_path_reports_every_outcome_and_names_unwritten_bytes_once():
+    """rle at M = 8: the merged decoder path stands for 70 exit codes, more than the 64 that the
+    outcome enumeration used to stop at. The output buffer is written up to a different length on
+    each merged path: the bytes a state never wrote are one ``uninit_`` variable per address in
+    every merge, never angr's fresh ``merge_uc_`` variable per merge."""
+    from angr_ram.outcomes import Outcome
+    from angr_ram.runner import RunResult, collect_paths, prepare
+
+    want = outcome_set_over(os.fspath(BUILD / "rle8_O0"), [range(0, 10)] + [b"\0\1\2\3", b"a\0"] * 4)
+    assert len(want) > 64
+    simgr, _ = prepare(os.fspath(BUILD / "rle8_O0"), 9, merge="pat", merge_points="auto")
+    simgr.run()
+    r = collect_paths(simgr, RunResult())
+    assert r.errors == [] and r.outcomes == want
+    names = set()
+    for s in simgr.deadended:
+        for e in [Outcome(s).expr, *s.solver.constraints]:
+            names |= e.variables
+    assert not any(n.startswith("merge_uc_") for n in names)
+    uninit = {n for n in names if n.startswith("uninit_mem_")}
+    assert 0 < len(uninit) <= 3 * (8 // 2) + 1          # at most one per byte of the output buffer

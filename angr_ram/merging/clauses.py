@@ -97,13 +97,17 @@ class QuantifiedClause:
     phi3: Template
     members: dict = field(default_factory=dict)     # (family, index, bits) -> claripy variable
     placeholder: claripy.ast.Bool | None = None
+    _memo: dict = field(default_factory=dict, repr=False, compare=False)   # instances and the range of k
 
     def k_range(self):
         """``k in ks`` as a claripy formula."""
-        ks = sorted(self.ks)
-        if ks == list(range(ks[0], ks[-1] + 1)):
-            return claripy.And(claripy.UGE(self.k, ks[0]), claripy.ULE(self.k, ks[-1]))
-        return claripy.Or(*[self.k == v for v in ks])
+        if "range" not in self._memo:
+            ks = sorted(self.ks)
+            if ks == list(range(ks[0], ks[-1] + 1)):
+                self._memo["range"] = claripy.And(claripy.UGE(self.k, ks[0]), claripy.ULE(self.k, ks[-1]))
+            else:
+                self._memo["range"] = claripy.Or(*[self.k == v for v in ks])
+        return self._memo["range"]
 
     def size(self) -> int:
         """AST nodes of the clause: phi1, the range of k and the two templates."""
@@ -112,7 +116,17 @@ class QuantifiedClause:
 
     def instance(self, i: int):
         """``phi2(i)`` as a claripy formula (None if a family member is unknown)."""
-        return self.phi2.instantiate(i, self.members)
+        key = ("phi2", i)
+        if key not in self._memo:
+            self._memo[key] = self.phi2.instantiate(i, self.members)
+        return self._memo[key]
+
+    def third(self, k: int):
+        """``phi3(k)`` as a claripy formula (None if a family member is unknown)."""
+        key = ("phi3", k)
+        if key not in self._memo:
+            self._memo[key] = self.phi3.instantiate(k, self.members)
+        return self._memo[key]
 
     # ---------------------------------------------------------------- z3 encodings
     def z3_template(self, tpl: Template, x, funcs: dict):
@@ -169,7 +183,7 @@ class QuantifiedClause:
         if kv is None:
             return [0]
         bad = []
-        third = self.phi3.instantiate(kv, self.members)
+        third = self.third(kv)
         for f in (self.phi1, self.k_range(), third):
             if f is None or mc.eval_ast(f, allow_unconstrained=True) is not True:
                 return [0]

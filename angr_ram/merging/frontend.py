@@ -10,10 +10,9 @@ from __future__ import annotations
 import claripy
 from claripy.errors import UnsatError
 from claripy.frontend import Frontend
-from claripy.frontend.mixin.model_cache_mixin import ModelCache
 
 from .clauses import PREFIX, ClauseTable
-from .quantified import extremum, solve
+from .quantified import extremum, solve, solve_many
 
 
 class QuantifiedFrontend(Frontend):
@@ -106,14 +105,7 @@ class QuantifiedFrontend(Frontend):
         if not self._quantified():
             return self.inner.batch_eval(exprs, n, extra_constraints=extra_constraints, exact=exact)
         exprs = [self._subst(e) for e in exprs]
-        found: list[tuple] = []
-        while len(found) < n:
-            block = [claripy.Or(*[e != v for e, v in zip(exprs, row, strict=True)]) for row in found]
-            m = self._model([*extra_constraints, *block] if block else extra_constraints)
-            if m is None:
-                break
-            mc = ModelCache(m)
-            found.append(tuple(mc.eval_ast(e, allow_unconstrained=True) for e in exprs))
+        found = solve_many(self.table, self._constraints(), [self._subst(c) for c in extra_constraints], exprs, n)
         if not found:
             raise UnsatError("angr-ram: quantified query is unsatisfiable")
         return found

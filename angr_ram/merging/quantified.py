@@ -91,9 +91,18 @@ def solve(table: ClauseTable, constraints, extra=()) -> dict | None:
     return result
 
 
-def _base_solver(table: ClauseTable, constraints, clauses):
-    """A z3 solver holding ``constraints`` (placeholders stripped to their first instance) and the
-    family axioms, shared by every query over the same constraint set (queries push and pop)."""
+class _Base:
+    """A z3 solver holding a constraint set (placeholders stripped to their first instance) and
+    the family axioms, with the variables of that set; shared by every query over the same
+    constraints (queries push and pop)."""
+
+    __slots__ = ("solver", "funcs", "variables")
+
+    def __init__(self, solver, funcs: dict, variables: dict):
+        self.solver, self.funcs, self.variables = solver, funcs, variables
+
+
+def _base_solver(table: ClauseTable, constraints, clauses) -> _Base:
     import z3
     key = tuple(c.hash() for c in constraints)
     hit = table.bases.lookup(key)
@@ -101,63 +110,134 @@ def _base_solver(table: ClauseTable, constraints, clauses):
         return hit
     funcs: dict = {}
     s = z3.Solver()
-    s.add(*[bz3.convert(c) for c in constraints if not any(v.startswith(PREFIX) for v in c.variables)])
+    qf = [c for c in constraints if not any(v.startswith(PREFIX) for v in c.variables)]
+    s.add(*[bz3.convert(c) for c in qf])
     for cl in clauses:
         s.add(*cl.z3_parts(funcs, quantified=False))
     for cl in clauses:
         s.add(*cl.family_axioms(funcs))
-    table.bases.put(key, (s, funcs))
-    return s, funcs
+    base = _Base(s, funcs, _variables(qf, clauses))
+    table.bases.put(key, base)
+    return base
+
+
+def _query_variables(base: _Base, extra) -> dict:
+    """The variables of a query: its constraint set's (memoized) and those of ``extra``."""
+    more = _variables(extra, ())
+    return {**base.variables, **more} if more.keys() - base.variables.keys() else base.variables
+
+
+_UNDECIDED = object()       # the stripped rounds could not decide: ask the real ForAll query
+
+
+def _rounds(s, stats: SolveStats, clauses, qf, variables: dict, placeholders: dict):
+    """Strip, check, duplicate and repair on ``s`` (inside the caller's scope; repairs add
+    instances of the clauses, which they imply, so they may stay for later queries of the
+    scope). A checked model, None (unsat) or :data:`_UNDECIDED`."""
+    import z3
+    for round_ in range(REPAIR_ROUNDS + 1):
+        r = s.check()
+        if r == z3.unknown:       # never taken for unsat: ask the real ForAll query instead
+            stats.unknown += 1
+            return _UNDECIDED
+        if r != z3.sat:
+            stats.unsat += 1
+            return None
+        model = {**_model_of(s.model(), variables), **placeholders}
+        bad = {id(cl): cl.holds(model) for cl in clauses}
+        if not any(bad.values()):
+            if round_ == 0:
+                stats.strip += 1
+            else:
+                stats.repair += 1
+            return model
+        if round_ == 0:
+            dup = _duplicate(model, clauses, bad)
+            if dup is not None and _qf_holds(dup, qf) and not any(cl.holds(dup) for cl in clauses):
+                stats.duplicate += 1
+                return dup
+        for cl in clauses:
+            for i in bad[id(cl)]:
+                if i == 0 or cl.phi2 is None:
+                    continue
+                inst = cl.instance(i)
+                if inst is not None:
+                    s.add(z3.Implies(z3.UGE(bz3.convert(cl.k), i), bz3.convert(inst)))
+    return _UNDECIDED
+
+
+def _check_top_level(constraints, extra) -> None:
+    for c in (*constraints, *extra):
+        if c.op != "BoolS" and any(v.startswith(PREFIX) for v in c.variables):
+            raise AngrRamError(f"a quantified placeholder inside a formula ({c.shallow_repr(max_depth=3)}): "
+                               "the solving procedure only keeps top-level placeholders exact")
 
 
 def _solve(table: ClauseTable, constraints, extra=()) -> dict | None:
-    import z3
     stats = table.stats
     stats.queries += 1
     clauses = table.clauses_of(constraints)
     qf = [c for c in (*constraints, *extra)
           if not any(v.startswith(PREFIX) for v in c.variables)]
-    for c in (*constraints, *extra):
-        if c.op != "BoolS" and any(v.startswith(PREFIX) for v in c.variables):
-            raise AngrRamError(f"a quantified placeholder inside a formula ({c.shallow_repr(max_depth=3)}): "
-                               "the solving procedure only keeps top-level placeholders exact")
-    variables = _variables(qf, clauses)
-    s, _ = _base_solver(table, constraints, clauses)
+    _check_top_level(constraints, extra)
+    base = _base_solver(table, constraints, clauses)
+    variables = _query_variables(base, extra)
     placeholders = {cl.placeholder.args[0]: True for cl in clauses}
+    s = base.solver
     s.push()
     try:
         s.add(*[bz3.convert(c) for c in extra])
-        for round_ in range(REPAIR_ROUNDS + 1):
-            r = s.check()
-            if r == z3.unknown:       # never taken for unsat: ask the real ForAll query instead
-                stats.unknown += 1
-                break
-            if r != z3.sat:
-                stats.unsat += 1
-                return None
-            model = {**_model_of(s.model(), variables), **placeholders}
-            bad = {id(cl): cl.holds(model) for cl in clauses}
-            if not any(bad.values()):
-                if round_ == 0:
-                    stats.strip += 1
-                else:
-                    stats.repair += 1
-                return model
-            if round_ == 0:
-                dup = _duplicate(model, clauses, bad)
-                if dup is not None and _qf_holds(dup, qf) and not any(cl.holds(dup) for cl in clauses):
-                    stats.duplicate += 1
-                    return dup
-            for cl in clauses:
-                for i in bad[id(cl)]:
-                    if i == 0 or cl.phi2 is None:
-                        continue
-                    inst = cl.instance(i)
-                    if inst is not None:
-                        s.add(z3.Implies(z3.UGE(bz3.convert(cl.k), i), bz3.convert(inst)))
+        model = _rounds(s, stats, clauses, qf, variables, placeholders)
     finally:
         s.pop()
+    if model is not _UNDECIDED:
+        return model
     return _fallback(qf, clauses, variables, placeholders, stats)
+
+
+def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tuple]:
+    """Up to ``n`` distinct value tuples of ``exprs`` under the quantified query, each from a
+    checked model (like claripy's ``batch_eval``). The values found so far are blocked inside one
+    solver scope, so the constraint set is not re-asserted per value. With ``table.validate``
+    every model goes through :func:`solve` (and its comparison with z3's quantified query)."""
+    found: list[tuple] = []
+
+    def block(rows):
+        return [claripy.Or(*[e != v for e, v in zip(exprs, row, strict=True)]) for row in rows]
+
+    if table.validate:
+        while len(found) < n:
+            m = solve(table, constraints, [*extra, *block(found)])
+            if m is None:
+                break
+            mc = ModelCache(m)
+            found.append(tuple(mc.eval_ast(e, allow_unconstrained=True) for e in exprs))
+        return found
+    stats = table.stats
+    clauses = table.clauses_of(constraints)
+    qf = [c for c in (*constraints, *extra) if not any(v.startswith(PREFIX) for v in c.variables)]
+    _check_top_level(constraints, extra)
+    base = _base_solver(table, constraints, clauses)
+    variables = _query_variables(base, [*extra, *exprs])
+    placeholders = {cl.placeholder.args[0]: True for cl in clauses}
+    s = base.solver
+    s.push()
+    try:
+        s.add(*[bz3.convert(c) for c in extra])
+        while len(found) < n:
+            stats.queries += 1
+            model = _rounds(s, stats, clauses, [*qf, *block(found)], variables, placeholders)
+            if model is _UNDECIDED:
+                model = _fallback([*qf, *block(found)], clauses, variables, placeholders, stats)
+            if model is None:
+                break
+            mc = ModelCache(model)
+            row = tuple(mc.eval_ast(e, allow_unconstrained=True) for e in exprs)
+            found.append(row)
+            s.add(bz3.convert(block([row])[0]))
+    finally:
+        s.pop()
+    return found
 
 
 def extremum(table: ClauseTable, constraints, extra, key, want_max: bool) -> int | None:
@@ -173,7 +253,8 @@ def extremum(table: ClauseTable, constraints, extra, key, want_max: bool) -> int
     stats.extrema += 1
     clauses = table.clauses_of(constraints)
     qf = [c for c in (*constraints, *extra) if not any(v.startswith(PREFIX) for v in c.variables)]
-    s, _ = _base_solver(table, constraints, clauses)
+    base = _base_solver(table, constraints, clauses)
+    s = base.solver
     zkey = bz3.convert(key)
     bits = key.length
     s.push()
@@ -209,7 +290,7 @@ def extremum(table: ClauseTable, constraints, extra, key, want_max: bool) -> int
             else:
                 lo = bound + 1
             s.pop()
-        variables = _variables(qf, clauses)
+        variables = _query_variables(base, extra)
         full = {**_model_of(model, variables), **{cl.placeholder.args[0]: True for cl in clauses}}
     finally:
         s.pop()

@@ -35,6 +35,7 @@ from .incremental import NODE_KEY, Tree
 from .liveness import Liveness
 from .patterns import RESIDUAL, ShapeHasher, regular_partitions
 from .synthesis import family_of, linear_fit, synthesize
+from .uninit import STABLE_UNINIT
 
 MODES = ("ite", "pat")
 _LINEAR: contextvars.ContextVar = contextvars.ContextVar("angr_ram_linear_merge", default=None)
@@ -338,8 +339,9 @@ class QuantifiedMerging(ExplorationTechnique):
         import claripy
 
         tpcs = [claripy.And(*fr.tail(s)) if fr.tail(s) else claripy.true() for s in leaves]
-        merged, _, _ = leaves[0].merge(*leaves[1:], merge_conditions=[[_Guard(c)] for c in tpcs],
-                                       common_ancestor=fr.root)
+        with setting(STABLE_UNINIT, True):
+            merged, _, _ = leaves[0].merge(*leaves[1:], merge_conditions=[[_Guard(c)] for c in tpcs],
+                                           common_ancestor=fr.root)
         self.stats.merges_ite += 1
         self.stats.merged_states += len(leaves)
         self.stats.constraint(count_nodes(claripy.Or(*tpcs)))
@@ -385,7 +387,8 @@ class QuantifiedMerging(ExplorationTechnique):
             k = claripy.BVS("qm_k", 64)
             clause = self.table.register(k=k, ks=ks, phi1=phi1, phi2=phi2, phi3=phi3, members=members)
             conds = [k == kj for kj in ks]
-            with setting(_LINEAR, (k, {c.hash(): kj for c, kj in zip(conds, ks, strict=True)})):
+            with setting(_LINEAR, (k, {c.hash(): kj for c, kj in zip(conds, ks, strict=True)})), \
+                    setting(STABLE_UNINIT, True):
                 merged, _, _ = states[0].merge(*states[1:], merge_conditions=[[_Guard(c)] for c in conds],
                                                common_ancestor=fr.root)
             inner = fr.root.solver._solver
