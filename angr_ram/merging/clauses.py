@@ -20,7 +20,6 @@ from claripy.frontend.mixin.model_cache_mixin import ModelCache
 
 from ..dag import count_nodes
 from ..errors import AngrRamError
-from ..scope import LRU
 from .synthesis import Template
 
 PREFIX = "qm_forall_"
@@ -40,22 +39,22 @@ class SolveStats:
     unknown: int = 0              # stripped queries z3 could not decide (asked as the real ForAll query)
     extrema: int = 0              # min/max questions (each answered with a few checks)
     extrema_stripped: int = 0     # ... whose stripped extremum was confirmed at once
+    memo: int = 0                 # queries answered from the table's memo (asked before)
 
 
 class ClauseTable:
     """The quantified clauses of one merging run with its solving counters, validation flag and
-    memo of base solvers. Every placeholder it hands out names this table.
+    memo of the solving procedure. Every placeholder it hands out names this table.
 
     :param validate: also ask z3 the real ``ForAll`` query and compare (raises on a difference).
     :param stats: counters to update (a fresh :class:`SolveStats` if None).
-    :param bases: how many constraint sets keep a prepared z3 solver.
     """
 
-    def __init__(self, validate: bool = False, stats: SolveStats | None = None, bases: int = 256):
+    def __init__(self, validate: bool = False, stats: SolveStats | None = None):
         self.clauses: dict[str, QuantifiedClause] = {}
         self.stats = stats if stats is not None else SolveStats()
         self.validate = validate
-        self.bases: LRU = LRU(bases)
+        self.memo: dict = {}          # the solving procedure's scoped z3 solver and answers
         self.number = next(_TABLE_IDS)
         self._ids = itertools.count(1)
 

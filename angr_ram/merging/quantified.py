@@ -30,11 +30,14 @@ from claripy.errors import UnsatError
 from claripy.frontend.mixin.model_cache_mixin import ModelCache
 
 from ..errors import AngrRamError
+from ..scope import LRU
 from .clauses import PREFIX, ClauseTable, QuantifiedClause, SolveStats
 
 __all__ = ["PREFIX", "ClauseTable", "QuantifiedClause", "SolveStats", "SolverMismatch", "extremum", "solve"]
 
 REPAIR_ROUNDS = 4
+ANSWERS_KEPT = 4096         # memoized answers of quantified queries per clause table
+_MISSING = object()
 
 
 class SolverMismatch(UnsatError):
@@ -79,8 +82,19 @@ def _qf_holds(model: dict, formulas) -> bool:
 def solve(table: ClauseTable, constraints, extra=()) -> dict | None:
     """A model (variable name -> value) of ``constraints /\\ extra`` with their quantified clauses
     (from ``table``) expanded, or None if there is none. The model is checked against the full
-    query; with ``table.validate`` the answer is compared with z3's on the quantified query."""
+    query; with ``table.validate`` the answer is compared with z3's on the quantified query.
+    Answers are memoized per (constraints, extra) in the table (a model is never changed by its
+    users)."""
+    key = (tuple(c.hash() for c in constraints), tuple(c.hash() for c in extra))
+    answers = table.memo.get("answers")
+    if answers is None:
+        answers = table.memo["answers"] = LRU(ANSWERS_KEPT)
+    hit = answers.lookup(key, _MISSING)
+    if hit is not _MISSING:
+        table.stats.memo += 1
+        return hit
     result = _solve(table, constraints, extra)
+    answers.put(key, result)
     if table.validate:
         clauses = table.clauses_of(constraints)
         qf = [c for c in (*constraints, *extra) if not any(v.startswith(PREFIX) for v in c.variables)]
@@ -91,37 +105,66 @@ def solve(table: ClauseTable, constraints, extra=()) -> dict | None:
     return result
 
 
-class _Base:
-    """A z3 solver holding a constraint set (placeholders stripped to their first instance) and
-    the family axioms, with the variables of that set; shared by every query over the same
-    constraints (queries push and pop)."""
+class _Scoped:
+    """The z3 solver of one clause table: a stack of constraints, one scope each (a placeholder's
+    scope holds its clause with the quantifier stripped to its first instance, and the family
+    axioms), with the variables of each prefix. A query over a constraint list pops to the
+    longest prefix it shares with the stack and pushes the rest: sibling states, which share all
+    but their last constraints, do not re-assert the others (KLEE keeps one solver the same way)."""
 
-    __slots__ = ("solver", "funcs", "variables")
+    def __init__(self):
+        import z3
+        self.solver = z3.Solver()
+        self.funcs: dict = {}
+        self.levels: list[int] = []            # constraint hashes, one scope each
+        self.vars: list[dict] = [{}]           # variables of the first i constraints
+        self.clauses: list[list] = [[]]        # clauses of the first i constraints
 
-    def __init__(self, solver, funcs: dict, variables: dict):
-        self.solver, self.funcs, self.variables = solver, funcs, variables
+    @property
+    def variables(self) -> dict:
+        """Variables of the seated constraints (and of their clauses)."""
+        return self.vars[-1]
+
+    def seat(self, table: ClauseTable, constraints) -> _Scoped:
+        """Make the scopes hold exactly ``constraints``."""
+        hs = [c.hash() for c in constraints]
+        common = 0
+        for a, b in zip(self.levels, hs, strict=False):
+            if a != b:
+                break
+            common += 1
+        if common < len(self.levels):
+            self.solver.pop(len(self.levels) - common)
+            del self.levels[common:], self.vars[common + 1:], self.clauses[common + 1:]
+        for c, h in zip(constraints[common:], hs[common:], strict=True):
+            self.solver.push()
+            seated = self.clauses[-1]
+            if c.op == "BoolS" and c.args[0].startswith(PREFIX):
+                cl = table.clauses[c.args[0]]
+                seated = [*seated, cl]
+                self.solver.add(*cl.z3_parts(self.funcs, quantified=False))
+                for other in seated:        # every member of a family a seated template now uses
+                    self.solver.add(*other.family_axioms(self.funcs))
+                new = _variables((), [cl])
+            else:
+                self.solver.add(bz3.convert(c))
+                new = _variables([c], ())
+            self.levels.append(h)
+            old = self.vars[-1]
+            self.vars.append({**old, **new} if new.keys() - old.keys() else old)
+            self.clauses.append(seated)
+        return self
 
 
-def _base_solver(table: ClauseTable, constraints, clauses) -> _Base:
-    import z3
-    key = tuple(c.hash() for c in constraints)
-    hit = table.bases.lookup(key)
-    if hit is not None:
-        return hit
-    funcs: dict = {}
-    s = z3.Solver()
-    qf = [c for c in constraints if not any(v.startswith(PREFIX) for v in c.variables)]
-    s.add(*[bz3.convert(c) for c in qf])
-    for cl in clauses:
-        s.add(*cl.z3_parts(funcs, quantified=False))
-    for cl in clauses:
-        s.add(*cl.family_axioms(funcs))
-    base = _Base(s, funcs, _variables(qf, clauses))
-    table.bases.put(key, base)
-    return base
+def _base_solver(table: ClauseTable, constraints, clauses=None) -> _Scoped:
+    """The table's scoped solver, seated on ``constraints``."""
+    scoped = table.memo.get("scoped")
+    if scoped is None:
+        scoped = table.memo["scoped"] = _Scoped()
+    return scoped.seat(table, list(constraints))
 
 
-def _query_variables(base: _Base, extra) -> dict:
+def _query_variables(base: _Scoped, extra) -> dict:
     """The variables of a query: its constraint set's (memoized) and those of ``extra``."""
     more = _variables(extra, ())
     return {**base.variables, **more} if more.keys() - base.variables.keys() else base.variables
@@ -246,7 +289,9 @@ def extremum(table: ClauseTable, constraints, extra, key, want_max: bool) -> int
 
     Stripping only weakens the query, so the stripped extremum bounds the real one; it *is* the
     real one when a model of the full query attains it. The search jumps to each model's value
-    and probes the next value first, so a key with few values costs few z3 checks.
+    and gallops beyond it (1, 2, 4, ... values further) until a bound is unsatisfiable, then
+    bisects the last stride: a key whose values span R costs about 2 log2(R) z3 checks, however
+    far they are from 0 (an address on the stack).
     """
     import z3
     stats = table.stats
@@ -268,13 +313,12 @@ def extremum(table: ClauseTable, constraints, extra, key, want_max: bool) -> int
         model = s.model()
         best = model.eval(zkey, model_completion=True).as_long()
         lo, hi = (best, (1 << bits) - 1) if want_max else (0, best)
-        probes = 0
+        step = 1                      # galloping: 1, 2, 4, ... beyond the best value, then halving
         while lo < hi:
-            if probes < 3:            # next value first: keys with few values end here
-                bound = lo + 1 if want_max else hi - 1
+            if step:
+                bound = min(lo + step, hi) if want_max else max(hi - step, lo)
             else:
                 bound = (lo + hi + 1) // 2 if want_max else (lo + hi) // 2
-            probes += 1
             s.push()
             s.add(z3.UGE(zkey, bound) if want_max else z3.ULE(zkey, bound))
             r = s.check()
@@ -285,10 +329,13 @@ def extremum(table: ClauseTable, constraints, extra, key, want_max: bool) -> int
                 model = s.model()
                 best = model.eval(zkey, model_completion=True).as_long()
                 lo, hi = (best, hi) if want_max else (lo, best)
-            elif want_max:
-                hi = bound - 1
+                step = step * 2 if step else 0
             else:
-                lo = bound + 1
+                step = 0                  # the extremum is within the last stride: bisect it
+                if want_max:
+                    hi = bound - 1
+                else:
+                    lo = bound + 1
             s.pop()
         variables = _query_variables(base, extra)
         full = {**_model_of(model, variables), **{cl.placeholder.args[0]: True for cl in clauses}}
