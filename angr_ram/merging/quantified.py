@@ -156,7 +156,7 @@ class _Scoped:
         return self
 
 
-def _base_solver(table: ClauseTable, constraints, clauses=None) -> _Scoped:
+def _base_solver(table: ClauseTable, constraints) -> _Scoped:
     """The table's scoped solver, seated on ``constraints``."""
     scoped = table.memo.get("scoped")
     if scoped is None:
@@ -223,7 +223,7 @@ def _solve(table: ClauseTable, constraints, extra=()) -> dict | None:
     qf = [c for c in (*constraints, *extra)
           if not any(v.startswith(PREFIX) for v in c.variables)]
     _check_top_level(constraints, extra)
-    base = _base_solver(table, constraints, clauses)
+    base = _base_solver(table, constraints)
     variables = _query_variables(base, extra)
     placeholders = {cl.placeholder.args[0]: True for cl in clauses}
     s = base.solver
@@ -260,7 +260,7 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
     clauses = table.clauses_of(constraints)
     qf = [c for c in (*constraints, *extra) if not any(v.startswith(PREFIX) for v in c.variables)]
     _check_top_level(constraints, extra)
-    base = _base_solver(table, constraints, clauses)
+    base = _base_solver(table, constraints)
     variables = _query_variables(base, [*extra, *exprs])
     placeholders = {cl.placeholder.args[0]: True for cl in clauses}
     s = base.solver
@@ -298,7 +298,7 @@ def extremum(table: ClauseTable, constraints, extra, key, want_max: bool) -> int
     stats.extrema += 1
     clauses = table.clauses_of(constraints)
     qf = [c for c in (*constraints, *extra) if not any(v.startswith(PREFIX) for v in c.variables)]
-    base = _base_solver(table, constraints, clauses)
+    base = _base_solver(table, constraints)
     s = base.solver
     zkey = bz3.convert(key)
     bits = key.length
