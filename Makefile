@@ -35,6 +35,7 @@ bench: $(STAMP) samples
 	$(VENV)/bin/angr-ram bench --cache --repeat 3
 	$(VENV)/bin/angr-ram bench --merging
 	$(VENV)/bin/angr-ram bench --merging --loops --timeout 120
+	$(VENV)/bin/angr-ram bench --solver
 	$(VENV)/bin/angr-ram bench --corpus --timeout 300
 	$(VENV)/bin/angr-ram bench --tests
 	$(VENV)/bin/angr-ram bench --distributed
