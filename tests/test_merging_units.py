@@ -106,14 +106,14 @@ def test_repeated_and_sibling_queries_reuse_the_scoped_solver_and_the_memo():
     table.validate = False
     base = [cl.placeholder, claripy.UGT(k, 1)]
     assert Q.solve(table, base, [s[1] == 97]) is not None
-    scoped = table.memo["scoped"]
+    scoped = table.scoped
     assert scoped.levels == [c.hash() for c in base]
     checks = table.stats.queries
     assert Q.solve(table, base, [s[1] == 97]) is not None
     assert table.stats.memo == 1 and table.stats.queries == checks          # not asked again
     left, right = [*base, s[2] == 97], [*base, s[2] != 97]
     assert Q.solve(table, left) is not None and Q.solve(table, right) is not None
-    assert scoped.levels == [c.hash() for c in right] and table.memo["scoped"] is scoped
+    assert scoped.levels == [c.hash() for c in right] and table.scoped is scoped
 
 
 def test_extremum_gallops_from_the_first_model_instead_of_bisecting_from_zero():

@@ -20,9 +20,11 @@ from claripy.frontend.mixin.model_cache_mixin import ModelCache
 
 from ..dag import count_nodes
 from ..errors import AngrRamError
+from ..scope import LRU
 from .synthesis import Template
 
 PREFIX = "qm_forall_"
+ANSWERS_KEPT = 4096         # memoized answers of quantified queries per clause table
 _TABLE_IDS = itertools.count(1)     # process-unique table numbers keep placeholders of runs apart
 
 
@@ -54,7 +56,8 @@ class ClauseTable:
         self.clauses: dict[str, QuantifiedClause] = {}
         self.stats = stats if stats is not None else SolveStats()
         self.validate = validate
-        self.memo: dict = {}          # the solving procedure's scoped z3 solver and answers
+        self.answers: LRU = LRU(ANSWERS_KEPT)   # (constraints, extra) hashes -> model or None
+        self.scoped = None            # the solving procedure's scoped z3 solver (made at first use)
         self.number = next(_TABLE_IDS)
         self._ids = itertools.count(1)
 

@@ -30,13 +30,11 @@ from claripy.errors import UnsatError
 from claripy.frontend.mixin.model_cache_mixin import ModelCache
 
 from ..errors import AngrRamError
-from ..scope import LRU
 from .clauses import PREFIX, ClauseTable, QuantifiedClause, SolveStats
 
 __all__ = ["PREFIX", "ClauseTable", "QuantifiedClause", "SolveStats", "SolverMismatch", "extremum", "solve"]
 
 REPAIR_ROUNDS = 4
-ANSWERS_KEPT = 4096         # memoized answers of quantified queries per clause table
 _MISSING = object()
 
 
@@ -86,15 +84,12 @@ def solve(table: ClauseTable, constraints, extra=()) -> dict | None:
     Answers are memoized per (constraints, extra) in the table (a model is never changed by its
     users)."""
     key = (tuple(c.hash() for c in constraints), tuple(c.hash() for c in extra))
-    answers = table.memo.get("answers")
-    if answers is None:
-        answers = table.memo["answers"] = LRU(ANSWERS_KEPT)
-    hit = answers.lookup(key, _MISSING)
+    hit = table.answers.lookup(key, _MISSING)
     if hit is not _MISSING:
         table.stats.memo += 1
         return hit
     result = _solve(table, constraints, extra)
-    answers.put(key, result)
+    table.answers.put(key, result)
     if table.validate:
         clauses = table.clauses_of(constraints)
         qf = [c for c in (*constraints, *extra) if not any(v.startswith(PREFIX) for v in c.variables)]
@@ -158,10 +153,9 @@ class _Scoped:
 
 def _base_solver(table: ClauseTable, constraints) -> _Scoped:
     """The table's scoped solver, seated on ``constraints``."""
-    scoped = table.memo.get("scoped")
-    if scoped is None:
-        scoped = table.memo["scoped"] = _Scoped()
-    return scoped.seat(table, list(constraints))
+    if table.scoped is None:
+        table.scoped = _Scoped()
+    return table.scoped.seat(table, list(constraints))
 
 
 def _query_variables(base: _Scoped, extra) -> dict:

@@ -9,14 +9,14 @@ pays for it twice:
   constraint at each branch, so each branch clones. That was 38% of a word-counting loop's run;
 * *incremental mode*: claripy passes extra constraints as assumptions, so the general solver
   answers with its incremental SMT core instead of bit-blasting to SAT. A Jenkins hash preimage
-  over four bytes takes 10 s a query that way and 0.02 s bit-blasted (``bench`` in
-  ``tests/test_z3_setup.py``).
+  over four bytes takes 10 s a query that way and 0.02 s bit-blasted (``angr-ram bench
+  --solver``).
 
-Inside angr-ram runs claripy's solvers are z3's ``qfbv`` tactic as a solver: it simplifies and
-bit-blasts every check (with or without assumptions), and a formula outside bit-vectors (floats,
-strings) falls back to z3's SMT core inside the tactic, so answers stay exact. It clones in
-0.07 ms. It knows ``timeout`` and ``max_memory`` but not the combined solver's ``soft_timeout``,
-so only those two are set.
+Inside angr-ram runs claripy's solvers are :class:`BitBlastingSolver`: z3's ``qfbv`` tactic as a
+solver, which simplifies and bit-blasts every check (with or without assumptions) and clones in
+0.07 ms. A formula outside bit-vectors (floats, strings) is declined by the tactic and checked by
+a general ``z3.Solver``, so answers stay exact. The tactic knows ``timeout`` and ``max_memory``
+but not the combined solver's ``soft_timeout``, so only those two are set.
 
 claripy's ``BackendZ3.solver`` also decides on every new solver whether z3 knows
 ``soft_timeout`` by rendering the whole parameter description to a string (10 ms); that answer
@@ -60,6 +60,14 @@ def _limit(s: z3.Solver, timeout: int | None, max_memory: int | None) -> None:
 
 
 _FAILED = "fail tactic"       # z3's reason when the tactic below declines a formula
+_TACTICS: dict = {}           # z3 context -> the guarded qfbv tactic (built once per context)
+
+
+def _bitblasting_tactic(ctx: z3.Context) -> z3.Tactic:
+    t = _TACTICS.get(ctx)
+    if t is None:
+        t = _TACTICS[ctx] = z3.Cond(z3.Probe("is-qfbv", ctx), z3.Tactic("qfbv", ctx), z3.Tactic("fail", ctx), ctx)
+    return t
 
 
 class BitBlastingSolver(z3.Solver):
@@ -71,8 +79,7 @@ class BitBlastingSolver(z3.Solver):
     def __init__(self, solver=None, ctx=None):
         ctx = z3.get_ctx(ctx)
         if solver is None:
-            tactic = z3.Cond(z3.Probe("is-qfbv", ctx), z3.Tactic("qfbv", ctx), z3.Tactic("fail", ctx), ctx)
-            solver = z3.Z3_mk_solver_from_tactic(ctx.ref(), tactic.tactic)
+            solver = z3.Z3_mk_solver_from_tactic(ctx.ref(), _bitblasting_tactic(ctx).tactic)
         super().__init__(solver, ctx)
         self.ram_tactic = True
         self.general: z3.Solver | None = None
