@@ -98,3 +98,77 @@ def test_simplifying_an_expression_too_deep_for_claripy_keeps_it():
     state = angr.SimState(arch="AMD64")
     with RunScope().active():
         assert state.solver.simplify(e) is e
+
+
+def test_extrema_start_from_a_model_and_stay_inside_the_given_bounds():
+    """min/max equal claripy's own answers on random interval, alignment and scaled-index
+    constraints; a single value costs at most 3 checks and a value in a 4 KiB window at most 2 + 2
+    log2(4096), where claripy's bisection takes 65 per extremum of a 64-bit address."""
+    import random
+
+    install_all()
+    backend = claripy.backends.z3
+    x, y = claripy.BVS("x", 64), claripy.BVS("y", 8)
+    rnd = random.Random(7)
+    for trial in range(40):
+        a, b = rnd.randrange(2**64), rnd.randrange(2**16)
+        e = x if trial % 2 else claripy.ZeroExt(56, y) * rnd.randrange(1, 9) + a
+        cs = [claripy.And(claripy.UGE(x, a), claripy.ULE(x, a + b))]
+        if trial % 3 == 0:
+            cs.append(x & 7 == 3)
+        extra = [claripy.And(claripy.UGE(e, a), claripy.ULE(e, a + 2 ** rnd.randrange(20)))] if trial % 4 == 0 else []
+        stock = claripy.Solver()
+        stock.add(cs)
+        if not stock.satisfiable(extra_constraints=extra):
+            continue
+        want = stock.min(e, extra_constraints=extra), stock.max(e, extra_constraints=extra)
+        with RunScope().active():
+            s = claripy.Solver()
+            s.add(cs)
+            assert (s.min(e, extra_constraints=extra), s.max(e, extra_constraints=extra)) == want, trial
+    base = 0x7FFF_0000_1000
+    with RunScope().active():
+        s = claripy.Solver()
+        s.add(x == base + 40)
+        before = backend.solve_count
+        assert s.min(x, extra_constraints=[claripy.And(claripy.UGE(x, base), claripy.ULE(x, base + 4095))]) == base + 40
+        assert backend.solve_count - before <= 3
+        s = claripy.Solver()
+        s.add(claripy.ULE(y, 200))
+        p = base + claripy.ZeroExt(56, y) * 16
+        window = [claripy.And(claripy.UGE(p, base), claripy.ULE(p, base + 4095))]
+        before = backend.solve_count
+        assert s.max(p, extra_constraints=window) == base + 3200
+        assert backend.solve_count - before <= 2 + 2 * 12
+
+
+def test_a_solver_with_slow_tactic_checks_keeps_an_incremental_one():
+    """A formula the tactic re-blasts slowly (64-bit products) makes the solver, and its clones,
+    also keep z3's incremental solver, which then answers; push/pop and enumeration stay in step
+    and the answers are the stock ones."""
+    install_all()
+    backend = claripy.backends.z3
+    v = [claripy.BVS(f"v{i}", 64) for i in range(4)]
+    h = v[0]
+    for w in v[1:]:
+        h = (h * 0x9E3779B97F4A7C15 + w) * (w | 1)
+    cs = [claripy.ULE(w, 0xFFFF) for w in v] + [h & 0xF == 3]
+    stock = claripy.Solver()
+    stock.add(cs)
+    want = sorted(stock.eval(v[0] & 3, 4))
+    with RunScope().active():
+        s = backend.solver(timeout=60000)
+        s.add(*[backend.convert(c) for c in cs])
+        s.slow = True                      # as after a slow tactic check
+        c = backend.clone_solver(s)
+        assert c.slow
+        fs = claripy.Solver(timeout=60000)
+        fs.add(cs)
+        assert fs.satisfiable()
+        assert sorted(fs.eval(v[0] & 3, 4)) == want                # push, enumerate, pop
+        assert c.check() == z3.sat and c.general is c.incremental is not None
+        c.push()
+        c.add(backend.convert(v[1] == 0x1234))
+        assert c.check() in (z3.sat, z3.unsat)
+        c.pop()
+        assert c.incremental.num_scopes() == c.num_scopes() == 0

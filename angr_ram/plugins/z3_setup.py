@@ -18,6 +18,16 @@ solver, which simplifies and bit-blasts every check (with or without assumptions
 a general ``z3.Solver``, so answers stay exact. The tactic knows ``timeout`` and ``max_memory``
 but not the combined solver's ``soft_timeout``, so only those two are set.
 
+The tactic re-blasts the whole formula at each check. On a big formula checked again and again
+(an APR hash over a symbolic clock: 64-bit multiplications, 30 ms a check) z3's incremental
+solver is cheaper, so a solver whose tactic check was slow keeps one as well and asks it first,
+for a bounded time (it is the slow one on a hash preimage).
+
+claripy's ``min``/``max`` bisect all bits of the expression, 65 checks for every address however
+few values it has (78 region resolutions of the APR run asked 8400 checks). Inside a run they
+start from a model's value, ask once whether any value lies beyond it, then halve what is left
+inside the bounds the extra constraints give, narrowing to each new model's value.
+
 claripy's ``BackendZ3.solver`` also decides on every new solver whether z3 knows
 ``soft_timeout`` by rendering the whole parameter description to a string (10 ms); that answer
 is computed once. claripy's ``BackendZ3.clone_solver`` keeps the assertions but not the
@@ -34,6 +44,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
+import time
 
 import z3
 from angr.state_plugins.solver import SimSolver
@@ -70,11 +81,26 @@ def _bitblasting_tactic(ctx: z3.Context) -> z3.Tactic:
     return t
 
 
+SLOW_CHECK_SECONDS = 0.02  # a tactic check this slow makes a solver keep an incremental one too
+INCREMENTAL_TRY_MS = 2000  # how long the incremental solver may try before the tactic takes over
+
+
+def _is_timeout(reason: str) -> bool:
+    return reason in ("timeout", "canceled")
+
+
 class BitBlastingSolver(z3.Solver):
-    """A z3 solver that simplifies and bit-blasts each check (the ``qfbv`` tactic). A formula
-    outside bit-vectors and booleans (floats, strings) is declined by the tactic and checked by a
-    general ``z3.Solver`` with the same assertions and limits, which then answers ``model()``,
-    ``reason_unknown()`` and ``unsat_core()`` until the next check."""
+    """A z3 solver that simplifies and bit-blasts each check (the ``qfbv`` tactic).
+
+    The tactic starts from scratch at every check. A solver whose last tactic check took more than
+    :data:`SLOW_CHECK_SECONDS` (a formula too big to re-blast cheaply, for example 64-bit
+    multiplications of a hash) also keeps z3's general, incremental solver with the same
+    assertions, and so do its clones; later checks go to that solver first, for at most
+    :data:`INCREMENTAL_TRY_MS` (the general solver is slow on some formulas the tactic decides at
+    once, such as a hash preimage), and to the tactic if it times out. A formula outside
+    bit-vectors and booleans (floats, strings) is declined by the tactic and checked by the general
+    solver. ``model()``, ``reason_unknown()`` and ``unsat_core()`` answer from the solver that
+    answered the last check."""
 
     def __init__(self, solver=None, ctx=None):
         ctx = z3.get_ctx(ctx)
@@ -82,19 +108,62 @@ class BitBlastingSolver(z3.Solver):
             solver = z3.Z3_mk_solver_from_tactic(ctx.ref(), _bitblasting_tactic(ctx).tactic)
         super().__init__(solver, ctx)
         self.ram_tactic = True
-        self.general: z3.Solver | None = None
+        self.general: z3.Solver | None = None        # the solver that answered the last check, if not the tactic
+        self.incremental: z3.Solver | None = None    # the kept general solver
+        self.slow = False                            # the last tactic check here (or in the original) was slow
+        self.stay_tactic = False                     # the incremental solver timed out here (or in the original)
+
+    # -- assertions go to both solvers ------------------------------------------------------
+    def assert_exprs(self, *args):
+        super().assert_exprs(*args)
+        if self.incremental is not None:
+            self.incremental.assert_exprs(*args)
+
+    def assert_and_track(self, a, p):
+        super().assert_and_track(a, p)
+        if self.incremental is not None:
+            self.incremental.assert_and_track(a, p)
+
+    def push(self):
+        super().push()
+        if self.incremental is not None:
+            self.incremental.push()
+
+    def pop(self, num=1):
+        super().pop(num)
+        if self.incremental is not None:
+            self.incremental.pop(num)
+
+    def reset(self):
+        super().reset()
+        self.incremental, self.general, self.slow, self.stay_tactic = None, None, False, False
+
+    # -- checks -----------------------------------------------------------------------------
+    def _general_solver(self, timeout_cap: int | None = None) -> z3.Solver:
+        g = z3.Solver(ctx=self.ctx)
+        timeout, max_memory = getattr(self, "ram_limits", (None, None))
+        if timeout_cap is not None:
+            timeout = timeout_cap if timeout is None else min(timeout, timeout_cap)
+        _limit(g, timeout, max_memory)
+        g.add(self.assertions())
+        return g
 
     def check(self, *assumptions):
         self.general = None
+        if self.slow and self.incremental is None and not self.stay_tactic and self.num_scopes() == 0:
+            self.incremental = self._general_solver(INCREMENTAL_TRY_MS)   # built at scope 0: pops match
+        if self.incremental is not None and not self.stay_tactic:
+            r = self.incremental.check(*assumptions)
+            if r != z3.unknown or not _is_timeout(self.incremental.reason_unknown()):
+                self.general = self.incremental
+                return r
+            self.stay_tactic = True          # slow here: the tactic decides this solver's checks
+        t0 = time.perf_counter()
         r = super().check(*assumptions)
+        self.slow = time.perf_counter() - t0 > SLOW_CHECK_SECONDS
         if r == z3.unknown and super().reason_unknown() == _FAILED:
-            g = z3.Solver(ctx=self.ctx)
-            limits = getattr(self, "ram_limits", None)
-            if limits is not None:
-                _limit(g, *limits)
-            g.add(self.assertions())
-            self.general = g
-            r = g.check(*assumptions)
+            self.general = self._general_solver()
+            return self.general.check(*assumptions)
         return r
 
     def model(self):
@@ -107,7 +176,9 @@ class BitBlastingSolver(z3.Solver):
         return self.general.unsat_core() if self.general is not None else super().unsat_core()
 
     def translate(self, target):
-        return BitBlastingSolver(z3.Z3_solver_translate(self.ctx.ref(), self.solver, target.ref()), target)
+        c = BitBlastingSolver(z3.Z3_solver_translate(self.ctx.ref(), self.solver, target.ref()), target)
+        c.slow, c.stay_tactic = self.slow, self.stay_tactic
+        return c
 
 
 @declare(backend_z3.BackendZ3, "solver")
@@ -149,3 +220,81 @@ def simplify_or_keep(original, self, e=None):
         if e is None:
             return self.constraints
         return e
+
+
+def _bounds(expr: z3.BitVecRef, constraints) -> tuple[int, int]:
+    """The interval ``[lo, hi]`` that ``constraints`` put ``expr`` in syntactically (an ``And`` of
+    unsigned bounds or an equality with a number, as angr-ram's resolution writes them); the whole
+    unsigned range otherwise."""
+    lo, hi = 0, (1 << expr.size()) - 1
+    todo = list(constraints)
+    while todo:
+        c = todo.pop()
+        k = c.decl().kind()
+        if k == z3.Z3_OP_AND:
+            todo.extend(c.children())
+            continue
+        if k not in (z3.Z3_OP_UGEQ, z3.Z3_OP_ULEQ, z3.Z3_OP_EQ) or c.num_args() != 2:
+            continue
+        a, b = c.children()
+        if not (a.eq(expr) and z3.is_bv_value(b)):
+            continue
+        n = b.as_long()
+        if k != z3.Z3_OP_ULEQ:
+            lo = max(lo, n)
+        if k != z3.Z3_OP_UGEQ:
+            hi = min(hi, n)
+    return lo, hi
+
+
+@declare(backend_z3.BackendZ3, "_extrema")
+def model_guided_extrema(original, self, is_max, expr, extra_constraints, signed, solver, model_callback):
+    """``BackendZ3._extrema`` (unsigned) that starts from a model's value, first asks whether any
+    value lies beyond it, then halves what is left, narrowing to each new model's value; inside the
+    bounds the extra constraints give. A single value costs 2 checks and a range of ``r`` values
+    about ``log2(r)``, where claripy bisects all of the expression's bits every time (65 checks for
+    an address)."""
+    if signed or not z3.is_bv(expr):
+        return original(self, is_max, expr, extra_constraints, signed, solver, model_callback)
+    constraints = [self.convert(e) for e in extra_constraints]
+    lo, hi = _bounds(expr, constraints)
+    comment = "max" if is_max else "min"
+
+    def value_in(a: int, b: int) -> int | None:
+        self.solve_count += 1
+        if not backend_z3.z3_solver_sat(solver, [*constraints, z3.UGE(expr, a), z3.ULE(expr, b)], comment):
+            return None
+        m = solver.model()
+        if model_callback is not None:
+            model_callback(self._generic_model(m))
+        return m.eval(expr, model_completion=True).as_long()
+
+    v = value_in(lo, hi)
+    if v is None:          # no value at all: claripy's answer for that case
+        return original(self, is_max, expr, extra_constraints, signed, solver, model_callback)
+    first = True
+    if not is_max:
+        best, floor = v, lo            # least value seen; none below ``floor``
+        while floor < best:
+            mid = best - 1 if first else (floor + best - 1) // 2
+            w = value_in(floor, mid)
+            if w is not None:
+                best = w
+            elif first:
+                break
+            else:
+                floor = mid + 1
+            first = False
+    else:
+        best, ceil = v, hi             # greatest value seen; none above ``ceil``
+        while best < ceil:
+            mid = best + 1 if first else (best + ceil + 2) // 2
+            w = value_in(mid, ceil)
+            if w is not None:
+                best = w
+            elif first:
+                break
+            else:
+                ceil = mid - 1
+            first = False
+    return best
