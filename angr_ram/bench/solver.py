@@ -1,6 +1,7 @@
 """Solver table: claripy's own z3 solvers against angr-ram's (:mod:`angr_ram.plugins.z3_setup`) on
 query shapes that symbolic execution asks: a hash preimage as a path constraint and as a branch
-condition (an extra constraint), many cheap branch checks along a growing path, and enumeration."""
+condition (an extra constraint), many cheap branch checks along a growing path, enumeration, and the
+extrema of an address."""
 
 from __future__ import annotations
 
@@ -72,10 +73,23 @@ def _enumerate() -> int:
     return len(s.eval(x, 100))
 
 
+def _address_extrema() -> tuple[int, int]:
+    """A heap address ``base + 16 * i`` with ``i`` an input byte below 200, resolved inside a
+    4 KiB window: the query angr-ram's memory asks for each symbolic access."""
+    i = claripy.BVS("i", 8)
+    s = claripy.Solver(timeout=QUERY_TIMEOUT_MS)
+    s.add(claripy.ULE(i, 200))
+    base = 0x7FFF_0000_1000
+    p = base + i.zero_extend(56) * 16
+    window = [claripy.And(claripy.UGE(p, base), claripy.ULE(p, base + 4095))]
+    return s.min(p, extra_constraints=window), s.max(p, extra_constraints=window)
+
+
 QUERIES = (("hash preimage, path constraint", _preimage_path),
            ("hash preimage, branch condition", _preimage_branch),
            ("300 branches along one path", _branches),
-           ("enumerate x*x == 49 (16 bit)", _enumerate))
+           ("enumerate x*x == 49 (16 bit)", _enumerate),
+           ("min/max of an address, 4 KiB window", _address_extrema))
 
 
 def _timed(fn) -> tuple[float, object]:
