@@ -20,6 +20,7 @@ from claripy.frontend.mixin.model_cache_mixin import ModelCache
 
 from ..dag import count_nodes
 from ..errors import AngrRamError
+from ..plugins.model_eval import fast_eval_ast
 from ..scope import LRU
 from .synthesis import Template
 
@@ -187,11 +188,11 @@ class QuantifiedClause:
         bad = []
         third = self.third(kv)
         for f in (self.phi1, self.k_range(), third):
-            if f is None or mc.eval_ast(f, allow_unconstrained=True) is not True:
+            if f is None or fast_eval_ast(mc, f, True) is not True:
                 return [0]
         if self.phi2 is not None:
             for i in range(1, kv + 1):
                 inst = self.instance(i)
-                if inst is None or mc.eval_ast(inst, allow_unconstrained=True) is not True:
+                if inst is None or fast_eval_ast(mc, inst, True) is not True:
                     bad.append(i)
         return bad

@@ -30,6 +30,7 @@ from claripy.errors import UnsatError
 from claripy.frontend.mixin.model_cache_mixin import ModelCache
 
 from ..errors import AngrRamError
+from ..plugins.model_eval import fast_eval_ast
 from .clauses import PREFIX, ClauseTable, QuantifiedClause, SolveStats
 
 __all__ = ["PREFIX", "ClauseTable", "QuantifiedClause", "SolveStats", "SolverMismatch", "extremum", "solve"]
@@ -74,7 +75,7 @@ def _model_of(m, variables: dict) -> dict:
 
 def _qf_holds(model: dict, formulas) -> bool:
     mc = ModelCache(model)
-    return all(mc.eval_ast(f, allow_unconstrained=True) is True for f in formulas)
+    return all(fast_eval_ast(mc, f, True) is True for f in formulas)
 
 
 def solve(table: ClauseTable, constraints, extra=()) -> dict | None:
@@ -248,7 +249,7 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
             if m is None:
                 break
             mc = ModelCache(m)
-            found.append(tuple(mc.eval_ast(e, allow_unconstrained=True) for e in exprs))
+            found.append(tuple(fast_eval_ast(mc, e, True) for e in exprs))
         return found
     stats = table.stats
     clauses = table.clauses_of(constraints)
@@ -258,20 +259,23 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
     variables = _query_variables(base, [*extra, *exprs])
     placeholders = {cl.placeholder.args[0]: True for cl in clauses}
     s = base.solver
+    qf = list(qf)                  # grows by one blocking constraint per value found
     s.push()
     try:
         s.add(*[bz3.convert(c) for c in extra])
         while len(found) < n:
             stats.queries += 1
-            model = _rounds(s, stats, clauses, [*qf, *block(found)], variables, placeholders)
+            model = _rounds(s, stats, clauses, qf, variables, placeholders)
             if model is _UNDECIDED:
-                model = _fallback([*qf, *block(found)], clauses, variables, placeholders, stats)
+                model = _fallback(qf, clauses, variables, placeholders, stats)
             if model is None:
                 break
             mc = ModelCache(model)
-            row = tuple(mc.eval_ast(e, allow_unconstrained=True) for e in exprs)
+            row = tuple(fast_eval_ast(mc, e, True) for e in exprs)
             found.append(row)
-            s.add(bz3.convert(block([row])[0]))
+            blocked = block([row])[0]
+            qf.append(blocked)
+            s.add(bz3.convert(blocked))
     finally:
         s.pop()
     return found

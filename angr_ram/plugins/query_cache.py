@@ -45,6 +45,7 @@ from ..context import setting
 from ..errors import AngrRamError
 from ..scope import LRU
 from .independence import Footprints, components, slice_constraints
+from .model_eval import fast_eval_ast
 from .persistent_cache import Canonicalizer, PersistentStore
 
 _SPECIFIC = contextvars.ContextVar("angr_ram_address_specific", default=False)
@@ -416,9 +417,9 @@ class QueryCache:
         mc = ModelCache(model)
         try:
             for c in (*q.sliced, *q.goals):
-                if mc.eval_ast(subst(c), allow_unconstrained=False) is not True:
+                if fast_eval_ast(mc, subst(c), False) is not True:
                     return None
-            return tuple(mc.eval_ast(subst(x), allow_unconstrained=False) for x in q.exprs)
+            return tuple(fast_eval_ast(mc, subst(x), False) for x in q.exprs)
         except KeyError:
             return None
 
