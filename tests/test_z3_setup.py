@@ -83,6 +83,12 @@ def test_a_hard_query_still_times_out():
         s.add([y * w == p * q, claripy.ULT(y, 2**40), claripy.ULT(w, 2**40), claripy.UGT(y, 1), claripy.UGT(w, 1)])
         with pytest.raises(claripy.errors.ClaripySolverInterruptError):
             s.satisfiable()
+        backend = claripy.backends.z3        # a solver that keeps an incremental one: its time-out is
+        z = backend.solver(timeout=300)      # the query's, not a second one for the tactic after it
+        z.add(*[backend.convert(c) for c in s.constraints])
+        z.slow = True
+        assert z.check() == z3.unknown and z.reason_unknown() in ("timeout", "canceled")
+        assert z.general is z.incremental is not None and not z.stay_tactic
 
 
 def test_simplifying_an_expression_too_deep_for_claripy_keeps_it():

@@ -154,7 +154,9 @@ class BitBlastingSolver(z3.Solver):
             self.incremental = self._general_solver(INCREMENTAL_TRY_MS)   # built at scope 0: pops match
         if self.incremental is not None and not self.stay_tactic:
             r = self.incremental.check(*assumptions)
-            if r != z3.unknown or not _is_timeout(self.incremental.reason_unknown()):
+            limit = getattr(self, "ram_limits", (None, None))[0]
+            if (r != z3.unknown or not _is_timeout(self.incremental.reason_unknown())
+                    or (limit is not None and limit <= INCREMENTAL_TRY_MS)):     # the query's own time-out
                 self.general = self.incremental
                 return r
             self.stay_tactic = True          # slow here: the tactic decides this solver's checks
@@ -230,6 +232,8 @@ def _bounds(expr: z3.BitVecRef, constraints) -> tuple[int, int]:
     todo = list(constraints)
     while todo:
         c = todo.pop()
+        if not z3.is_app(c):
+            continue
         k = c.decl().kind()
         if k == z3.Z3_OP_AND:
             todo.extend(c.children())
