@@ -31,12 +31,17 @@ from claripy.frontend.mixin.model_cache_mixin import ModelCache
 
 from ..errors import AngrRamError
 from ..plugins.model_eval import fast_eval_ast
+from ..plugins.z3_setup import gallop_extremum
 from .clauses import PREFIX, ClauseTable, QuantifiedClause, SolveStats
 
 __all__ = ["PREFIX", "ClauseTable", "QuantifiedClause", "SolveStats", "SolverMismatch", "extremum", "solve"]
 
 REPAIR_ROUNDS = 4
 _MISSING = object()
+
+
+class _Undecidable(Exception):  # noqa: N818 - a control-flow signal inside extremum()
+    """z3 answered unknown to a bound of an extremum search."""
 
 
 class SolverMismatch(UnsatError):
@@ -240,12 +245,12 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
     every model goes through :func:`solve` (and its comparison with z3's quantified query)."""
     found: list[tuple] = []
 
-    def block(rows):
-        return [claripy.Or(*[e != v for e, v in zip(exprs, row, strict=True)]) for row in rows]
+    def block(row):
+        return claripy.Or(*[e != v for e, v in zip(exprs, row, strict=True)])
 
     if table.validate:
         while len(found) < n:
-            m = solve(table, constraints, [*extra, *block(found)])
+            m = solve(table, constraints, [*extra, *(block(r) for r in found)])
             if m is None:
                 break
             mc = ModelCache(m)
@@ -259,7 +264,6 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
     variables = _query_variables(base, [*extra, *exprs])
     placeholders = {cl.placeholder.args[0]: True for cl in clauses}
     s = base.solver
-    qf = list(qf)                  # grows by one blocking constraint per value found
     s.push()
     try:
         s.add(*[bz3.convert(c) for c in extra])
@@ -273,8 +277,8 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
             mc = ModelCache(model)
             row = tuple(fast_eval_ast(mc, e, True) for e in exprs)
             found.append(row)
-            blocked = block([row])[0]
-            qf.append(blocked)
+            blocked = block(row)
+            qf.append(blocked)         # the query now excludes every value found
             s.add(bz3.convert(blocked))
     finally:
         s.pop()
@@ -286,10 +290,9 @@ def extremum(table: ClauseTable, constraints, extra, key, want_max: bool) -> int
     stripped formula; None if it cannot be confirmed there (the caller then searches).
 
     Stripping only weakens the query, so the stripped extremum bounds the real one; it *is* the
-    real one when a model of the full query attains it. The search jumps to each model's value
-    and gallops beyond it (1, 2, 4, ... values further) until a bound is unsatisfiable, then
-    bisects the last stride: a key whose values span R costs about 2 log2(R) z3 checks, however
-    far they are from 0 (an address on the stack).
+    real one when a model of the full query attains it. The search is
+    :func:`~angr_ram.plugins.z3_setup.gallop_extremum` from a model's value: a key whose values
+    span R costs about 2 log2(R) z3 checks, however far they are from 0 (an address on the stack).
     """
     import z3
     stats = table.stats
@@ -309,32 +312,27 @@ def extremum(table: ClauseTable, constraints, extra, key, want_max: bool) -> int
         if r != z3.sat:
             raise UnsatError("angr-ram: quantified query is unsatisfiable")
         model = s.model()
-        best = model.eval(zkey, model_completion=True).as_long()
-        lo, hi = (best, (1 << bits) - 1) if want_max else (0, best)
-        step = 1                      # galloping: 1, 2, 4, ... beyond the best value, then halving
-        while lo < hi:
-            if step:
-                bound = min(lo + step, hi) if want_max else max(hi - step, lo)
-            else:
-                bound = (lo + hi + 1) // 2 if want_max else (lo + hi) // 2
+        found = {"model": model}
+
+        def value_in(a: int, b: int) -> int | None:
             s.push()
-            s.add(z3.UGE(zkey, bound) if want_max else z3.ULE(zkey, bound))
+            s.add(z3.UGE(zkey, a), z3.ULE(zkey, b))
             r = s.check()
-            if r == z3.unknown:
-                s.pop()
-                return None       # a bound z3 cannot decide is not a bound: search instead
-            if r == z3.sat:
-                model = s.model()
-                best = model.eval(zkey, model_completion=True).as_long()
-                lo, hi = (best, hi) if want_max else (lo, best)
-                step = step * 2 if step else 0
-            else:
-                step = 0                  # the extremum is within the last stride: bisect it
-                if want_max:
-                    hi = bound - 1
-                else:
-                    lo = bound + 1
+            m = s.model() if r == z3.sat else None
             s.pop()
+            if r == z3.unknown:
+                raise _Undecidable     # a bound z3 cannot decide is not a bound: search instead
+            if m is None:
+                return None
+            found["model"] = m
+            return m.eval(zkey, model_completion=True).as_long()
+
+        try:
+            best = gallop_extremum(value_in, model.eval(zkey, model_completion=True).as_long(),
+                                   0, (1 << bits) - 1, want_max)
+        except _Undecidable:
+            return None
+        model = found["model"]
         variables = _query_variables(base, extra)
         full = {**_model_of(model, variables), **{cl.placeholder.args[0]: True for cl in clauses}}
     finally:

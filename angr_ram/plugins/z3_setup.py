@@ -25,8 +25,8 @@ for a bounded time (it is the slow one on a hash preimage).
 
 claripy's ``min``/``max`` bisect all bits of the expression, 65 checks for every address however
 few values it has (78 region resolutions of the APR run asked 8400 checks). Inside a run they
-start from a model's value, ask once whether any value lies beyond it, then halve what is left
-inside the bounds the extra constraints give, narrowing to each new model's value.
+gallop from a model's value inside the bounds the extra constraints give
+(:func:`gallop_extremum`, which the quantified solving procedure uses too).
 
 claripy's ``BackendZ3.solver`` also decides on every new solver whether z3 knows
 ``soft_timeout`` by rendering the whole parameter description to a string (10 ms); that answer
@@ -224,6 +224,36 @@ def simplify_or_keep(original, self, e=None):
         return e
 
 
+def gallop_extremum(value_in, best: int, lo: int, hi: int, want_max: bool) -> int:
+    """The greatest (or least) value of a key in ``[lo, hi]``, given ``best``, one of its values,
+    and ``value_in(a, b)``, which returns a value of the key in ``[a, b]`` or None if it has none.
+    The search jumps to each value found and gallops beyond it (1, 2, 4, ... further) until a
+    stride has no value, then bisects that stride: about ``2 log2(R)`` calls for values spanning
+    ``R``, one when ``best`` is the extremum, however far the key is from 0 (a stack address)."""
+    if want_max:
+        lo = best
+    else:
+        hi = best
+    step = 1
+    while lo < hi:
+        if step:
+            bound = min(lo + step, hi) if want_max else max(hi - step, lo)
+        else:
+            bound = (lo + hi + 1) // 2 if want_max else (lo + hi) // 2
+        w = value_in(bound, hi) if want_max else value_in(lo, bound)
+        if w is not None:
+            best = w
+            lo, hi = (w, hi) if want_max else (lo, w)
+            step = step * 2 if step else 0
+        else:
+            step = 0                  # the extremum is within the last stride: bisect it
+            if want_max:
+                hi = bound - 1
+            else:
+                lo = bound + 1
+    return best
+
+
 def _bounds(expr: z3.BitVecRef, constraints) -> tuple[int, int]:
     """The interval ``[lo, hi]`` that ``constraints`` put ``expr`` in syntactically (an ``And`` of
     unsigned bounds or an equality with a number, as angr-ram's resolution writes them); the whole
@@ -253,11 +283,10 @@ def _bounds(expr: z3.BitVecRef, constraints) -> tuple[int, int]:
 
 @declare(backend_z3.BackendZ3, "_extrema")
 def model_guided_extrema(original, self, is_max, expr, extra_constraints, signed, solver, model_callback):
-    """``BackendZ3._extrema`` (unsigned) that starts from a model's value, first asks whether any
-    value lies beyond it, then halves what is left, narrowing to each new model's value; inside the
-    bounds the extra constraints give. A single value costs 2 checks and a range of ``r`` values
-    about ``log2(r)``, where claripy bisects all of the expression's bits every time (65 checks for
-    an address)."""
+    """``BackendZ3._extrema`` (unsigned) by :func:`gallop_extremum` from a model's value, inside
+    the bounds the extra constraints give: a single value costs 2 checks and a range of ``r``
+    values about ``2 log2(r)``, where claripy bisects all of the expression's bits every time (65
+    checks for an address)."""
     if signed or not z3.is_bv(expr):
         return original(self, is_max, expr, extra_constraints, signed, solver, model_callback)
     constraints = [self.convert(e) for e in extra_constraints]
@@ -276,29 +305,4 @@ def model_guided_extrema(original, self, is_max, expr, extra_constraints, signed
     v = value_in(lo, hi)
     if v is None:          # no value at all: claripy's answer for that case
         return original(self, is_max, expr, extra_constraints, signed, solver, model_callback)
-    first = True
-    if not is_max:
-        best, floor = v, lo            # least value seen; none below ``floor``
-        while floor < best:
-            mid = best - 1 if first else (floor + best - 1) // 2
-            w = value_in(floor, mid)
-            if w is not None:
-                best = w
-            elif first:
-                break
-            else:
-                floor = mid + 1
-            first = False
-    else:
-        best, ceil = v, hi             # greatest value seen; none above ``ceil``
-        while best < ceil:
-            mid = best + 1 if first else (best + ceil + 2) // 2
-            w = value_in(mid, ceil)
-            if w is not None:
-                best = w
-            elif first:
-                break
-            else:
-                ceil = mid - 1
-            first = False
-    return best
+    return gallop_extremum(value_in, v, lo, hi, is_max)
