@@ -82,16 +82,52 @@ def _one(binary: str, kw: dict, timeout: float, stdin: int = 2, times: bool = Fa
                       "first_seen": sorted((c, o.hex(), round(t, 1)) for (c, o), t in first.items())}))
 
 
+DEFAULT_LABEL = "fork"      # the configuration RelocatableMemory() gets with no arguments
+
+
+def stock_complete(r: dict, truth: set) -> bool:
+    """Whether stock angr's run ``r`` explored the program completely: it finished, reached every
+    native outcome and reported nothing the native program does not do."""
+    return not r["timed_out"] and r["outcomes"] == truth and not r["errors"]
+
+
+def print_default_vs_stock(rows: list[tuple[str, dict, dict]]) -> None:
+    """Time and peak-memory ratios of the default configuration to stock angr on the programs
+    that stock angr explores completely, and their geometric means (issue targets: time at most
+    1.2x per program and 1x in geometric mean, RSS at most 1.5x)."""
+    import math
+
+    print(f"default ({DEFAULT_LABEL}) against stock angr where stock angr explores completely:")
+    print(f"{'program':20} {'stock s':>8} {'default s':>9} {'time x':>7} {'stock MB':>8} {'default MB':>10} {'RSS x':>6}")
+    times, mems = [], []
+    for row, s, d in rows:
+        tx = d["seconds"] / s["seconds"] if not d["timed_out"] else float("inf")
+        mx = (d["rss_mb"] / s["rss_mb"]) if d.get("rss_mb") and s.get("rss_mb") else float("nan")
+        times.append(tx)
+        if not math.isnan(mx):
+            mems.append(mx)
+        print(f"{row:20} {s['seconds']:8.1f} {d['seconds']:9.1f} {tx:7.2f} {s.get('rss_mb') or '-':>8} "
+              f"{d.get('rss_mb') or '-':>10} {mx:6.2f}")
+
+    def geo(xs):
+        return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+    print(f"{len(rows)} programs: time x max {max(times, default=float('nan')):.2f}, geometric mean "
+          f"{geo(times):.2f}; RSS x max {max(mems, default=float('nan')):.2f}, geometric mean {geo(mems):.2f}")
+
+
 def corpus_table(names=None, opts=("O0", "O2"), timeout: float = 300.0, samples_dir: Path | None = None) -> None:
     """Print the corpus table and the hops table."""
     names = names or list(CORPUS)
     print(f"{'program':16} {'opt':3} {'setting':16} {'time s':>8} {'paths':>6} {'found':>7} {'errors':>6} {'RSS MB':>6}")
+    complete: list[tuple[str, dict, dict]] = []     # (row, stock's run, the default's run)
     for name in names:
         for opt in opts:
             b = sample_path(f"{name}_{opt}", samples_dir)
             truth = outcome_set(b, 2)
+            runs = {}
             for label, kw in CONFIGS + EXTRA.get(name, ()):
-                r = run(b, timeout, **kw)
+                r = runs[label] = run(b, timeout, **kw)
                 found = len(r["outcomes"] & truth)
                 wrong = len(r["outcomes"] - truth)
                 t = f"{r['seconds']:8.1f}" + ("+" if r["timed_out"] else " ")
@@ -99,6 +135,10 @@ def corpus_table(names=None, opts=("O0", "O2"), timeout: float = 300.0, samples_
                 rss = "-" if r.get("rss_mb") is None else r["rss_mb"]
                 print(f"{name:16} {opt:3} {label:16} {t} {r['paths']:6} {found:>3}/{len(truth):<3} {r['errors']:6} {rss:>6}{extra}",
                       flush=True)
+            if stock_complete(runs["stock"], truth):
+                complete.append((f"{name} {opt}", runs["stock"], runs[DEFAULT_LABEL]))
+    print()
+    print_default_vs_stock(complete)
     print()
     print("dependent lookups into a 4 KiB table (-O0): time per number of hops")
     print(f"{'hops':>4} {'stock s':>8} {'stock found':>11} {'fork s':>7} {'fork found':>10} {'z3 checks':>9}")

@@ -35,6 +35,7 @@ class Hit:
     obj: MemoryObject | None = None
     region: tuple | None = None
     error: str | None = None
+    value: int | None = None      # a feasible start address in the interval (the model that found it)
 
     def describe(self) -> str:
         """A one-line description for error messages."""
@@ -135,6 +136,7 @@ def resolve(state, addr_sub, size: int, addr=None) -> list[Hit]:
         if not vals:
             break
         h = classify(space, vals[0], size)
+        h.value = vals[0]
         hits.append(h)
         c, ok = exclusion(ask, h) if addr is not None else (claripy.Not(in_interval(ask, h.lo, h.hi)), False)
         agnostic = agnostic and ok
