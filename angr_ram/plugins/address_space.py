@@ -104,6 +104,9 @@ class AddressSpace(SimStatePlugin):
         self.max_symbolic_size = max_symbolic_size   # cap on the largest value of a symbolic allocation size
         self.cache = cache                 # run-wide QueryCache or None
         self.base_sizes = base_sizes if base_sizes is not None else {}  # run-wide: base name -> size
+        # run-wide: resolutions of addresses to fixed regions, valid in every path whose constraints
+        # extend the ones they were found under (see strategies/resolution.py)
+        self.resolved: dict = {}
         self.model = model                 # multiple-resolution model, shared by the run (None: fork)
         self.splitter = splitter           # split policy or None, shared by the run
         self.symbolic_bases = symbolic_bases
@@ -138,6 +141,7 @@ class AddressSpace(SimStatePlugin):
         o.symbolic_bases, o.context_k, o.regions, o.stats = (
             self.symbolic_bases, self.context_k, self.regions, self.stats)
         o.model, o.splitter, o.cache, o.base_sizes = self.model, self.splitter, self.cache, self.base_sizes
+        o.resolved = self.resolved
         o.max_symbolic_size = self.max_symbolic_size
         o.objects = dict(self.objects)
         o._starts = self._starts           # shared until either side changes them

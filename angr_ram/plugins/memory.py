@@ -351,13 +351,13 @@ class RelocatableMixin(MemoryMixin):
                 self._region_store(addr, a, data, size, h, endness, guard, kwargs)
 
     def _region_candidates(self, a, size, h: Hit) -> list[int]:
-        """The start addresses ``a`` may take in the fixed region of ``h``, at ``a``'s known
-        alignment: one query when the value the resolution found is the only one (most pointers
-        of a path), else the minimum and maximum in the region."""
+        """The start addresses ``a`` may take in the fixed region of ``h``: the values resolution
+        enumerated when they are few, else every address from the minimum to the maximum in the
+        region at ``a``'s known alignment."""
+        if h.values is not None:
+            return sorted(h.values)
         solver = self.state.solver
         within = [in_interval(a, h.lo, h.hi)]
-        if h.value is not None and not solver.satisfiable(extra_constraints=[*within, a != h.value]):
-            return [h.value]
         lo = solver.min(a, extra_constraints=within)
         hi = solver.max(a, extra_constraints=within)
         stride = min(known_alignment(a, 8), 8)

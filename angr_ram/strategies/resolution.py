@@ -14,7 +14,7 @@ remaining queries of that resolution are marked :func:`address_specific`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import claripy
 from angr.errors import SimUnsatError
@@ -23,6 +23,10 @@ from ..plugins.address_space import HEAP_BASE, SEGMENT_LIMIT, AddressSpace, Memo
 from ..plugins.query_cache import address_specific
 
 NULL_PAGE = 0x1000
+# resolution lists up to this many values of an address in one fixed region exactly (Hit.values)
+REGION_ENUMERATION = 8
+RESOLVED_KEYS = 4096           # enumerations kept per run (all forgotten when full)
+RESOLVED_PER_KEY = 4           # ... per address, the most recent first
 
 
 @dataclass
@@ -36,6 +40,7 @@ class Hit:
     region: tuple | None = None
     error: str | None = None
     value: int | None = None      # a feasible start address in the interval (the model that found it)
+    values: list[int] | None = None   # all feasible start addresses in it, when resolution enumerated them
 
     def describe(self) -> str:
         """A one-line description for error messages."""
@@ -117,32 +122,90 @@ def resolve(state, addr_sub, size: int, addr=None) -> list[Hit]:
     """All targets a symbolic address may reach, one solver model per target.
 
     ``addr_sub`` is the substituted address; ``addr``, when given, the same address in program
-    terms, which the queries then use (see the module docstring).
+    terms, which the queries then use (see the module docstring). A value in a fixed region
+    (stack, globals) is excluded by itself rather than with its region, until the region has
+    :data:`REGION_ENUMERATION` values: the hit then lists the address's exact values there
+    (``Hit.values``), at no extra query, for the access to read only those.
     """
     space = state.ram
-    hits: list[Hit] = []
-    excl: list = []
     ask = addr_sub if addr is None else addr
+    key = (ask.hash(), addr_sub.hash(), size)
+    constraints = state.solver.constraints
+    reused = _reuse(space, key, constraints)
+    if reused is not None:
+        return reused
+    hits = _resolve(state, space, addr_sub, ask, size, addr is not None)
+    if hits and all(h.values is not None for h in hits):
+        _remember(space, key, constraints, hits)
+    return hits
+
+
+def _prefix_key(constraints, n: int) -> int:
+    return hash(tuple(c.hash() for c in constraints[:n]))
+
+
+def _reuse(space: AddressSpace, key, constraints) -> list[Hit] | None:
+    """The hits of an earlier enumeration of the same address (and access size) into fixed regions
+    found under constraints that ``constraints`` extend: the address's values now are among those
+    values (constraints only narrow them; fixed regions do not move), so reading those addresses,
+    each guarded by ``addr == value``, is exact. None if there is no such enumeration."""
+    for n, prefix, hits in space.resolved.get(key, ()):
+        if len(constraints) >= n and _prefix_key(constraints, n) == prefix:
+            if space.stats is not None:
+                space.stats.resolutions += 1
+                space.stats.resolutions_reused += 1
+            return [replace(h, values=list(h.values)) for h in hits]
+    return None
+
+
+def _remember(space: AddressSpace, key, constraints, hits: list[Hit]) -> None:
+    if len(space.resolved) >= RESOLVED_KEYS:
+        space.resolved.clear()
+    entries = space.resolved.setdefault(key, [])
+    entries.insert(0, (len(constraints), _prefix_key(constraints, len(constraints)),
+                       [replace(h, values=list(h.values)) for h in hits]))
+    del entries[RESOLVED_PER_KEY:]
+
+
+def _resolve(state, space: AddressSpace, addr_sub, ask, size: int, program_terms: bool) -> list[Hit]:
+    hits: list[Hit] = []
+    excl: list[list] = []              # per hit: the constraints that exclude what it covers
     agnostic = True
     while True:
+        extra = [c for cs in excl for c in cs]
         try:
             if agnostic:
-                vals = state.solver.eval_upto(ask, 1, extra_constraints=excl)
+                vals = state.solver.eval_upto(ask, 1, extra_constraints=extra)
             else:
                 with address_specific():
-                    vals = state.solver.eval_upto(ask, 1, extra_constraints=excl)
+                    vals = state.solver.eval_upto(ask, 1, extra_constraints=extra)
         except SimUnsatError:
             break
         if not vals:
             break
-        h = classify(space, vals[0], size)
-        h.value = vals[0]
-        hits.append(h)
-        c, ok = exclusion(ask, h) if addr is not None else (claripy.Not(in_interval(ask, h.lo, h.hi)), False)
-        agnostic = agnostic and ok
-        excl.append(c)
         if space.stats is not None:
             space.stats.resolution_queries += 1
+        v = vals[0]
+        i = next((i for i, h in enumerate(hits) if h.values is not None and h.lo <= v <= h.hi), None)
+        if i is not None:              # another value in an enumerated region
+            h = hits[i]
+            h.values.append(v)
+            if len(h.values) < REGION_ENUMERATION:
+                excl[i].append(ask != v)
+            else:                      # too many: exclude the whole region instead
+                h.values = None
+                excl[i] = [claripy.Not(in_interval(ask, h.lo, h.hi))]
+            continue
+        h = classify(space, v, size)
+        h.value = v
+        hits.append(h)
+        if h.kind == "region":         # a fixed address: excluding it is address-agnostic
+            h.values = [v]
+            excl.append([ask != v])
+            continue
+        c, ok = exclusion(ask, h) if program_terms else (claripy.Not(in_interval(ask, h.lo, h.hi)), False)
+        agnostic = agnostic and ok
+        excl.append([c])
     if space.stats is not None:
         space.stats.resolutions += 1
         if sum(h.kind != "error" for h in hits) > 1:
