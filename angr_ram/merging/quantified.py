@@ -238,6 +238,10 @@ def _solve(table: ClauseTable, constraints, extra=()) -> dict | None:
     return _fallback(qf, clauses, variables, placeholders, stats)
 
 
+# an enumeration of more values than this (of one expression) splits its range instead of blocking
+BLOCKING_ENUMERATION = 16
+
+
 def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tuple]:
     """Up to ``n`` distinct value tuples of ``exprs`` under the quantified query, each from a
     checked model (like claripy's ``batch_eval``). The values found so far are blocked inside one
@@ -267,6 +271,9 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
     s.push()
     try:
         s.add(*[bz3.convert(c) for c in extra])
+        if len(exprs) == 1 and n > BLOCKING_ENUMERATION:
+            return [(v,) for v in _enumerate_by_intervals(s, stats, clauses, qf, variables, placeholders,
+                                                          exprs[0], n)]
         while len(found) < n:
             stats.queries += 1
             model = _rounds(s, stats, clauses, qf, variables, placeholders)
@@ -282,6 +289,43 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
             s.add(bz3.convert(blocked))
     finally:
         s.pop()
+    return found
+
+
+def _enumerate_by_intervals(s, stats: SolveStats, clauses, qf, variables: dict, placeholders: dict,
+                            e, n: int) -> list[int]:
+    """Up to ``n`` values of ``e`` (unsigned), by splitting its range at each value found: a value
+    ``v`` in ``[lo, hi]`` leaves ``[lo, v - 1]`` and ``[v + 1, hi]`` to search, each one check
+    with two bounds. Blocking the values found instead makes each check carry every earlier
+    value; z3's time per check then grows with their number (rle at M = 10: 0.1 s for the first
+    of 95 exit codes, 20-300 s for the last ones). About two checks per value."""
+    import z3
+    ze = bz3.convert(e)
+    found: list[int] = []
+    todo = [(0, (1 << e.length) - 1)]
+    while todo and len(found) < n:
+        lo, hi = todo.pop()
+        bounds = ([claripy.UGE(e, lo)] if lo > 0 else []) + ([claripy.ULE(e, hi)] if hi < (1 << e.length) - 1 else [])
+        s.push()
+        try:
+            if lo > 0:
+                s.add(z3.UGE(ze, lo))
+            if hi < (1 << e.length) - 1:
+                s.add(z3.ULE(ze, hi))
+            stats.queries += 1
+            model = _rounds(s, stats, clauses, qf + bounds, variables, placeholders)
+            if model is _UNDECIDED:
+                model = _fallback(qf + bounds, clauses, variables, placeholders, stats)
+        finally:
+            s.pop()
+        if model is None:
+            continue
+        v = fast_eval_ast(ModelCache(model), e, True)
+        found.append(v)
+        if v < hi:
+            todo.append((v + 1, hi))
+        if v > lo:
+            todo.append((lo, v - 1))
     return found
 
 
