@@ -10,6 +10,10 @@ symbolic start (``base + lo <= p <= base + hi``), so the same resolution in two 
 the objects differently asks the same queries up to a renaming of bases, which the address-aware
 cache recognises. An unmapped gap between heap objects has no such form; once one is excluded, the
 remaining queries of that resolution are marked :func:`address_specific`.
+
+A value in a fixed region (stack, globals) is excluded by itself, so a pointer with k < REGION_ENUMERATION values there
+costs k + 1 queries and its access reads exactly those addresses; a path whose constraints extend
+those of an earlier resolution of the same address reuses that resolution without a query.
 """
 
 from __future__ import annotations
@@ -39,7 +43,6 @@ class Hit:
     obj: MemoryObject | None = None
     region: tuple | None = None
     error: str | None = None
-    value: int | None = None      # a feasible start address in the interval (the model that found it)
     values: list[int] | None = None   # all feasible start addresses in it, when resolution enumerated them
 
     def describe(self) -> str:
@@ -197,7 +200,6 @@ def _resolve(state, space: AddressSpace, addr_sub, ask, size: int, program_terms
                 excl[i] = [claripy.Not(in_interval(ask, h.lo, h.hi))]
             continue
         h = classify(space, v, size)
-        h.value = v
         hits.append(h)
         if h.kind == "region":         # a fixed address: excluding it is address-agnostic
             h.values = [v]
