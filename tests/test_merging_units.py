@@ -164,10 +164,10 @@ def test_value_enumeration_evaluates_shared_subexpressions_once(monkeypatch):
 
 
 def test_a_long_enumeration_splits_the_range_instead_of_carrying_every_value_found(monkeypatch):
-    """Beyond ``BLOCKING_ENUMERATION`` values of one expression, each check carries two bounds, not
-    one blocking constraint per value found (z3's time per check grew with them: 0.1 s for rle's
-    first exit code at M = 10, up to 300 s for its last); the values are the same set, and a
-    limit ``n`` is kept."""
+    """Once a blocking check of one expression took longer than ``SLOW_BLOCKING_CHECK``, each
+    check carries two bounds, not one blocking constraint per value found (z3's time per check
+    grew with them: 0.1 s for rle's first exit code at M = 10, up to 300 s for its last); the
+    values are the same set, and a limit ``n`` is kept."""
     import z3
 
     n, s, k, cl, table = clause_for(5)
@@ -182,10 +182,12 @@ def test_a_long_enumeration_splits_the_range_instead_of_carrying_every_value_fou
         return orig(solver, *a)
 
     monkeypatch.setattr(z3.Solver, "check", check)
-    monkeypatch.setattr(Q, "BLOCKING_ENUMERATION", 1)
+    monkeypatch.setattr(Q, "SLOW_BLOCKING_CHECK", 0.0)
     got = Q.solve_many(table, [cl.placeholder], [], [e], 64)
     assert set(got) == want and len(got) == len(want)
     assert max(sizes) - min(sizes) <= 2      # two bounds at most, never the values found so far
     assert len(Q.solve_many(table, [cl.placeholder], [], [e], 3)) == 3
-    monkeypatch.setattr(Q, "BLOCKING_ENUMERATION", 1000)
+    monkeypatch.setattr(Q, "SLOW_BLOCKING_CHECK", 1e9)
+    sizes.clear()
     assert set(Q.solve_many(table, [cl.placeholder], [], [e], 64)) == want
+    assert max(sizes) - min(sizes) == len(want)            # blocking: one more constraint per value

@@ -24,6 +24,8 @@ Every model returned has been checked against the full quantified query.
 
 from __future__ import annotations
 
+import time
+
 import claripy
 from claripy.backends import z3 as bz3
 from claripy.errors import UnsatError
@@ -238,14 +240,16 @@ def _solve(table: ClauseTable, constraints, extra=()) -> dict | None:
     return _fallback(qf, clauses, variables, placeholders, stats)
 
 
-# an enumeration of more values than this (of one expression) splits its range instead of blocking
-BLOCKING_ENUMERATION = 16
+# an enumeration of one expression whose blocking check took longer than this (seconds) goes on by
+# splitting the expression's range at the values found instead (see _enumerate_by_intervals)
+SLOW_BLOCKING_CHECK = 1.0
 
 
 def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tuple]:
     """Up to ``n`` distinct value tuples of ``exprs`` under the quantified query, each from a
     checked model (like claripy's ``batch_eval``). The values found so far are blocked inside one
-    solver scope, so the constraint set is not re-asserted per value. With ``table.validate``
+    solver scope, so the constraint set is not re-asserted per value; a single expression whose
+    blocking check got slow goes on by :func:`_enumerate_by_intervals`. With ``table.validate``
     every model goes through :func:`solve` (and its comparison with z3's quantified query)."""
     found: list[tuple] = []
 
@@ -271,38 +275,52 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
     s.push()
     try:
         s.add(*[bz3.convert(c) for c in extra])
-        if len(exprs) == 1 and n > BLOCKING_ENUMERATION:
-            return [(v,) for v in _enumerate_by_intervals(s, stats, clauses, qf, variables, placeholders,
-                                                          exprs[0], n)]
-        while len(found) < n:
-            stats.queries += 1
-            model = _rounds(s, stats, clauses, qf, variables, placeholders)
-            if model is _UNDECIDED:
-                model = _fallback(qf, clauses, variables, placeholders, stats)
-            if model is None:
-                break
-            mc = ModelCache(model)
-            row = tuple(fast_eval_ast(mc, e, True) for e in exprs)
-            found.append(row)
-            blocked = block(row)
-            qf.append(blocked)         # the query now excludes every value found
-            s.add(bz3.convert(blocked))
+        split = False
+        blocked_qf = list(qf)
+        s.push()                       # the blocking constraints' scope
+        try:
+            while len(found) < n:
+                stats.queries += 1
+                start = time.perf_counter()
+                model = _rounds(s, stats, clauses, blocked_qf, variables, placeholders)
+                if model is _UNDECIDED:
+                    model = _fallback(blocked_qf, clauses, variables, placeholders, stats)
+                if model is None:
+                    break
+                mc = ModelCache(model)
+                row = tuple(fast_eval_ast(mc, e, True) for e in exprs)
+                found.append(row)
+                if len(exprs) == 1 and time.perf_counter() - start > SLOW_BLOCKING_CHECK:
+                    split = True       # the blocked values weigh on z3: split the range instead
+                    break
+                blocked = block(row)
+                blocked_qf.append(blocked)     # the query now excludes every value found
+                s.add(bz3.convert(blocked))
+        finally:
+            s.pop()
+        if split and len(found) < n:
+            values = sorted(r[0] for r in found)
+            gaps = [(a + 1, b - 1) for a, b in zip([-1, *values], [*values, 1 << exprs[0].length], strict=True)
+                    if a + 1 <= b - 1]
+            found += [(v,) for v in _enumerate_by_intervals(s, stats, clauses, qf, variables, placeholders,
+                                                            exprs[0], n - len(found), gaps)]
     finally:
         s.pop()
     return found
 
 
 def _enumerate_by_intervals(s, stats: SolveStats, clauses, qf, variables: dict, placeholders: dict,
-                            e, n: int) -> list[int]:
-    """Up to ``n`` values of ``e`` (unsigned), by splitting its range at each value found: a value
-    ``v`` in ``[lo, hi]`` leaves ``[lo, v - 1]`` and ``[v + 1, hi]`` to search, each one check
-    with two bounds. Blocking the values found instead makes each check carry every earlier
-    value; z3's time per check then grows with their number (rle at M = 10: 0.1 s for the first
-    of 95 exit codes, 20-300 s for the last ones). About two checks per value."""
+                            e, n: int, todo: list[tuple[int, int]]) -> list[int]:
+    """Up to ``n`` values of ``e`` (unsigned) in the intervals ``todo``, by splitting an interval
+    at each value found: a value ``v`` in ``[lo, hi]`` leaves ``[lo, v - 1]`` and ``[v + 1, hi]``
+    to search, each one check with two bounds. Blocking the values found instead makes each
+    check carry every earlier value, and on some merged states z3's time per check grows with
+    their number (rle at M = 10: 0.1 s for the first of 95 exit codes, 20-300 s for the last
+    ones). About two checks per value."""
     import z3
     ze = bz3.convert(e)
     found: list[int] = []
-    todo = [(0, (1 << e.length) - 1)]
+    todo = list(reversed(todo))
     while todo and len(found) < n:
         lo, hi = todo.pop()
         bounds = ([claripy.UGE(e, lo)] if lo > 0 else []) + ([claripy.ULE(e, hi)] if hi < (1 << e.length) - 1 else [])
