@@ -19,6 +19,7 @@ from pathlib import Path
 from ..outcomes import path_outcomes
 from ..runner import explore
 from . import sample_path
+from .models import geomean
 from .native import outcome_set
 
 # program -> what it is
@@ -108,12 +109,8 @@ def print_default_vs_stock(rows: list[tuple[str, dict, dict]]) -> None:
             mems.append(mx)
         print(f"{row:20} {s['seconds']:8.1f} {d['seconds']:9.1f} {tx:7.2f} {s.get('rss_mb') or '-':>8} "
               f"{d.get('rss_mb') or '-':>10} {mx:6.2f}")
-
-    def geo(xs):
-        return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
-
     print(f"{len(rows)} programs: time x max {max(times, default=float('nan')):.2f}, geometric mean "
-          f"{geo(times):.2f}; RSS x max {max(mems, default=float('nan')):.2f}, geometric mean {geo(mems):.2f}")
+          f"{geomean(times):.2f}; RSS x max {max(mems, default=float('nan')):.2f}, geometric mean {geomean(mems):.2f}")
 
 
 def corpus_table(names=None, opts=("O0", "O2"), timeout: float = 300.0, samples_dir: Path | None = None) -> None:
