@@ -97,7 +97,9 @@ def test_cost_per_hop_stays_flat():
     not grow with the number of hops."""
     one = assert_native("hops1", "O0").stats
     eight = assert_native("hops8", "O0").stats
-    assert eight["z3_checks"] <= one["z3_checks"] * 1.1
+    # no growth per hop (7 more hops add none); what ran before in the process moves both counts
+    # by a few checks (28/30 alone, 16/18 after other tests, 31/28 after hops3 under dsmm)
+    assert eight["z3_checks"] <= one["z3_checks"] + 4
     assert eight["let_bindings"] == 8 * one["let_bindings"]
 
 

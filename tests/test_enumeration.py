@@ -3,6 +3,7 @@
 import random
 
 import claripy
+import numpy as np
 import pytest
 
 from angr_ram.plugins import enumeration as en
@@ -82,3 +83,34 @@ def test_wide_values_are_evaluated_in_64_bit_slices():
     got = sorted(en.answer(cons, "eval", (wide, 10), {}))
     want = sorted(((255 - k) << 80) | (0x1122334455667788 << 16) | (k << 8) | (255 - k) for k in range(3))
     assert got == want
+
+
+def test_node_values_are_stored_compactly():
+    """The value cache keeps a constant array as one scalar and a 64-bit array of small values in
+    the narrowest width, reads them back as 64-bit values, and counts the compact bytes."""
+    c = en._ValueCache(1 << 20)
+    small = np.arange(65536, dtype=np.uint64) & np.uint64(0xFF)
+    c.put("bytes", small)
+    got = c.get("bytes")
+    assert got.dtype == np.uint64 and np.array_equal(got, small)
+    assert c.used == 65536                       # one byte per value, not eight
+    c.put("const", np.full(65536, 7, dtype=np.uint64))
+    assert c.get("const") == 7 and np.ndim(c.get("const")) == 0 and c.used == 65536 + 8
+    wide = np.arange(65536, dtype=np.uint64) << np.uint64(40)
+    c.put("wide", wide)
+    assert np.array_equal(c.get("wide"), wide) and c.used == 65536 + 8 + 8 * 65536
+    for k in range(40):                          # eviction keeps the budget in compact bytes
+        c.put(k, np.arange(65536, dtype=np.uint64) + np.uint64(k))
+    assert c.used <= c.budget and c.get("bytes") is None
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_answers_do_not_depend_on_the_value_budget(seed, monkeypatch):
+    """With a budget of one value, every node is evaluated again: the answers stay the same."""
+    rng = random.Random(seed)
+    x, y = claripy.BVS("x", 8), claripy.BVS("y", 8)
+    cons, v = chain(rng, x, y, 3, 256)
+    e = rand_expr(rng, [v, x, y], 4)
+    big = sorted(en.answer(cons, "eval", (e, 300), {}))
+    monkeypatch.setattr(en, "VALUE_BYTES", 1)
+    assert sorted(en.answer(cons, "eval", (e, 300), {})) == big

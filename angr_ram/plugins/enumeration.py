@@ -32,14 +32,18 @@ MAX_BITS = 16
 MAX_NODES = 50_000
 MIN_TABLE = 8          # an if-then-else selection with fewer entries is evaluated arm by arm
 
-VALUE_BYTES = 192 << 20   # node values kept across queries (least recently used go first)
+VALUE_BYTES = 64 << 20    # node values kept across queries, compacted (least recently used go first)
 
 UNHANDLED = object()
 
 
 class _ValueCache:
     """Values of expression nodes per input layout, shared by the queries of a process: the
-    constraints of successive queries share most of their sub-expressions. Bounded in bytes."""
+    constraints of successive queries share most of their sub-expressions. Bounded in bytes.
+
+    Values are stored compactly: an array with one value throughout as that scalar (the
+    evaluation is elementwise, so a scalar stands for it), a 64-bit array whose values fit in
+    8, 16 or 32 bits in that width (widened again when read)."""
 
     def __init__(self, budget: int):
         self.budget = budget
@@ -50,15 +54,38 @@ class _ValueCache:
         r = self.items.get(key)
         if r is not None:
             self.items.move_to_end(key)
+            if getattr(r, "dtype", None) in _NARROW:
+                return r.astype(_U64)
         return r
 
     def put(self, key, value) -> None:
-        n = getattr(value, "nbytes", 8)
+        value = _compact(value)
+        old = self.items.pop(key, None)
+        if old is not None:
+            self.used -= getattr(old, "nbytes", 8)
         self.items[key] = value
-        self.used += n
+        self.used += getattr(value, "nbytes", 8)
         while self.used > self.budget and self.items:
             _, old = self.items.popitem(last=False)
             self.used -= getattr(old, "nbytes", 8)
+
+
+_NARROW = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.uint32))
+
+
+def _compact(value):
+    """``value`` as stored by :class:`_ValueCache` (see there)."""
+    if not isinstance(value, np.ndarray) or value.ndim != 1 or not value.size:
+        return value
+    first = value[0]
+    if not (value != first).any():
+        return first
+    if value.dtype == np.uint64:
+        top = int(value.max())
+        for t in _NARROW:
+            if top <= np.iinfo(t).max:
+                return value.astype(t)
+    return value
 
 
 def _new_value_cache() -> _ValueCache:
