@@ -109,11 +109,12 @@ def test_dependent_lookups_under_dsmm():
 
 # ---------------------------------------------------------------------- 2. idioms
 @pytest.mark.parametrize("opt", OPTS)
-def test_binary_idioms_on_heap_pointers(opt):
+@pytest.mark.parametrize("model", MODELS)
+def test_binary_idioms_on_heap_pointers(opt, model):
     """Alignment arithmetic and low-bit tests, pointer hashing, pointer differences and comparisons,
     realloc, qsort/bsearch callbacks, a linked list, memset/strlen/memcmp and memcpy/memchr
     (inlined as rep movs/stos at -O2): native outcomes, no error path."""
-    assert_native("idioms", opt)
+    assert_native("idioms", opt, model=model)
 
 
 

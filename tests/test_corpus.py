@@ -38,8 +38,9 @@ def test_table_lookup_programs(name, opt, model):
 
 
 @pytest.mark.parametrize("opt", ("O0", "O2"))
-def test_string_functions_from_the_c_standard(opt):
-    check("strspn_generic", opt)
+@pytest.mark.parametrize("model", ("fork", "ite"))
+def test_string_functions_from_the_c_standard(opt, model):
+    check("strspn_generic", opt, model=model)
 
 
 def test_string_functions_under_dsmm():
@@ -47,9 +48,10 @@ def test_string_functions_under_dsmm():
 
 
 @pytest.mark.slow   # make test-slow (CI): the interpreter shape at -O0 and -O2, 37 s
-def test_bytecode_interpreter_jump_table():
+@pytest.mark.parametrize("model", ("fork", "ite"))
+def test_bytecode_interpreter_jump_table(model):
     """At -O2 the switch is a jump table: a symbolic read of .rodata decides the jump target."""
-    check("bytecode", "O2")
+    check("bytecode", "O2", model=model)
 
 
 @pytest.mark.slow   # make test-slow (CI): uthash lookup, 60 s (bench --corpus runs it too)
@@ -58,6 +60,12 @@ def test_uthash_lookup_of_a_symbolic_key():
     found values' classes, with z3 never asked about the hash."""
     r = check("uthash_find", "O2")
     assert r.stats["enumerated_queries"] > 0
+
+
+@pytest.mark.slow   # make test-slow (CI): the uthash lookup under dsmm (55 s) and ite (80 s)
+@pytest.mark.parametrize("model", ("dsmm", "ite"))
+def test_uthash_lookup_under_other_models(model):
+    check("uthash_find", "O2", model=model)
 
 
 @pytest.mark.parametrize("opt", ("O2", pytest.param("O0", marks=pytest.mark.slow)))
@@ -93,8 +101,9 @@ def test_apr_hash_lookup_with_a_symbolic_clock():
     check("apr_hash", "O2")
 
 
-@pytest.mark.slow   # make test-slow (CI): the three library lookups under dsmm, about 60 s
+@pytest.mark.slow   # make test-slow (CI): the three library lookups under dsmm and ite, about 80 s
+@pytest.mark.parametrize("model", ("dsmm", "ite"))
 @pytest.mark.parametrize("name,kw", [("glib_hash", {}), ("apr_hash", {"environment": "fixed"}),
                                      ("jsonc_get", {"environment": "fixed"})])
-def test_library_lookups_under_dsmm(name, kw):
-    check(name, "O2", model="dsmm", **kw)
+def test_library_lookups_under_other_models(name, kw, model):
+    check(name, "O2", model=model, **kw)
