@@ -175,10 +175,12 @@ def _query_variables(base: _Scoped, extra) -> dict:
 _UNDECIDED = object()       # the stripped rounds could not decide: ask the real ForAll query
 
 
-def _rounds(s, stats: SolveStats, clauses, qf, variables: dict, placeholders: dict):
-    """Strip, check, duplicate and repair on ``s`` (inside the caller's scope; repairs add
-    instances of the clauses, which they imply, so they may stay for later queries of the
-    scope). A checked model, None (unsat) or :data:`_UNDECIDED`."""
+def _rounds(s, stats: SolveStats, clauses, qf, variables: dict, placeholders: dict, learned: list | None = None):
+    """Strip, check, duplicate and repair on ``s`` (inside the caller's scope). Repairs add
+    instances of the clauses, which the seated constraints imply, so they stay true for every
+    later query of the constraint set: each is also appended to ``learned``, for the caller to
+    assert again below its own scopes (:func:`_keep`). A checked model, None (unsat) or
+    :data:`_UNDECIDED`."""
     import z3
     for round_ in range(REPAIR_ROUNDS + 1):
         r = s.check()
@@ -207,8 +209,20 @@ def _rounds(s, stats: SolveStats, clauses, qf, variables: dict, placeholders: di
                     continue
                 inst = cl.instance(i)
                 if inst is not None:
-                    s.add(z3.Implies(z3.UGE(bz3.convert(cl.k), i), bz3.convert(inst)))
+                    fact = z3.Implies(z3.UGE(bz3.convert(cl.k), i), bz3.convert(inst))
+                    s.add(fact)
+                    if learned is not None:
+                        learned.append(fact)
     return _UNDECIDED
+
+
+def _keep(s, learned: list) -> None:
+    """Assert the repair instances ``learned`` in the current scope of ``s`` (after the query's
+    own scope was popped): the next query of this constraint set starts with them instead of
+    finding each again by a failed round. They leave with the constraint that seated them."""
+    if learned:
+        s.add(*learned)
+        learned.clear()
 
 
 def _check_top_level(constraints, extra) -> None:
@@ -229,12 +243,14 @@ def _solve(table: ClauseTable, constraints, extra=()) -> dict | None:
     variables = _query_variables(base, extra)
     placeholders = {cl.placeholder.args[0]: True for cl in clauses}
     s = base.solver
+    learned: list = []
     s.push()
     try:
         s.add(*[bz3.convert(c) for c in extra])
-        model = _rounds(s, stats, clauses, qf, variables, placeholders)
+        model = _rounds(s, stats, clauses, qf, variables, placeholders, learned)
     finally:
         s.pop()
+        _keep(s, learned)
     if model is not _UNDECIDED:
         return model
     return _fallback(qf, clauses, variables, placeholders, stats)
@@ -272,6 +288,8 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
     variables = _query_variables(base, [*extra, *exprs])
     placeholders = {cl.placeholder.args[0]: True for cl in clauses}
     s = base.solver
+    learned: list = []
+    kept: list = []
     s.push()
     try:
         s.add(*[bz3.convert(c) for c in extra])
@@ -282,7 +300,7 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
             while len(found) < n:
                 stats.queries += 1
                 start = time.perf_counter()
-                model = _rounds(s, stats, clauses, blocked_qf, variables, placeholders)
+                model = _rounds(s, stats, clauses, blocked_qf, variables, placeholders, learned)
                 if model is _UNDECIDED:
                     model = _fallback(blocked_qf, clauses, variables, placeholders, stats)
                 if model is None:
@@ -298,28 +316,33 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
                 s.add(bz3.convert(blocked))
         finally:
             s.pop()
+            kept += learned
+            _keep(s, learned)
         if split and len(found) < n:
             values = sorted(r[0] for r in found)
             gaps = [(a + 1, b - 1) for a, b in zip([-1, *values], [*values, 1 << exprs[0].length], strict=True)
                     if a + 1 <= b - 1]
             found += [(v,) for v in _enumerate_by_intervals(s, stats, clauses, qf, variables, placeholders,
-                                                            exprs[0], n - len(found), gaps)]
+                                                            exprs[0], n - len(found), gaps, kept)]
     finally:
         s.pop()
+        _keep(s, kept)
     return found
 
 
 def _enumerate_by_intervals(s, stats: SolveStats, clauses, qf, variables: dict, placeholders: dict,
-                            e, n: int, todo: list[tuple[int, int]]) -> list[int]:
+                            e, n: int, todo: list[tuple[int, int]], kept: list | None = None) -> list[int]:
     """Up to ``n`` values of ``e`` (unsigned) in the intervals ``todo``, by splitting an interval
     at each value found: a value ``v`` in ``[lo, hi]`` leaves ``[lo, v - 1]`` and ``[v + 1, hi]``
     to search, each one check with two bounds. Blocking the values found instead makes each
     check carry every earlier value, and on some merged states z3's time per check grows with
     their number (rle at M = 10: 0.1 s for the first of 95 exit codes, 20-300 s for the last
-    ones). About two checks per value."""
+    ones). About two checks per value. The repair instances an interval's check finds are asserted
+    again outside its bounds (and appended to ``kept``)."""
     import z3
     ze = bz3.convert(e)
     found: list[int] = []
+    learned: list = []
     todo = list(reversed(todo))
     while todo and len(found) < n:
         lo, hi = todo.pop()
@@ -331,11 +354,14 @@ def _enumerate_by_intervals(s, stats: SolveStats, clauses, qf, variables: dict, 
             if hi < (1 << e.length) - 1:
                 s.add(z3.ULE(ze, hi))
             stats.queries += 1
-            model = _rounds(s, stats, clauses, qf + bounds, variables, placeholders)
+            model = _rounds(s, stats, clauses, qf + bounds, variables, placeholders, learned)
             if model is _UNDECIDED:
                 model = _fallback(qf + bounds, clauses, variables, placeholders, stats)
         finally:
             s.pop()
+            if kept is not None:
+                kept += learned
+            _keep(s, learned)
         if model is None:
             continue
         v = fast_eval_ast(ModelCache(model), e, True)
