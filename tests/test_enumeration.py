@@ -114,3 +114,30 @@ def test_answers_do_not_depend_on_the_value_budget(seed, monkeypatch):
     big = sorted(en.answer(cons, "eval", (e, 300), {}))
     monkeypatch.setattr(en, "VALUE_BYTES", 1)
     assert sorted(en.answer(cons, "eval", (e, 300), {})) == big
+
+
+def _deep(x, let, depth):
+    e = let
+    for i in range(depth):
+        e = claripy.If(x == i % 251, e + 1, e ^ 3)
+    return e
+
+
+def test_deep_expressions_are_evaluated_or_left_to_z3_never_a_recursion_error():
+    """If-then-else merging nests expressions hundreds of levels deep (strtok under ``ite``: 454,
+    which ended the path with a RecursionError): the evaluation goes that deep, and an expression
+    deeper than :data:`~angr_ram.plugins.enumeration.DEEP_RECURSION` allows is left to z3."""
+    import sys
+
+    x = claripy.BVS("x", 8)
+    let = claripy.BVS("ram_let", 8)
+    table = select(claripy.ZeroExt(8, x), list(range(256)), lambda i: claripy.BVV(i * 7 & 255, 8),
+                   claripy.BVV(0, 8))
+    limit = sys.getrecursionlimit()
+    e = _deep(x, let, 700)                       # 1400 levels of ev: past Python's default limit
+    cons = [let == table, claripy.ULT(x, 40)]
+    s = claripy.Solver()
+    s.add(cons)
+    assert sorted(en.answer(cons, "eval", (e, 300), {})) == sorted(s.eval(e, 300))
+    assert sys.getrecursionlimit() == limit      # restored
+    assert en.answer(cons, "eval", (_deep(x, let, 6000), 300), {}) is en.UNHANDLED

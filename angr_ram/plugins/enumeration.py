@@ -19,7 +19,9 @@ Definitional constraints are true by construction under this evaluation, so they
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import sys
 from collections import OrderedDict
 
 import numpy as np
@@ -32,6 +34,7 @@ MAX_BITS = 16
 MAX_NODES = 50_000
 MIN_TABLE = 8          # an if-then-else selection with fewer entries is evaluated arm by arm
 
+DEEP_RECURSION = 8000    # Python frames allowed while evaluating (two per level of an expression)
 VALUE_BYTES = 64 << 20    # node values kept across queries, compacted (least recently used go first)
 
 UNHANDLED = object()
@@ -204,7 +207,10 @@ class Evaluator:
         self.nodes += 1
         if self.nodes > MAX_NODES:
             raise _Unsupported("too many nodes")
-        r = self._ev(e)
+        try:
+            r = self._ev(e)
+        except RecursionError:      # the innermost level turns it into "leave it to z3"
+            raise _Unsupported("expression too deep") from None
         values.put(key, r)
         return r
 
@@ -583,8 +589,30 @@ def _values(ev: Evaluator, e, mask, n: int | None):
     return out
 
 
+@contextlib.contextmanager
+def deep_recursion():
+    """Let the (recursive) evaluation go :data:`DEEP_RECURSION` Python frames deep inside the block:
+    if-then-else merging makes expressions hundreds of levels deep (strtok under ``ite`` at
+    M = 8: 454), and Python's default limit of 1000 frames ended such a path with a
+    RecursionError. Python 3.11 runs Python-to-Python calls without growing the C stack. An
+    expression deeper still is left to z3 (:class:`_Unsupported`)."""
+    old = sys.getrecursionlimit()
+    if old < DEEP_RECURSION:
+        sys.setrecursionlimit(DEEP_RECURSION)
+    try:
+        yield
+    finally:
+        if old < DEEP_RECURSION:
+            sys.setrecursionlimit(old)
+
+
 def answer(constraints, name: str, args: tuple, kwargs: dict):
     """The answer to solver query ``name`` over the slice ``constraints``, or UNHANDLED."""
+    with deep_recursion():
+        return _answer(constraints, name, args, kwargs)
+
+
+def _answer(constraints, name: str, args: tuple, kwargs: dict):
     extra = tuple(kwargs.get("extra_constraints") or ())
     exprs = query_exprs(name, args)
     try:

@@ -33,7 +33,7 @@ from claripy.frontend.full_frontend import FullFrontend
 from ..patches import declare
 from ..scope import LRU, current, memo
 from . import enumeration
-from .enumeration import Evaluator, _Unsupported, dag_nodes
+from .enumeration import Evaluator, _Unsupported, dag_nodes, deep_recursion
 
 MAX_CANDIDATES = 1024   # assignments evaluated per batch (at most three batches per query)
 MAX_VARIABLES = 64      # free variables of a query beyond which seeding is not tried
@@ -238,26 +238,38 @@ def attempt(frontend, extra_constraints):
     src = _SOURCE[-1] if _SOURCE else None
     mem = src if src is not None else frozenset
     stats = current().stats
-    ev, i = None, None
     try:
-        if s.lets and _relaxed_unsat(s.lets, s.rest, extra):
-            stats.relaxed_unsat += 1
-            return UNSAT
-        for rows in s.tiers(mem):
-            ev, i = s.solve(rows)
-            if i is not None:
-                break
+        with deep_recursion():
+            found = _first_candidate(s, mem, extra, stats)
+            if found is UNSAT:
+                return UNSAT
+            ev, i = found
+            if i is None:
+                stats.seeded_misses += 1
+                return None
+            model = s.model(ev, i)
     except (_Unsupported, OverflowError):
         return None
-    if i is None:
-        stats.seeded_misses += 1
-        return None
     stats.seeded_answers += 1
-    model = s.model(ev, i)
     hook = getattr(frontend, "_model_hook", None)
     if hook is not None:
         hook(model)
     return ev, i, model
+
+
+def _first_candidate(s: Seeder, mem, extra, stats):
+    """UNSAT (the constraints without the let definitions are unsatisfiable), or the evaluator of
+    the first tier of candidates that has a satisfying row and that row's index (``(ev, None)``
+    when no tier has one)."""
+    ev, i = None, None
+    if s.lets and _relaxed_unsat(s.lets, s.rest, extra):
+        stats.relaxed_unsat += 1
+        return UNSAT
+    for rows in s.tiers(mem):
+        ev, i = s.solve(rows)
+        if i is not None:
+            break
+    return ev, i
 
 
 def _value_set(e, limit: int = MAX_CANDIDATES) -> list | None:
