@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..runner import explore
 from . import sample_path
+from .models import geomean
 from .speed import Z3Counter
 
 MERGE_SAMPLES = ([(f"memspn{m}_O0", m + 1) for m in (4, 8, 16, 32)] + [(f"memspnab{m}_O0", m + 1) for m in (4, 8, 16)]
@@ -87,16 +88,19 @@ def loop_table(names=None, ms=LOOP_M, timeout: float = 120.0, samples_dir: Path 
     the loops as merge points (``"auto"``): time, paths, z3 calls, merges (incremental / pattern /
     ite), live-store comparisons, the largest merged path constraint, and whether the outcome set
     equals stock angr's (when that finished). A mode that times out at one M is not run at larger
-    M. Then the geometric-mean speed-up of ``pat`` over ``ite`` and over stock angr."""
-    import math
-
+    M. Then the geometric-mean speed-up of ``pat`` over ``ite`` and over stock angr, over all runs
+    and over the programs whose stock path count grows exponentially (:func:`_exponential`)."""
     hdr = (f"{'program':12} {'M':>3} {'mode':5} {'time s':>8} {'paths':>6} {'z3':>6} {'incr':>5} {'pat':>4} "
            f"{'ite':>4} {'cmp':>6} {'nodes':>6} {'outcomes':>8} {'err':>3}")
     print(hdr)
     print("-" * len(hdr))
     ratios: dict[str, list[float]] = {"ite": [], "stock": []}
+    exp_names: list[str] = []
+    growing: dict[str, list[float]] = {"ite": [], "stock": []}   # the exponential programs' ratios
     for name in names or LOOPS:
         dead: set[str] = set()
+        mine: dict[str, list[float]] = {"ite": [], "stock": []}
+        stock_paths: list[tuple[int, bool]] = []
         for m in ms:
             b = sample_path(f"{name}{m}_O0", samples_dir)
             res = {}
@@ -107,6 +111,8 @@ def loop_table(names=None, ms=LOOP_M, timeout: float = 120.0, samples_dir: Path 
                 r = res[label] = _loop_run(b, m + 1, kw, timeout)
                 if r["timed_out"]:
                     dead.add(label)
+                if label == "stock":
+                    stock_paths.append((r.get("paths", 0), r["timed_out"]))
                 same = "" if label == "stock" else (
                     "?" if "stock" not in res or res["stock"]["timed_out"] or r["timed_out"]
                     else "=" if r["outcomes"] == res["stock"]["outcomes"] else "DIFF")
@@ -122,12 +128,31 @@ def loop_table(names=None, ms=LOOP_M, timeout: float = 120.0, samples_dir: Path 
                     o = res.get(other)
                     if o is not None:
                         ratios[other].append(o["seconds"] / pat["seconds"])
+                        mine[other].append(o["seconds"] / pat["seconds"])
+        if _exponential(stock_paths):
+            exp_names.append(name)
+            for other, rs in mine.items():
+                growing[other] += rs
     for other, rs in ratios.items():
         if rs:
-            g = math.exp(sum(math.log(x) for x in rs) / len(rs))
             print(f"pat speed-up over {other} (geometric mean of {len(rs)} runs; a timed-out run counts "
-                  f"its timeout, so this is a lower bound): {g:.2f}x")
+                  f"its timeout, so this is a lower bound): {geomean(rs):.2f}x")
+    print(f"programs whose unmerged (stock) path counts grow exponentially: {', '.join(exp_names) or 'none'}")
+    for other, rs in growing.items():
+        if rs:
+            print(f"  pat speed-up over {other} on them (geometric mean of {len(rs)} runs, a lower bound): "
+                  f"{geomean(rs):.2f}x")
     return 0
+
+
+def _exponential(stock_paths: list[tuple[int, bool]]) -> bool:
+    """Whether stock angr's path counts (paths, timed out) at successive M grow exponentially: the
+    count more than doubles from one M to the next (M grows by 2), or stock angr already timed out
+    at the smallest M."""
+    if stock_paths and stock_paths[0][1]:
+        return True
+    done = [p for p, timed_out in stock_paths if not timed_out]
+    return any(b > 2 * a for a, b in zip(done, done[1:], strict=False) if a)
 
 
 def _loop_one(binary: str, n: int, kw: dict, timeout: float) -> None:
