@@ -134,8 +134,8 @@ def test_deep_expressions_are_evaluated_or_left_to_z3_never_a_recursion_error():
     table = select(claripy.ZeroExt(8, x), list(range(256)), lambda i: claripy.BVV(i * 7 & 255, 8),
                    claripy.BVV(0, 8))
     limit = sys.getrecursionlimit()
-    e = _deep(x, let, 700)                       # 1400 levels of ev: past Python's default limit
-    cons = [let == table, claripy.ULT(x, 40)]
+    e = _deep(x, let, 520)                       # 1040 levels of ev: past Python's default limit
+    cons = [let == table, claripy.ULT(x, 12)]
     s = claripy.Solver()
     s.add(cons)
     assert sorted(en.answer(cons, "eval", (e, 300), {})) == sorted(s.eval(e, 300))
