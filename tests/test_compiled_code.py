@@ -109,7 +109,8 @@ def test_dependent_lookups_under_dsmm():
 
 # ---------------------------------------------------------------------- 2. idioms
 @pytest.mark.parametrize("opt", OPTS)
-@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("model", ("fork", pytest.param("dsmm", marks=pytest.mark.slow),
+                                   pytest.param("ite", marks=pytest.mark.slow)))
 def test_binary_idioms_on_heap_pointers(opt, model):
     """Alignment arithmetic and low-bit tests, pointer hashing, pointer differences and comparisons,
     realloc, qsort/bsearch callbacks, a linked list, memset/strlen/memcmp and memcpy/memchr
