@@ -216,12 +216,15 @@ def _rounds(s, stats: SolveStats, clauses, qf, variables: dict, placeholders: di
     return _UNDECIDED
 
 
-def _keep(s, learned: list) -> None:
+def _keep(s, learned: list, kept: list | None = None) -> None:
     """Assert the repair instances ``learned`` in the current scope of ``s`` (after the query's
-    own scope was popped): the next query of this constraint set starts with them instead of
-    finding each again by a failed round. They leave with the constraint that seated them."""
+    own scope was popped) and move them to ``kept``, for an outer scope to assert again: the next
+    query of this constraint set starts with them instead of finding each again by a failed
+    round. They leave with the constraint that seated them."""
     if learned:
         s.add(*learned)
+        if kept is not None:
+            kept += learned
         learned.clear()
 
 
@@ -316,8 +319,7 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
                 s.add(bz3.convert(blocked))
         finally:
             s.pop()
-            kept += learned
-            _keep(s, learned)
+            _keep(s, learned, kept)
         if split and len(found) < n:
             values = sorted(r[0] for r in found)
             gaps = [(a + 1, b - 1) for a, b in zip([-1, *values], [*values, 1 << exprs[0].length], strict=True)
@@ -359,9 +361,7 @@ def _enumerate_by_intervals(s, stats: SolveStats, clauses, qf, variables: dict, 
                 model = _fallback(qf + bounds, clauses, variables, placeholders, stats)
         finally:
             s.pop()
-            if kept is not None:
-                kept += learned
-            _keep(s, learned)
+            _keep(s, learned, kept)
         if model is None:
             continue
         v = fast_eval_ast(ModelCache(model), e, True)

@@ -74,19 +74,22 @@ class _ValueCache:
 
 
 _NARROW = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.uint32))
+_NARROW_MAX = tuple((t, int(np.iinfo(t).max)) for t in _NARROW)
 
 
 def _compact(value):
     """``value`` as stored by :class:`_ValueCache` (see there)."""
     if not isinstance(value, np.ndarray) or value.ndim != 1 or not value.size:
         return value
-    first = value[0]
-    if not (value != first).any():
-        return first
+    if value.dtype == np.bool_:
+        return value[0] if value.all() or not value.any() else value
+    lo, hi = value.min(), value.max()          # no temporary array, unlike value != value[0]
+    if lo == hi:
+        return value[0]
     if value.dtype == np.uint64:
-        top = int(value.max())
-        for t in _NARROW:
-            if top <= np.iinfo(t).max:
+        top = int(hi)
+        for t, most in _NARROW_MAX:
+            if top <= most:
                 return value.astype(t)
     return value
 
