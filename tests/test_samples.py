@@ -26,8 +26,10 @@ def binary(name: str, opt: str) -> str:
     return os.fspath(BUILD / f"{name}_{opt}")
 
 
-@pytest.mark.parametrize("opt", OPTS)
-@pytest.mark.parametrize("name", list(POINTER_SAMPLES) + list(PLAIN_SAMPLES))
+# hashpaths at -O2 (30 s) runs in make test-slow: ptrpaths at -O2 has the same allocation histories
+@pytest.mark.parametrize(("name", "opt"), [
+    pytest.param(name, opt, marks=[pytest.mark.slow] if (name, opt) == ("hashpaths", "O2") else [])
+    for name in [*POINTER_SAMPLES, *PLAIN_SAMPLES] for opt in OPTS])
 def test_outcomes_equal_native_ground_truth(name, opt):
     n = {**POINTER_SAMPLES, **PLAIN_SAMPLES}[name]
     b = binary(name, opt)
