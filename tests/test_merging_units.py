@@ -208,3 +208,40 @@ def test_repair_instances_stay_for_later_queries_of_the_constraint_set(monkeypat
     got = Q.solve_many(table, [cl.placeholder], [], [k], 64)
     assert set(got) == {(kk,) for kk in cl.ks}
     assert table.stats.repair == 1                                # no round failed again
+
+
+def test_values_next_to_a_model_are_found_without_a_check_each(monkeypatch):
+    """The length byte of memspn's "Y" clause takes every value above k: the neighbours of the
+    first model (every value of that byte, every k) show them all at once, and z3 is asked only
+    whether any value is left; without neighbours each value costs a check. Same set either way."""
+    n, s, k, cl, table = clause_for(5)
+    table.validate = False
+    e = n[7:0]
+    got = Q.solve_many(table, [cl.placeholder], [], [e], 300)
+    with_neighbours = table.stats.queries
+    assert set(got) == {(v,) for v in range(1, 256)} and len(got) == 255
+    assert table.stats.neighbours >= 250 and with_neighbours <= 6
+    monkeypatch.setattr(Q, "NEIGHBOURS", False)
+    assert set(Q.solve_many(table, [cl.placeholder], [], [e], 300)) == set(got)
+    assert table.stats.queries - with_neighbours >= 255
+
+
+def test_a_neighbour_that_breaks_a_quantified_instance_is_not_a_value():
+    """With k = 3 the clause forces s[1] = 'a' (instance 2): changing s[1] alone keeps every
+    quantifier-free constraint true, so only the check of the instances keeps its 255 other values
+    out. Each model returned satisfies the whole clause."""
+    from claripy.frontend.mixin.model_cache_mixin import ModelCache
+
+    from angr_ram.merging.neighbours import neighbour_values
+    from angr_ram.plugins.model_eval import fast_eval_ast
+
+    n, s, k, cl, table = clause_for(5)
+    table.validate = False
+    assert Q.solve_many(table, [cl.placeholder], [k == 3], [s[1]], 300) == [(97,)]
+    m = Q.solve(table, [cl.placeholder], [k == 2])
+    variables = Q._variables([k == 2, n[7:0]], [cl])
+    near = neighbour_values(m, n[7:0], [k == 2], [cl], variables, {fast_eval_ast(ModelCache(m), n[7:0], True)})
+    assert set(near) | {fast_eval_ast(ModelCache(m), n[7:0], True)} == set(range(3, 256))       # n > k = 2
+    for v, model in near.items():
+        assert cl.holds(model) == [] and model[k.args[0]] == 2
+        assert fast_eval_ast(ModelCache(model), n[7:0], True) == v

@@ -43,6 +43,7 @@ class SolveStats:
     extrema: int = 0              # min/max questions (each answered with a few checks)
     extrema_stripped: int = 0     # ... whose stripped extremum was confirmed at once
     memo: int = 0                 # queries answered from the table's memo (asked before)
+    neighbours: int = 0           # values of an enumeration found next to a model, without z3
 
 
 class ClauseTable:

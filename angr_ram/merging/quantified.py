@@ -24,6 +24,7 @@ Every model returned has been checked against the full quantified query.
 
 from __future__ import annotations
 
+import bisect
 import time
 
 import claripy
@@ -35,10 +36,12 @@ from ..errors import AngrRamError
 from ..plugins.model_eval import fast_eval_ast
 from ..plugins.z3_setup import gallop_extremum
 from .clauses import PREFIX, ClauseTable, QuantifiedClause, SolveStats
+from .neighbours import neighbour_values
 
 __all__ = ["PREFIX", "ClauseTable", "QuantifiedClause", "SolveStats", "SolverMismatch", "extremum", "solve"]
 
 REPAIR_ROUNDS = 4
+NEIGHBOURS = True        # enumerations first collect the values next to each model (see .neighbours)
 _MISSING = object()
 
 
@@ -262,6 +265,12 @@ def _solve(table: ClauseTable, constraints, extra=()) -> dict | None:
 # an enumeration of one expression whose blocking check took longer than this (seconds) goes on by
 # splitting the expression's range at the values found instead (see _enumerate_by_intervals)
 SLOW_BLOCKING_CHECK = 1.0
+# the time (seconds) one interval's check is taken to cost: a check of every interval at once gets
+# this times their number (at least SLOW_BLOCKING_CHECK) before z3 is stopped and the intervals are
+# asked one by one (see _enumerate_by_intervals)
+INTERVAL_CHECK = 0.25
+UNION_RETRY_AFTER = 4          # interval checks measured before a union stopped by its limit is asked again
+NO_TIMEOUT = 4294967295        # z3's "no timeout"
 
 
 def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tuple]:
@@ -310,13 +319,19 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
                     break
                 mc = ModelCache(model)
                 row = tuple(fast_eval_ast(mc, e, True) for e in exprs)
-                found.append(row)
+                rows = [row]
+                if len(exprs) == 1 and n > 1 and NEIGHBOURS:
+                    near = neighbour_values(model, exprs[0], qf, clauses, variables, {r[0] for r in found} | {row[0]})
+                    stats.neighbours += len(near)
+                    rows += [(v,) for v in sorted(near)][:n - len(found) - 1]
+                found += rows
                 if len(exprs) == 1 and time.perf_counter() - start > SLOW_BLOCKING_CHECK:
                     split = True       # the blocked values weigh on z3: split the range instead
                     break
-                blocked = block(row)
-                blocked_qf.append(blocked)     # the query now excludes every value found
-                s.add(bz3.convert(blocked))
+                for r in rows:
+                    blocked = block(r)
+                    blocked_qf.append(blocked)     # the query now excludes every value found
+                    s.add(bz3.convert(blocked))
         finally:
             s.pop()
             _keep(s, learned, kept)
@@ -325,47 +340,99 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
             gaps = [(a + 1, b - 1) for a, b in zip([-1, *values], [*values, 1 << exprs[0].length], strict=True)
                     if a + 1 <= b - 1]
             found += [(v,) for v in _enumerate_by_intervals(s, stats, clauses, qf, variables, placeholders,
-                                                            exprs[0], n - len(found), gaps, kept)]
+                                                            exprs[0], n - len(found), gaps, kept,
+                                                            {r[0] for r in found})]
     finally:
         s.pop()
         _keep(s, kept)
     return found
 
 
+def _without(intervals: list[tuple[int, int]], values: set) -> list[tuple[int, int]]:
+    """``intervals`` (in the same order) with ``values`` cut out of them."""
+    out = []
+    vs = sorted(values)
+    for lo, hi in intervals:
+        inside = vs[bisect.bisect_left(vs, lo):bisect.bisect_right(vs, hi)]
+        out += [(a + 1, b - 1) for a, b in zip([lo - 1, *inside], [*inside, hi + 1], strict=True) if a + 1 <= b - 1]
+    return out
+
+
 def _enumerate_by_intervals(s, stats: SolveStats, clauses, qf, variables: dict, placeholders: dict,
-                            e, n: int, todo: list[tuple[int, int]], kept: list | None = None) -> list[int]:
+                            e, n: int, todo: list[tuple[int, int]], kept: list | None = None,
+                            known: set | None = None) -> list[int]:
     """Up to ``n`` values of ``e`` (unsigned) in the intervals ``todo``, by splitting an interval
     at each value found: a value ``v`` in ``[lo, hi]`` leaves ``[lo, v - 1]`` and ``[v + 1, hi]``
     to search, each one check with two bounds. Blocking the values found instead makes each
     check carry every earlier value, and on some merged states z3's time per check grows with
     their number (rle at M = 10: 0.1 s for the first of 95 exit codes, 20-300 s for the last
-    ones). About two checks per value. The repair instances an interval's check finds are asserted
-    again outside its bounds (and appended to ``kept``)."""
-    import z3
-    ze = bz3.convert(e)
+    ones). About two checks per value, fewer where a model's neighbours (:mod:`.neighbours`) show
+    values first (``known``: the values found before, outside ``todo``). The repair instances an
+    interval's check finds are asserted again outside its bounds (and appended to ``kept``)."""
     found: list[int] = []
+    taken = set(known or ())
+    union = NEIGHBOURS                 # the next check asks every interval at once
+    retried = False                    # a union stopped by its time limit is tried once more ...
+    single: list[float] = []           # ... after a few intervals' checks tell what one costs
     learned: list = []
     todo = list(reversed(todo))
+    cut = set(taken)                   # values still to cut out of the intervals
     while todo and len(found) < n:
+        if cut:                        # values found meanwhile (and a model's neighbours) split intervals
+            todo = _without(todo, cut)
+            cut.clear()
+            if not todo:
+                break
+        if not union and not retried and NEIGHBOURS and len(single) >= UNION_RETRY_AFTER:
+            union = retried = True
         lo, hi = todo.pop()
-        bounds = ([claripy.UGE(e, lo)] if lo > 0 else []) + ([claripy.ULE(e, hi)] if hi < (1 << e.length) - 1 else [])
+        whole = union and bool(todo)   # is any value left in all the gaps at once?
+        if whole:
+            todo.append((lo, hi))
+            bounds = [claripy.Or(*[claripy.And(claripy.UGE(e, a), claripy.ULE(e, b)) for a, b in todo])]
+        else:
+            bounds = ([claripy.UGE(e, lo)] if lo > 0 else []) + ([claripy.ULE(e, hi)] if hi < (1 << e.length) - 1 else [])
         s.push()
         try:
-            if lo > 0:
-                s.add(z3.UGE(ze, lo))
-            if hi < (1 << e.length) - 1:
-                s.add(z3.ULE(ze, hi))
+            s.add(*[bz3.convert(b) for b in bounds])
             stats.queries += 1
-            model = _rounds(s, stats, clauses, qf + bounds, variables, placeholders, learned)
-            if model is _UNDECIDED:
+            if whole:                  # no longer than the intervals one by one would cost
+                per = sum(single) / len(single) if single else INTERVAL_CHECK
+                s.set("timeout", int(1000 * max(SLOW_BLOCKING_CHECK, per * len(todo))))
+            start = time.perf_counter()
+            try:
+                model = _rounds(s, stats, clauses, qf + bounds, variables, placeholders, learned)
+            finally:
+                if whole:
+                    s.set("timeout", NO_TIMEOUT)
+                else:
+                    single.append(time.perf_counter() - start)
+            if model is _UNDECIDED and not whole:
                 model = _fallback(qf + bounds, clauses, variables, placeholders, stats)
         finally:
             s.pop()
             _keep(s, learned, kept)
+        if model is _UNDECIDED:        # the union weighs on z3: one interval at a time from here
+            union = False
+            single.clear()
+            continue
         if model is None:
+            if whole:
+                break                  # no value in any gap
             continue
         v = fast_eval_ast(ModelCache(model), e, True)
         found.append(v)
+        taken.add(v)
+        if NEIGHBOURS and len(found) < n:
+            near = neighbour_values(model, e, qf, clauses, variables, taken)
+            stats.neighbours += len(near)
+            for w in sorted(near)[:n - len(found)]:
+                found.append(w)
+                taken.add(w)
+                cut.add(w)
+        if whole:
+            cut.add(v)                 # v is in one of the intervals still to do
+            continue
         if v < hi:
             todo.append((v + 1, hi))
         if v > lo:

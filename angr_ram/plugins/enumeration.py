@@ -598,12 +598,15 @@ def deep_recursion():
     if-then-else merging makes expressions hundreds of levels deep (strtok under ``ite`` at
     M = 8: 454), and Python's default limit of 1000 frames ended such a path with a
     RecursionError. Python 3.11 runs Python-to-Python calls without growing the C stack. An
-    expression deeper still is left to z3 (:class:`_Unsupported`)."""
+    expression deeper still is left to z3 (:class:`_Unsupported`). Bit-vector arithmetic wraps
+    around, so numpy's overflow warnings (raised on scalar values, such as a constant stored
+    compactly) are silenced inside the block too."""
     old = sys.getrecursionlimit()
     if old < DEEP_RECURSION:
         sys.setrecursionlimit(DEEP_RECURSION)
     try:
-        yield
+        with np.errstate(over="ignore"):
+            yield
     finally:
         if old < DEEP_RECURSION:
             sys.setrecursionlimit(old)
