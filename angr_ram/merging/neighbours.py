@@ -35,6 +35,19 @@ def _split(constraints) -> tuple[dict, list]:
     return lets, rest
 
 
+def _reads(e, lets: dict) -> set:
+    """The variables ``e`` depends on, through the definitions of the let symbols it uses."""
+    out, todo = set(), list(e.variables)
+    while todo:
+        name = todo.pop()
+        if name in out:
+            continue
+        out.add(name)
+        if name in lets:
+            todo += list(lets[name].variables)
+    return out
+
+
 def _clause_holds(ev: Evaluator, cl, k, size: int):
     """Rows (boolean array) whose assignment satisfies the quantified clause ``cl``: its value of
     ``k`` is one of ``cl.ks`` and phi1, phi3(k) and every instance phi2(1..k) hold. Instance ``i``
@@ -61,16 +74,17 @@ def neighbour_values(model: dict, e, qf: list, clauses: list, variables: dict, k
     (:meth:`~.clauses.QuantifiedClause.holds`). ``variables`` names the query's variables (the keys
     of a full model). Empty when the expressions cannot be evaluated here."""
     lets, rest = _split(qf)
+    if any(v.op != "BVS" for n, v in variables.items() if n not in lets):
+        return {}               # a free boolean: not in the evaluator's terms
+    # a change of a variable that ``e`` does not read (through let definitions too) keeps its value
+    reads = _reads(e, lets)
     domains: dict[str, np.ndarray] = {}
     for name, v in variables.items():
-        if name in lets:
-            continue
-        if v.op != "BVS":
-            return {}           # a free boolean: not in the evaluator's terms
-        if v.length <= MAX_DOMAIN_BITS:
+        if name in reads and name not in lets and v.length <= MAX_DOMAIN_BITS:
             domains[name] = np.arange(1 << v.length, dtype=np.uint64)
     for cl in clauses:
-        domains[cl.k.args[0]] = np.array(sorted(cl.ks), dtype=np.uint64)
+        if cl.k.args[0] in reads:
+            domains[cl.k.args[0]] = np.array(sorted(cl.ks), dtype=np.uint64)
     if not domains or e.length > 64:
         return {}
     free = [n for n in variables if n not in lets and variables[n].op == "BVS"]
@@ -92,6 +106,14 @@ def neighbour_values(model: dict, e, qf: list, clauses: list, variables: dict, k
             cols = {n: np.concatenate(parts) for n, parts in cols.items()}
             ev = Evaluator.over(cols, size, lets)
             try:
+                vals = np.broadcast_to(ev.ev(e), (size,))
+                fresh = np.flatnonzero(~np.isin(vals, np.fromiter(seen, dtype=np.uint64, count=len(seen))))
+                if not len(fresh):
+                    continue
+                if len(fresh) < size:         # the constraints are evaluated on the rows with new values only
+                    cols = {n: c[fresh] for n, c in cols.items()}
+                    size, vals = len(fresh), vals[fresh]
+                    ev = Evaluator.over(cols, size, lets)
                 mask = np.ones(size, dtype=bool)
                 for c in rest:
                     mask &= np.broadcast_to(ev.bool(c), (size,))
@@ -102,7 +124,6 @@ def neighbour_values(model: dict, e, qf: list, clauses: list, variables: dict, k
                         mask &= _clause_holds(ev, cl, cols[cl.k.args[0]], size)
                 if not mask.any():
                     continue
-                vals = np.broadcast_to(ev.ev(e), (size,))
                 for i in np.flatnonzero(mask):
                     v = int(vals[i])
                     if v in seen:
