@@ -245,3 +245,27 @@ def test_a_neighbour_that_breaks_a_quantified_instance_is_not_a_value():
     for v, model in near.items():
         assert cl.holds(model) == [] and model[k.args[0]] == 2
         assert fast_eval_ast(ModelCache(model), n[7:0], True) == v
+
+
+def test_a_union_of_intervals_that_z3_cannot_answer_in_time_is_asked_interval_by_interval(monkeypatch):
+    """After the neighbours (here: all but the multiples of 16), every interval left is asked in one
+    time-limited check; when z3 gives up on it (here: always), the intervals are asked one by one and
+    the values are the same."""
+    n, s, k, cl, table = clause_for(5)
+    table.validate = False
+    e = n[7:0] * 3
+    want = set(Q.solve_many(table, [cl.placeholder], [], [e], 300))
+    rounds, unions = Q._rounds, []
+
+    def give_up_on_unions(solver, stats, clauses, qf, *a, **kw):
+        if qf and qf[-1].op == "Or":
+            unions.append(qf[-1])
+            return Q._UNDECIDED
+        return rounds(solver, stats, clauses, qf, *a, **kw)
+
+    near = Q.neighbour_values
+    monkeypatch.setattr(Q, "_rounds", give_up_on_unions)
+    monkeypatch.setattr(Q, "neighbour_values", lambda *a: {v: m for v, m in near(*a).items() if v % 16})
+    monkeypatch.setattr(Q, "SLOW_BLOCKING_CHECK", 0.0)      # go to intervals after the first value
+    got = Q.solve_many(table, [cl.placeholder], [], [e], 300)
+    assert set(got) == want and len(got) == len(want) and len(unions) == 1

@@ -5,23 +5,27 @@ a pointer) under the merged path constraint, one z3 check per value and about on
 between values; on merged formulas each check takes 0.1-1 s. Most of those values are one input
 byte away from a model already found: another digit, another run length, the other branch of one
 merged iteration. This layer evaluates all single-variable changes of a model at once (every value
-of each input byte, every ``k`` of a quantified clause) with the vectorized evaluator of
-:mod:`angr_ram.plugins.enumeration`, keeps the rows that satisfy every quantifier-free constraint,
-and checks one row per new value of the expression against the full quantified clauses; the models
-it returns are real models of the query, each found again around itself until nothing new turns up.
+of each input byte the expression reads, every ``k`` of a quantified clause; on big formulas only
+the byte values the formulas name and their neighbours) with the vectorized evaluator of
+:mod:`angr_ram.plugins.enumeration`, and keeps the rows that satisfy every quantifier-free
+constraint and every instance of the quantified clauses (phi2(1..k) for the row's own k); the models
+it returns are real models of the query, each searched around in turn until nothing new turns up.
 The caller still asks z3 whether any value is left, so nothing is assumed complete.
 """
 
 from __future__ import annotations
 
+import claripy
 import numpy as np
 
+from ..dag import count_nodes
 from ..plugins import enumeration
 from ..plugins.enumeration import Evaluator, _Unsupported, deep_recursion
 
 MAX_DOMAIN_BITS = 8         # a variable of at most this many bits is changed to every value it can take
 MAX_ROWS = 1 << 14          # candidate rows evaluated per model
 MAX_ROUNDS = 64             # models expanded per call
+FULL_DOMAINS = 1 << 22      # changed variables x 256 x expression nodes up to which every byte value is tried
 
 
 def _split(constraints) -> tuple[dict, list]:
@@ -33,6 +37,28 @@ def _split(constraints) -> tuple[dict, list]:
         else:
             rest.append(c)
     return lets, rest
+
+
+def _small_values(exprs) -> set[int]:
+    """The byte values a change of an input byte is tried with: the constants the expressions
+    compare and compute with (below 256), each with its two neighbours, and the ends and middle of
+    the byte range; the values the program tells apart are among them, the others behave alike."""
+    out = {0, 1, 2, 3, 126, 127, 128, 129, 254, 255}
+    seen: set = set()
+    todo = list(exprs)
+    while todo:
+        x = todo.pop()
+        if not isinstance(x, claripy.ast.Base) or x.hash() in seen:
+            continue
+        seen.add(x.hash())
+        if x.op == "BVV":
+            c = x.args[0]
+            for d in (c - 1, c, c + 1, (-c) & 0xFF):
+                if 0 <= d < 256:
+                    out.add(d)
+        else:
+            todo += [a for a in x.args if isinstance(a, claripy.ast.Base)]
+    return out
 
 
 def _reads(e, lets: dict) -> set:
@@ -78,10 +104,15 @@ def neighbour_values(model: dict, e, qf: list, clauses: list, variables: dict, k
         return {}               # a free boolean: not in the evaluator's terms
     # a change of a variable that ``e`` does not read (through let definitions too) keeps its value
     reads = _reads(e, lets)
+    changed = [n for n, v in variables.items() if n in reads and n not in lets and v.length <= MAX_DOMAIN_BITS]
+    nodes = count_nodes(claripy.And(*[c for c in rest if isinstance(c, claripy.ast.Bool)], e != 0))
+    if len(changed) * nodes << MAX_DOMAIN_BITS <= FULL_DOMAINS:
+        small = set(range(1 << MAX_DOMAIN_BITS))      # cheap enough to try every value
+    else:
+        small = _small_values([e, *qf])
     domains: dict[str, np.ndarray] = {}
-    for name, v in variables.items():
-        if name in reads and name not in lets and v.length <= MAX_DOMAIN_BITS:
-            domains[name] = np.arange(1 << v.length, dtype=np.uint64)
+    for name in changed:
+        domains[name] = np.array(sorted(x for x in small if x < 1 << variables[name].length), dtype=np.uint64)
     for cl in clauses:
         if cl.k.args[0] in reads:
             domains[cl.k.args[0]] = np.array(sorted(cl.ks), dtype=np.uint64)

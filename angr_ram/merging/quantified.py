@@ -266,10 +266,9 @@ def _solve(table: ClauseTable, constraints, extra=()) -> dict | None:
 # splitting the expression's range at the values found instead (see _enumerate_by_intervals)
 SLOW_BLOCKING_CHECK = 1.0
 # the time (seconds) one interval's check is taken to cost: a check of every interval at once gets
-# this times their number (at least SLOW_BLOCKING_CHECK) before z3 is stopped and the intervals are
-# asked one by one (see _enumerate_by_intervals)
+# half their cost (at least SLOW_BLOCKING_CHECK) before z3 is stopped and the intervals are asked
+# one by one (see _enumerate_by_intervals)
 INTERVAL_CHECK = 0.25
-UNION_RETRY_AFTER = 4          # interval checks measured before a union stopped by its limit is asked again
 NO_TIMEOUT = 4294967295        # z3's "no timeout"
 
 
@@ -367,13 +366,13 @@ def _enumerate_by_intervals(s, stats: SolveStats, clauses, qf, variables: dict, 
     check carry every earlier value, and on some merged states z3's time per check grows with
     their number (rle at M = 10: 0.1 s for the first of 95 exit codes, 20-300 s for the last
     ones). About two checks per value, fewer where a model's neighbours (:mod:`.neighbours`) show
-    values first (``known``: the values found before, outside ``todo``). The repair instances an
-    interval's check finds are asserted again outside its bounds (and appended to ``kept``)."""
+    values first (``known``: the values found before, outside ``todo``): then every interval left is
+    asked in one check first, with a time limit, and one by one when z3 does not answer in time. The
+    repair instances an interval's check finds are asserted again outside its bounds (and appended
+    to ``kept``)."""
     found: list[int] = []
     taken = set(known or ())
     union = NEIGHBOURS                 # the next check asks every interval at once
-    retried = False                    # a union stopped by its time limit is tried once more ...
-    single: list[float] = []           # ... after a few intervals' checks tell what one costs
     learned: list = []
     todo = list(reversed(todo))
     cut = set(taken)                   # values still to cut out of the intervals
@@ -383,8 +382,6 @@ def _enumerate_by_intervals(s, stats: SolveStats, clauses, qf, variables: dict, 
             cut.clear()
             if not todo:
                 break
-        if not union and not retried and NEIGHBOURS and len(single) >= UNION_RETRY_AFTER:
-            union = retried = True
         lo, hi = todo.pop()
         whole = union and bool(todo)   # is any value left in all the gaps at once?
         if whole:
@@ -396,17 +393,13 @@ def _enumerate_by_intervals(s, stats: SolveStats, clauses, qf, variables: dict, 
         try:
             s.add(*[bz3.convert(b) for b in bounds])
             stats.queries += 1
-            if whole:                  # no longer than the intervals one by one would cost
-                per = sum(single) / len(single) if single else INTERVAL_CHECK
-                s.set("timeout", int(1000 * max(SLOW_BLOCKING_CHECK, per * len(todo))))
-            start = time.perf_counter()
+            if whole:                  # worth it only if clearly cheaper than the intervals one by one
+                s.set("timeout", int(1000 * max(SLOW_BLOCKING_CHECK, INTERVAL_CHECK * len(todo) / 2)))
             try:
                 model = _rounds(s, stats, clauses, qf + bounds, variables, placeholders, learned)
             finally:
                 if whole:
                     s.set("timeout", NO_TIMEOUT)
-                else:
-                    single.append(time.perf_counter() - start)
             if model is _UNDECIDED and not whole:
                 model = _fallback(qf + bounds, clauses, variables, placeholders, stats)
         finally:
@@ -414,7 +407,6 @@ def _enumerate_by_intervals(s, stats: SolveStats, clauses, qf, variables: dict, 
             _keep(s, learned, kept)
         if model is _UNDECIDED:        # the union weighs on z3: one interval at a time from here
             union = False
-            single.clear()
             continue
         if model is None:
             if whole:
