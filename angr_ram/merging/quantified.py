@@ -367,12 +367,13 @@ def _enumerate_by_intervals(s, stats: SolveStats, clauses, qf, variables: dict, 
     their number (rle at M = 10: 0.1 s for the first of 95 exit codes, 20-300 s for the last
     ones). About two checks per value, fewer where a model's neighbours (:mod:`.neighbours`) show
     values first (``known``: the values found before, outside ``todo``): then every interval left is
-    asked in one check first, with a time limit, and one by one when z3 does not answer in time. The
+    asked in one check first, with a time limit, and half as many at a time each time z3 does not
+    answer in time, down to one by one. The
     repair instances an interval's check finds are asserted again outside its bounds (and appended
     to ``kept``)."""
     found: list[int] = []
     taken = set(known or ())
-    union = NEIGHBOURS                 # the next check asks every interval at once
+    union = 1 << 30 if NEIGHBOURS else 1      # intervals one check asks at once (at first: all)
     learned: list = []
     todo = list(reversed(todo))
     cut = set(taken)                   # values still to cut out of the intervals
@@ -383,10 +384,12 @@ def _enumerate_by_intervals(s, stats: SolveStats, clauses, qf, variables: dict, 
             if not todo:
                 break
         lo, hi = todo.pop()
-        whole = union and bool(todo)   # is any value left in all the gaps at once?
+        group = [(lo, hi)]
+        while len(group) < union and todo:    # is any value left in these gaps at once?
+            group.append(todo.pop())
+        whole = len(group) > 1
         if whole:
-            todo.append((lo, hi))
-            bounds = [claripy.Or(*[claripy.And(claripy.UGE(e, a), claripy.ULE(e, b)) for a, b in todo])]
+            bounds = [claripy.Or(*[claripy.And(claripy.UGE(e, a), claripy.ULE(e, b)) for a, b in group])]
         else:
             bounds = ([claripy.UGE(e, lo)] if lo > 0 else []) + ([claripy.ULE(e, hi)] if hi < (1 << e.length) - 1 else [])
         s.push()
@@ -394,7 +397,7 @@ def _enumerate_by_intervals(s, stats: SolveStats, clauses, qf, variables: dict, 
             s.add(*[bz3.convert(b) for b in bounds])
             stats.queries += 1
             if whole:                  # worth it only if clearly cheaper than the intervals one by one
-                s.set("timeout", int(1000 * max(SLOW_BLOCKING_CHECK, INTERVAL_CHECK * len(todo) / 2)))
+                s.set("timeout", int(1000 * max(SLOW_BLOCKING_CHECK, INTERVAL_CHECK * len(group) / 2)))
             try:
                 model = _rounds(s, stats, clauses, qf + bounds, variables, placeholders, learned)
             finally:
@@ -405,13 +408,12 @@ def _enumerate_by_intervals(s, stats: SolveStats, clauses, qf, variables: dict, 
         finally:
             s.pop()
             _keep(s, learned, kept)
-        if model is _UNDECIDED:        # the union weighs on z3: one interval at a time from here
-            union = False
+        if model is _UNDECIDED:        # the union weighs on z3: half as many intervals at a time
+            todo += reversed(group)
+            union = len(group) // 2
             continue
         if model is None:
-            if whole:
-                break                  # no value in any gap
-            continue
+            continue                   # no value in these gaps
         v = fast_eval_ast(ModelCache(model), e, True)
         found.append(v)
         taken.add(v)
@@ -423,7 +425,8 @@ def _enumerate_by_intervals(s, stats: SolveStats, clauses, qf, variables: dict, 
                 taken.add(w)
                 cut.add(w)
         if whole:
-            cut.add(v)                 # v is in one of the intervals still to do
+            todo += reversed(group)
+            cut.add(v)                 # v is in one of these intervals
             continue
         if v < hi:
             todo.append((v + 1, hi))
