@@ -248,26 +248,33 @@ def test_a_neighbour_that_breaks_a_quantified_instance_is_not_a_value():
 
 
 def test_a_union_of_intervals_that_z3_cannot_answer_in_time_is_asked_in_halves(monkeypatch):
-    """After the neighbours (here: all but the multiples of 16), every interval left is asked in one
-    time-limited check; each time z3 gives up on one (here: always), half as many are asked at once,
-    down to one by one, and the values are the same."""
+    """After the neighbours (here: all but the multiples of 16), the check that blocks every value
+    found and then every union of the intervals left are time-limited; each time z3 gives up (here:
+    always), the range is split at the values found and half as many intervals are asked at once,
+    down to one by one. The values are the same, and z3's real ForAll query is never needed."""
     n, s, k, cl, table = clause_for(5)
     table.validate = False
     e = n[7:0] * 3
     want = set(Q.solve_many(table, [cl.placeholder], [], [e], 300))
-    rounds, unions = Q._rounds, []
+    rounds, unions, blocked = Q._rounds, [], []
 
-    def give_up_on_unions(solver, stats, clauses, qf, *a, **kw):
+    def give_up(solver, stats, clauses, qf, *a, **kw):
         if qf and qf[-1].op == "Or":
             unions.append(qf[-1])
             return Q._UNDECIDED
+        if len(qf) >= 2 and qf[-1].op == qf[-2].op == "__ne__":       # two values blocked or more
+            blocked.append(qf)
+            return Q._UNDECIDED
         return rounds(solver, stats, clauses, qf, *a, **kw)
 
+    def no_fallback(*a, **kw):
+        raise AssertionError("a time-limited check went to the ForAll query")
+
     near = Q.neighbour_values
-    monkeypatch.setattr(Q, "_rounds", give_up_on_unions)
+    monkeypatch.setattr(Q, "_rounds", give_up)
+    monkeypatch.setattr(Q, "_fallback", no_fallback)
     monkeypatch.setattr(Q, "neighbour_values", lambda *a: {v: m for v, m in near(*a).items() if v % 16})
-    monkeypatch.setattr(Q, "SLOW_BLOCKING_CHECK", 0.0)      # go to intervals after the first value
     got = Q.solve_many(table, [cl.placeholder], [], [e], 300)
-    assert set(got) == want and len(got) == len(want)
+    assert set(got) == want and len(got) == len(want) and len(blocked) == 1
     widths = [len(u.args) for u in unions]             # halved after each time z3 gave up, down to one
     assert len(widths) >= 3 and all(b <= a // 2 + 1 for a, b in zip(widths, widths[1:], strict=False))

@@ -265,9 +265,9 @@ def _solve(table: ClauseTable, constraints, extra=()) -> dict | None:
 # an enumeration of one expression whose blocking check took longer than this (seconds) goes on by
 # splitting the expression's range at the values found instead (see _enumerate_by_intervals)
 SLOW_BLOCKING_CHECK = 1.0
-# the time (seconds) one interval's check is taken to cost: a check of every interval at once gets
-# half their cost (at least SLOW_BLOCKING_CHECK) before z3 is stopped and the intervals are asked
-# one by one (see _enumerate_by_intervals)
+# the time (seconds) one interval's check is taken to cost: a check of many intervals at once (or of
+# many values blocked at once) gets half their cost (at least SLOW_BLOCKING_CHECK) before z3 is
+# stopped and half as many intervals are asked at a time (see _enumerate_by_intervals)
 INTERVAL_CHECK = 0.25
 NO_TIMEOUT = 4294967295        # z3's "no timeout"
 
@@ -311,7 +311,18 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
             while len(found) < n:
                 stats.queries += 1
                 start = time.perf_counter()
-                model = _rounds(s, stats, clauses, blocked_qf, variables, placeholders, learned)
+                # many values blocked at once (a model's neighbours): limited like a union of intervals
+                limited = len(exprs) == 1 and NEIGHBOURS and len(found) > 1
+                if limited:
+                    s.set("timeout", int(1000 * max(SLOW_BLOCKING_CHECK, INTERVAL_CHECK * len(found) / 2)))
+                try:
+                    model = _rounds(s, stats, clauses, blocked_qf, variables, placeholders, learned)
+                finally:
+                    if limited:
+                        s.set("timeout", NO_TIMEOUT)
+                if model is _UNDECIDED and limited:
+                    split = True       # z3 did not answer in time: split the range at the values found
+                    break
                 if model is _UNDECIDED:
                     model = _fallback(blocked_qf, clauses, variables, placeholders, stats)
                 if model is None:
@@ -368,9 +379,8 @@ def _enumerate_by_intervals(s, stats: SolveStats, clauses, qf, variables: dict, 
     ones). About two checks per value, fewer where a model's neighbours (:mod:`.neighbours`) show
     values first (``known``: the values found before, outside ``todo``): then every interval left is
     asked in one check first, with a time limit, and half as many at a time each time z3 does not
-    answer in time, down to one by one. The
-    repair instances an interval's check finds are asserted again outside its bounds (and appended
-    to ``kept``)."""
+    answer in time, down to one by one. The repair instances an interval's check finds are asserted
+    again outside its bounds (and appended to ``kept``)."""
     found: list[int] = []
     taken = set(known or ())
     union = 1 << 30 if NEIGHBOURS else 1      # intervals one check asks at once (at first: all)
