@@ -41,8 +41,9 @@ def _split(constraints) -> tuple[dict, list]:
 
 def _small_values(exprs) -> set[int]:
     """The byte values a change of an input byte is tried with: the constants the expressions
-    compare and compute with (below 256), each with its two neighbours, and the ends and middle of
-    the byte range; the values the program tells apart are among them, the others behave alike."""
+    compare and compute with (below 256), each with its two neighbours and its negation, and the
+    ends and middle of the byte range. The values a program tells apart are usually among them; a
+    value missed here is still found by the caller's z3 check."""
     out = {0, 1, 2, 3, 126, 127, 128, 129, 254, 255}
     seen: set = set()
     todo = list(exprs)
