@@ -38,9 +38,9 @@ def fold(root, combine: Callable, memo: dict, shortcut: Callable | None = None):
     return memo[root.hash()]
 
 
-def count_nodes(e) -> int:
-    """Distinct AST nodes of ``e``."""
-    seen, stack = set(), [e]
+def count_nodes(e, *more) -> int:
+    """Distinct AST nodes of ``e`` (and of ``more``, shared nodes counted once)."""
+    seen, stack = set(), [e, *more]
     while stack:
         n = stack.pop()
         if n.hash() in seen:

@@ -15,6 +15,7 @@ import itertools
 from dataclasses import dataclass, field
 
 import claripy
+import numpy as np
 from claripy.backends import z3 as bz3
 from claripy.frontend.mixin.model_cache_mixin import ModelCache
 
@@ -131,6 +132,26 @@ class QuantifiedClause:
         if key not in self._memo:
             self._memo[key] = self.phi3.instantiate(k, self.members)
         return self._memo[key]
+
+    def rows_hold(self, ev, k, size: int):
+        """:meth:`holds` over many assignments at once: a boolean array of the ``size`` rows of
+        the vectorized evaluator ``ev`` (:mod:`angr_ram.plugins.enumeration`) that satisfy the
+        clause, ``k`` being the rows' values of :attr:`k`. Instance ``i`` is evaluated once, for
+        all rows whose ``k`` reaches it."""
+        ok = np.zeros(size, dtype=bool)
+        base = np.broadcast_to(ev.bool(self.phi1), (size,))
+        prefix = np.ones(size, dtype=bool)         # instances 1..i hold
+        i = 0
+        for kv in sorted(self.ks):
+            while i < kv and self.phi2 is not None and prefix.any():
+                i += 1
+                inst = self.instance(i)
+                prefix = prefix & (np.broadcast_to(ev.bool(inst), (size,)) if inst is not None else False)
+            third = self.third(kv)
+            if third is None or (self.phi2 is not None and i < kv):
+                continue
+            ok |= (k == np.uint64(kv)) & base & prefix & np.broadcast_to(ev.bool(third), (size,))
+        return ok
 
     # ---------------------------------------------------------------- z3 encodings
     def z3_template(self, tpl: Template, x, funcs: dict):

@@ -28,17 +28,6 @@ MAX_ROUNDS = 64             # models expanded per call
 FULL_DOMAINS = 1 << 22      # changed variables x 256 x expression nodes up to which every byte value is tried
 
 
-def _split(constraints) -> tuple[dict, list]:
-    lets, rest = {}, []
-    for c in constraints:
-        d = enumeration._definition(c)
-        if d is not None and d[0] not in lets:
-            lets[d[0]] = d[1]
-        else:
-            rest.append(c)
-    return lets, rest
-
-
 def _small_values(exprs) -> set[int]:
     """The byte values a change of an input byte is tried with: the constants the expressions
     compare and compute with (below 256), each with its two neighbours and its negation, and the
@@ -75,38 +64,18 @@ def _reads(e, lets: dict) -> set:
     return out
 
 
-def _clause_holds(ev: Evaluator, cl, k, size: int):
-    """Rows (boolean array) whose assignment satisfies the quantified clause ``cl``: its value of
-    ``k`` is one of ``cl.ks`` and phi1, phi3(k) and every instance phi2(1..k) hold. Instance ``i``
-    is evaluated once for all rows with ``k >= i``."""
-    ok = np.zeros(size, dtype=bool)
-    base = np.broadcast_to(ev.bool(cl.phi1), (size,))
-    prefix = np.ones(size, dtype=bool)         # instances 1..i hold
-    i = 0
-    for kv in sorted(cl.ks):
-        while i < kv and cl.phi2 is not None and prefix.any():
-            i += 1
-            inst = cl.instance(i)
-            prefix = prefix & (np.broadcast_to(ev.bool(inst), (size,)) if inst is not None else False)
-        third = cl.third(kv)
-        if third is None or (cl.phi2 is not None and i < kv):
-            continue
-        ok |= (k == np.uint64(kv)) & base & prefix & np.broadcast_to(ev.bool(third), (size,))
-    return ok
-
-
 def neighbour_values(model: dict, e, qf: list, clauses: list, variables: dict, known: set) -> dict[int, dict]:
     """New values of ``e`` (not in ``known``) with a model of each: the models one variable away
     from ``model``, and from each model found, that satisfy ``qf`` and every clause of ``clauses``
     (:meth:`~.clauses.QuantifiedClause.holds`). ``variables`` names the query's variables (the keys
     of a full model). Empty when the expressions cannot be evaluated here."""
-    lets, rest = _split(qf)
+    lets, rest = enumeration.split_lets(qf)
     if any(v.op != "BVS" for n, v in variables.items() if n not in lets):
         return {}               # a free boolean: not in the evaluator's terms
     # a change of a variable that ``e`` does not read (through let definitions too) keeps its value
     reads = _reads(e, lets)
     changed = [n for n, v in variables.items() if n in reads and n not in lets and v.length <= MAX_DOMAIN_BITS]
-    nodes = count_nodes(claripy.And(*[c for c in rest if isinstance(c, claripy.ast.Bool)], e != 0))
+    nodes = count_nodes(e, *rest)
     if len(changed) * nodes << MAX_DOMAIN_BITS <= FULL_DOMAINS:
         small = set(range(1 << MAX_DOMAIN_BITS))      # cheap enough to try every value
     else:
@@ -153,7 +122,7 @@ def neighbour_values(model: dict, e, qf: list, clauses: list, variables: dict, k
                         break
                 for cl in clauses:
                     if mask.any():
-                        mask &= _clause_holds(ev, cl, cols[cl.k.args[0]], size)
+                        mask &= cl.rows_hold(ev, cols[cl.k.args[0]], size)
                 if not mask.any():
                     continue
                 for i in np.flatnonzero(mask):

@@ -311,7 +311,7 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
             while len(found) < n:
                 stats.queries += 1
                 start = time.perf_counter()
-                # many values blocked at once (a model's neighbours): limited like a union of intervals
+                # several values blocked at once: limited like a union of intervals
                 limited = len(exprs) == 1 and NEIGHBOURS and len(found) > 1
                 if limited:
                     s.set("timeout", int(1000 * max(SLOW_BLOCKING_CHECK, INTERVAL_CHECK * len(found) / 2)))
@@ -345,13 +345,10 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
         finally:
             s.pop()
             _keep(s, learned, kept)
-        if split and len(found) < n:
-            values = sorted(r[0] for r in found)
-            gaps = [(a + 1, b - 1) for a, b in zip([-1, *values], [*values, 1 << exprs[0].length], strict=True)
-                    if a + 1 <= b - 1]
+        if split and len(found) < n:           # the whole range, less the values found
             found += [(v,) for v in _enumerate_by_intervals(s, stats, clauses, qf, variables, placeholders,
-                                                            exprs[0], n - len(found), gaps, kept,
-                                                            {r[0] for r in found})]
+                                                            exprs[0], n - len(found), [(0, (1 << exprs[0].length) - 1)],
+                                                            kept, {r[0] for r in found})]
     finally:
         s.pop()
         _keep(s, kept)
@@ -377,7 +374,7 @@ def _enumerate_by_intervals(s, stats: SolveStats, clauses, qf, variables: dict, 
     check carry every earlier value, and on some merged states z3's time per check grows with
     their number (rle at M = 10: 0.1 s for the first of 95 exit codes, 20-300 s for the last
     ones). About two checks per value, fewer where a model's neighbours (:mod:`.neighbours`) show
-    values first (``known``: the values found before, outside ``todo``): then every interval left is
+    values first (``known``: the values found before, cut out of ``todo`` first): then every interval left is
     asked in one check first, with a time limit, and half as many at a time each time z3 does not
     answer in time, down to one by one. The repair instances an interval's check finds are asserted
     again outside its bounds (and appended to ``kept``)."""

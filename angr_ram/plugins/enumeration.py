@@ -548,8 +548,9 @@ def _definition(c):
     return None
 
 
-def _prepare(constraints, exprs):
-    """The evaluator and the non-definitional constraints of a slice, or None if not handled."""
+def split_lets(constraints) -> tuple[dict, list]:
+    """The let definitions among ``constraints`` (name -> defining expression, the first one of
+    each name) and the other constraints."""
     lets, rest = {}, []
     for c in constraints:
         d = _definition(c)
@@ -557,6 +558,12 @@ def _prepare(constraints, exprs):
             lets[d[0]] = d[1]
         else:
             rest.append(c)
+    return lets, rest
+
+
+def _prepare(constraints, exprs):
+    """The evaluator and the non-definitional constraints of a slice, or None if not handled."""
+    lets, rest = split_lets(constraints)
     if not lets:
         return None
     leaves = _leaves([*constraints, *exprs])

@@ -139,14 +139,7 @@ class Seeder:
     """Builds the candidates of one query and evaluates them (one instance per query)."""
 
     def __init__(self, constraints, extra, models):
-        self.lets: dict = {}
-        self.rest: list = []
-        for c in (*constraints, *extra):
-            d = enumeration._definition(c)
-            if d is not None and d[0] not in self.lets:
-                self.lets[d[0]] = d[1]
-            else:
-                self.rest.append(c)
+        self.lets, self.rest = enumeration.split_lets((*constraints, *extra))
         leaves = enumeration._leaves([*constraints, *extra])
         self.free = [v for n, v in sorted(leaves.items(), key=lambda kv: _natural(kv[0]))
                      if n not in self.lets]
