@@ -183,6 +183,7 @@ def test_a_long_enumeration_splits_the_range_instead_of_carrying_every_value_fou
 
     monkeypatch.setattr(z3.Solver, "check", check)
     monkeypatch.setattr(Q, "SLOW_BLOCKING_CHECK", 0.0)
+    monkeypatch.setattr(Q, "REUSE_MODELS", False)     # every enumeration starts with a z3 check
     got = Q.solve_many(table, [cl.placeholder], [], [e], 64)
     assert set(got) == want and len(got) == len(want)
     assert max(sizes) - min(sizes) <= 2      # two bounds at most, never the values found so far
@@ -278,3 +279,77 @@ def test_a_union_of_intervals_that_z3_cannot_answer_in_time_is_asked_in_halves(m
     assert set(got) == want and len(got) == len(want) and len(blocked) == 1
     widths = [len(u.args) for u in unions]             # halved after each time z3 gave up, down to one
     assert len(widths) >= 3 and all(b <= a // 2 + 1 for a, b in zip(widths, widths[1:], strict=False))
+
+
+def _z3_checks(monkeypatch) -> list:
+    """A list that grows by one at every z3 check from now on."""
+    import z3
+    calls, orig = [], z3.Solver.check
+
+    def check(solver, *a):
+        calls.append(1)
+        return orig(solver, *a)
+
+    monkeypatch.setattr(z3.Solver, "check", check)
+    return calls
+
+
+def test_a_query_that_extends_an_answered_one_is_answered_by_its_model_without_z3(monkeypatch):
+    """A successor's query is its parent's plus a branch condition. The parent's model answers it
+    when it satisfies the condition; when it does not, the model with the one byte the condition
+    reads changed does. Neither asks z3, and both models satisfy every instance of the clause."""
+    from angr_ram.merging.model_reuse import ModelStore
+
+    n, s, k, cl, table = clause_for(5)
+    table.validate = False
+    monkeypatch.setattr(ModelStore, "worth_changing", lambda self: True)
+    m = Q.solve(table, [cl.placeholder], [k == 2])
+    v3 = m[s[3].args[0]]
+    calls = _z3_checks(monkeypatch)
+    same = Q.solve(table, [cl.placeholder], [k == 2, s[3] == v3])
+    assert calls == [] and table.stats.models_reused == 1 and same[s[3].args[0]] == v3
+    other = Q.solve(table, [cl.placeholder], [k == 2, s[3] != v3, s[3] != 0])
+    assert calls == [] and table.stats.models_changed == 1
+    assert other[s[3].args[0]] not in (v3, 0) and other[k.args[0]] == 2 and cl.holds(other) == []
+    assert all(other[s[i].args[0]] == 97 for i in range(2)) and other[s[2].args[0]] != 97
+
+
+def test_a_changed_model_that_breaks_an_instance_is_refused_and_unsat_answers_are_reused(monkeypatch):
+    """With k = 3 the clause forces s[1] = 'a': the stored model with s[1] changed satisfies
+    ``s[1] != 'a'`` and every quantifier-free formula, but not instance 2, so z3 decides (unsat,
+    validated against the ForAll query). A later query containing that one is unsatisfiable
+    without a check. A stored model is never used for a clause it was not checked against."""
+    from angr_ram.merging.model_reuse import ModelStore
+
+    n, s, k, cl, table = clause_for(5)
+    monkeypatch.setattr(ModelStore, "worth_changing", lambda self: True)
+    assert Q.solve(table, [cl.placeholder], [k == 3]) is not None
+    assert Q.solve(table, [cl.placeholder], [k == 3, s[1] != 97]) is None
+    assert table.stats.models_changed == 0 and table.stats.unsat == 1
+    table.validate = False
+    calls = _z3_checks(monkeypatch)
+    assert Q.solve(table, [cl.placeholder], [k == 3, s[1] != 97, s[4] == 1]) is None
+    assert calls == [] and table.stats.unsat_reused == 1
+    again = table.register(k=k, ks=cl.ks, phi1=cl.phi1, phi2=cl.phi2, phi3=cl.phi3, members=cl.members)
+    reused = table.stats.models_reused
+    assert Q.solve(table, [again.placeholder], [k == 3]) is not None
+    assert calls and table.stats.models_reused == reused
+
+
+def test_no_model_is_changed_while_z3_checks_cost_less_than_the_search(monkeypatch):
+    """On small formulas z3 answers in about a millisecond: a search for a changed model that
+    costs more than a check times its success rate is not tried."""
+    from angr_ram.merging import model_reuse
+
+    n, s, k, cl, table = clause_for(5)
+    table.validate = False
+    m = Q.solve(table, [cl.placeholder], [k == 2])
+    store = table.models
+    store.check_cost, store.change_cost, store.change_rate = 0.001, 0.004, 1.0
+    monkeypatch.setattr(model_reuse, "neighbour_model", lambda *a: (_ for _ in ()).throw(AssertionError("searched")))
+    calls = _z3_checks(monkeypatch)
+    got = Q.solve(table, [cl.placeholder], [k == 2, s[3] != m[s[3].args[0]]])
+    assert got is not None and calls and table.stats.models_changed == 0
+    assert not store.worth_changing()
+    store.check_cost = 0.05                        # z3 got slow: now the search is worth it
+    assert store.worth_changing()

@@ -45,6 +45,9 @@ class SolveStats:
     extrema_stripped: int = 0     # ... whose stripped extremum was confirmed at once
     memo: int = 0                 # queries answered from the table's memo (asked before)
     neighbours: int = 0           # values of an enumeration found next to a model, without z3
+    models_reused: int = 0        # queries answered by an earlier query's model (see .model_reuse)
+    models_changed: int = 0       # ... by an earlier model with one variable changed
+    unsat_reused: int = 0         # queries that contain formulas found unsatisfiable before
 
 
 class ClauseTable:
@@ -61,6 +64,8 @@ class ClauseTable:
         self.validate = validate
         self.answers: LRU = LRU(ANSWERS_KEPT)   # (constraints, extra) hashes -> model or None
         self.scoped = None            # the solving procedure's scoped z3 solver (made at first use)
+        from .model_reuse import ModelStore
+        self.models = ModelStore(self.stats)   # checked models, for queries that extend theirs
         self.number = next(_TABLE_IDS)
         self._ids = itertools.count(1)
 

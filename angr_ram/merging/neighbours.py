@@ -64,31 +64,82 @@ def _reads(e, lets: dict) -> set:
     return out
 
 
+def _domains(names, variables: dict, clauses, exprs, named) -> dict[str, np.ndarray]:
+    """The values each variable of ``names`` is changed to: every value of a byte while the
+    evaluation stays cheap (``len(names)`` x 256 x the nodes of ``exprs`` up to
+    :data:`FULL_DOMAINS`), else :func:`_small_values` of the formulas ``named``; the ``k`` of a
+    clause among ``names`` takes the clause's ``k_j``."""
+    changed = [n for n in names if variables[n].op == "BVS" and variables[n].length <= MAX_DOMAIN_BITS]
+    if len(changed) * count_nodes(*exprs) << MAX_DOMAIN_BITS <= FULL_DOMAINS:
+        small = set(range(1 << MAX_DOMAIN_BITS))      # cheap enough to try every value
+    else:
+        small = _small_values(named)
+    domains: dict[str, np.ndarray] = {}
+    for name in changed:
+        domains[name] = np.array(sorted(x for x in small if x < 1 << variables[name].length), dtype=np.uint64)
+    for cl in clauses:
+        if cl.k.args[0] in names:
+            domains[cl.k.args[0]] = np.array(sorted(cl.ks), dtype=np.uint64)
+    return domains
+
+
+def _rows(base: dict, domains: dict, free: list) -> tuple[dict, int]:
+    """The assignments that change one variable of ``base`` to each value of its domain, as
+    columns of the variables ``free``, and their number."""
+    cols = {n: [] for n in free}
+    for name, dom in domains.items():
+        for n in free:
+            cols[n].append(dom if n == name else np.full(len(dom), base.get(n, 0), dtype=np.uint64))
+    size = sum(len(d) for d in domains.values())
+    return {n: np.concatenate(parts) for n, parts in cols.items()}, size
+
+
+def _holding(ev, rest, clauses, cols: dict, size: int):
+    """The rows of ``ev`` that satisfy every formula of ``rest`` and every clause (each instance
+    up to the row's own ``k``)."""
+    mask = np.ones(size, dtype=bool)
+    for c in rest:
+        mask &= np.broadcast_to(ev.bool(c), (size,))
+        if not mask.any():
+            return mask
+    for cl in clauses:
+        if mask.any():
+            mask &= cl.rows_hold(ev, cols[cl.k.args[0]], size)
+    return mask
+
+
+def _model_at(i: int, base: dict, cols: dict, ev, size: int, lets: dict, variables: dict) -> dict:
+    """The full model of row ``i``: ``base`` with the row's free variables and let symbols."""
+    m = {n: int(c[i]) for n, c in cols.items()}
+    for name in lets:
+        leaf = variables.get(name)
+        if leaf is not None:
+            m[name] = int(np.broadcast_to(ev.ev(leaf), (size,))[i])
+    return {**base, **m}
+
+
+def _free(variables: dict, lets: dict) -> list | None:
+    """The variables an assignment row gives values to (None if one is a free boolean, outside
+    the evaluator's terms)."""
+    if any(v.op != "BVS" for n, v in variables.items() if n not in lets):
+        return None
+    return [n for n in variables if n not in lets]
+
+
 def neighbour_values(model: dict, e, qf: list, clauses: list, variables: dict, known: set) -> dict[int, dict]:
     """New values of ``e`` (not in ``known``) with a model of each: the models one variable away
     from ``model``, and from each model found, that satisfy ``qf`` and every clause of ``clauses``
     (:meth:`~.clauses.QuantifiedClause.holds`). ``variables`` names the query's variables (the keys
     of a full model). Empty when the expressions cannot be evaluated here."""
     lets, rest = enumeration.split_lets(qf)
-    if any(v.op != "BVS" for n, v in variables.items() if n not in lets):
-        return {}               # a free boolean: not in the evaluator's terms
+    free = _free(variables, lets)
+    if free is None or e.length > 64:
+        return {}
     # a change of a variable that ``e`` does not read (through let definitions too) keeps its value
     reads = _reads(e, lets)
-    changed = [n for n, v in variables.items() if n in reads and n not in lets and v.length <= MAX_DOMAIN_BITS]
-    nodes = count_nodes(e, *rest)
-    if len(changed) * nodes << MAX_DOMAIN_BITS <= FULL_DOMAINS:
-        small = set(range(1 << MAX_DOMAIN_BITS))      # cheap enough to try every value
-    else:
-        small = _small_values([e, *qf])
-    domains: dict[str, np.ndarray] = {}
-    for name in changed:
-        domains[name] = np.array(sorted(x for x in small if x < 1 << variables[name].length), dtype=np.uint64)
-    for cl in clauses:
-        if cl.k.args[0] in reads:
-            domains[cl.k.args[0]] = np.array(sorted(cl.ks), dtype=np.uint64)
-    if not domains or e.length > 64:
+    domains = _domains([n for n in variables if n in reads and n not in lets], variables, clauses, [e, *rest], [e, *qf])
+    if not domains:
         return {}
-    free = [n for n in variables if n not in lets and variables[n].op == "BVS"]
     found: dict[int, dict] = {}
     queue = [model]
     seen = set(known)
@@ -97,14 +148,9 @@ def neighbour_values(model: dict, e, qf: list, clauses: list, variables: dict, k
             if not queue:
                 break
             base = queue.pop(0)
-            cols = {n: [] for n in free}
-            for name, dom in domains.items():
-                for n in free:
-                    cols[n].append(dom if n == name else np.full(len(dom), base.get(n, 0), dtype=np.uint64))
-            size = sum(len(d) for d in domains.values())
+            cols, size = _rows(base, domains, free)
             if size > MAX_ROWS:
                 return found
-            cols = {n: np.concatenate(parts) for n, parts in cols.items()}
             ev = Evaluator.over(cols, size, lets)
             try:
                 vals = np.broadcast_to(ev.ev(e), (size,))
@@ -115,26 +161,12 @@ def neighbour_values(model: dict, e, qf: list, clauses: list, variables: dict, k
                     cols = {n: c[fresh] for n, c in cols.items()}
                     size, vals = len(fresh), vals[fresh]
                     ev = Evaluator.over(cols, size, lets)
-                mask = np.ones(size, dtype=bool)
-                for c in rest:
-                    mask &= np.broadcast_to(ev.bool(c), (size,))
-                    if not mask.any():
-                        break
-                for cl in clauses:
-                    if mask.any():
-                        mask &= cl.rows_hold(ev, cols[cl.k.args[0]], size)
-                if not mask.any():
-                    continue
+                mask = _holding(ev, rest, clauses, cols, size)
                 for i in np.flatnonzero(mask):
                     v = int(vals[i])
                     if v in seen:
                         continue
-                    m = {n: int(cols[n][i]) for n in free}
-                    for name in lets:
-                        leaf = variables.get(name)
-                        if leaf is not None:
-                            m[name] = int(np.broadcast_to(ev.ev(leaf), (size,))[i])
-                    m = {**base, **m}
+                    m = _model_at(i, base, cols, ev, size, lets, variables)
                     if any(cl.holds(m) for cl in clauses):
                         continue         # never taken: the rows were checked against every instance
                     seen.add(v)
@@ -143,3 +175,43 @@ def neighbour_values(model: dict, e, qf: list, clauses: list, variables: dict, k
             except _Unsupported:
                 return found
     return found
+
+
+def neighbour_model(model: dict, failing: list, qf: list, clauses: list, variables: dict) -> dict | None:
+    """A model of ``qf`` and ``clauses`` one variable away from ``model``, which fails the formulas
+    ``failing`` (among ``qf``): only the variables those formulas read (through let definitions)
+    are changed. None if no such change satisfies everything, or the formulas cannot be evaluated
+    here."""
+    lets, rest = enumeration.split_lets(qf)
+    free = _free(variables, lets)
+    if free is None:
+        return None
+    reads: set = set()
+    for f in failing:
+        reads |= _reads(f, lets)
+    domains = _domains([n for n in variables if n in reads and n not in lets], variables, clauses, rest, qf)
+    if not domains:
+        return None
+    cols, size = _rows(model, domains, free)
+    if size > MAX_ROWS:
+        return None
+    with deep_recursion():
+        ev = Evaluator.over(cols, size, lets)
+        try:
+            mask = np.broadcast_to(np.ones(1, dtype=bool), (size,)).copy()
+            for f in failing:             # the formulas the model fails first: they rule out most rows
+                mask &= np.broadcast_to(ev.bool(f), (size,))
+                if not mask.any():
+                    return None
+            rows = np.flatnonzero(mask)
+            cols = {n: c[rows] for n, c in cols.items()}
+            size = len(rows)
+            ev = Evaluator.over(cols, size, lets)
+            mask = _holding(ev, rest, clauses, cols, size)
+            for i in np.flatnonzero(mask):
+                m = _model_at(i, model, cols, ev, size, lets, variables)
+                if not any(cl.holds(m) for cl in clauses):
+                    return m
+        except _Unsupported:
+            return None
+    return None

@@ -36,12 +36,14 @@ from ..errors import AngrRamError
 from ..plugins.model_eval import fast_eval_ast
 from ..plugins.z3_setup import gallop_extremum
 from .clauses import PREFIX, ClauseTable, QuantifiedClause, SolveStats
+from .model_reuse import ModelStore
 from .neighbours import neighbour_values
 
 __all__ = ["PREFIX", "ClauseTable", "QuantifiedClause", "SolveStats", "SolverMismatch", "extremum", "solve"]
 
 REPAIR_ROUNDS = 4
 NEIGHBOURS = True        # enumerations first collect the values next to each model (see .neighbours)
+REUSE_MODELS = True      # a query that extends an earlier one tries that one's model first (see .model_reuse)
 _MISSING = object()
 
 
@@ -178,15 +180,19 @@ def _query_variables(base: _Scoped, extra) -> dict:
 _UNDECIDED = object()       # the stripped rounds could not decide: ask the real ForAll query
 
 
-def _rounds(s, stats: SolveStats, clauses, qf, variables: dict, placeholders: dict, learned: list | None = None):
+def _rounds(s, stats: SolveStats, clauses, qf, variables: dict, placeholders: dict, learned: list | None = None,
+            models: ModelStore | None = None):
     """Strip, check, duplicate and repair on ``s`` (inside the caller's scope). Repairs add
     instances of the clauses, which the seated constraints imply, so they stay true for every
     later query of the constraint set: each is also appended to ``learned``, for the caller to
     assert again below its own scopes (:func:`_keep`). A checked model, None (unsat) or
-    :data:`_UNDECIDED`."""
+    :data:`_UNDECIDED`. The time of each check is reported to ``models``."""
     import z3
     for round_ in range(REPAIR_ROUNDS + 1):
+        start = time.perf_counter()
         r = s.check()
+        if models is not None:
+            models.checked(time.perf_counter() - start)
         if r == z3.unknown:       # never taken for unsat: ask the real ForAll query instead
             stats.unknown += 1
             return _UNDECIDED
@@ -248,18 +254,28 @@ def _solve(table: ClauseTable, constraints, extra=()) -> dict | None:
     base = _base_solver(table, constraints)
     variables = _query_variables(base, extra)
     placeholders = {cl.placeholder.args[0]: True for cl in clauses}
+    if REUSE_MODELS:
+        if table.models.known_unsat([*constraints, *extra]):
+            return None
+        model = table.models.find([*constraints, *extra], qf, clauses, variables)
+        if model is not None:
+            return model
     s = base.solver
     learned: list = []
     s.push()
     try:
         s.add(*[bz3.convert(c) for c in extra])
-        model = _rounds(s, stats, clauses, qf, variables, placeholders, learned)
+        model = _rounds(s, stats, clauses, qf, variables, placeholders, learned, table.models)
     finally:
         s.pop()
         _keep(s, learned)
-    if model is not _UNDECIDED:
-        return model
-    return _fallback(qf, clauses, variables, placeholders, stats)
+    if model is _UNDECIDED:
+        model = _fallback(qf, clauses, variables, placeholders, stats)
+    if model is not None:
+        table.models.add([*constraints, *extra], model)
+    else:
+        table.models.add_unsat([*constraints, *extra])
+    return model
 
 
 # an enumeration of one expression whose blocking check took longer than this (seconds) goes on by
@@ -313,13 +329,19 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
                 start = time.perf_counter()
                 # several values blocked at once: limited like a union of intervals
                 limited = len(exprs) == 1 and NEIGHBOURS and len(found) > 1
-                if limited:
-                    s.set("timeout", int(1000 * max(SLOW_BLOCKING_CHECK, INTERVAL_CHECK * len(found) / 2)))
-                try:
-                    model = _rounds(s, stats, clauses, blocked_qf, variables, placeholders, learned)
-                finally:
+                model = None
+                if not found and REUSE_MODELS:
+                    model = table.models.find([*constraints, *extra], qf, clauses, variables)
+                if model is None:
                     if limited:
-                        s.set("timeout", NO_TIMEOUT)
+                        s.set("timeout", int(1000 * max(SLOW_BLOCKING_CHECK, INTERVAL_CHECK * len(found) / 2)))
+                    try:
+                        model = _rounds(s, stats, clauses, blocked_qf, variables, placeholders, learned, table.models)
+                    finally:
+                        if limited:
+                            s.set("timeout", NO_TIMEOUT)
+                    if not found and isinstance(model, dict):
+                        table.models.add([*constraints, *extra], model)
                 if model is _UNDECIDED and limited:
                     split = True       # z3 did not answer in time: split the range at the values found
                     break
