@@ -25,7 +25,6 @@ class RunStats:
     resolution_queries: int = 0
     multiple_resolutions: int = 0
     resolutions_reused: int = 0    # answered by an ancestor path's enumeration of the same address
-    resolutions_derived: int = 0   # ... of the address less a constant (p + c after p)
     segments: int = 0
     segments_reused: int = 0
     context_hits: int = 0          # resolutions answered from the location's recorded contexts

@@ -84,31 +84,3 @@ def test_a_pointer_into_the_stack_or_a_heap_object_keeps_both_targets(ram_state)
     assert sorted(h.kind for h in hits) == ["object", "region"]
     region = next(h for h in hits if h.kind == "region")
     assert region.values == [sp + 8]
-
-
-def test_a_pointer_moved_by_a_constant_is_derived_from_its_enumeration_unless_it_may_fault(ram_state):
-    """After ``p`` was enumerated, ``p + 1`` (``t[1]`` after ``t[0]``) on a path that extends
-    those constraints takes only the moved values: no query, and the load reads exactly the
-    feasible bytes. Moved values that may leave the stack are resolved by queries, which report
-    the fault; a sibling path's constraints do not extend the enumeration's, so it asks again."""
-    sibling = ram_state.copy()
-    st = ram_state
-    addr, x = _stack_pointer(st, [0, 5, 9])
-    stats = st.ram.stats
-    _resolve(st, addr)
-    sp = st.solver.eval(st.regs.rsp)
-    for i, o in enumerate([0, 5, 9]):
-        st.memory.store(sp + o + 1, claripy.BVV(0x50 + i, 8))
-    child = st.copy()
-    child.add_constraints(x != 5)
-    with Z3Counter() as zc:
-        hits = _resolve(child, addr + 1)
-    assert stats.resolutions_derived == 1 and zc.count == 0
-    assert [h.kind for h in hits] == ["region"] and sorted(hits[0].values) == [sp + 1, sp + 6, sp + 10]
-    assert sorted(child.solver.eval_upto(child.memory.load(addr + 1, 1), 10)) == [0x50, 0x52]
-    derived = stats.resolutions_derived                     # the load's own resolution is derived too
-    far = _resolve(child, addr + (1 << 40))                 # unmapped: not derived, the fault is found
-    assert stats.resolutions_derived == derived and [h.kind for h in far] == ["error"]
-    sibling.add_constraints(claripy.ULE(x, 2))
-    hits = _resolve(sibling, addr + 1)
-    assert stats.resolutions_derived == derived and sorted(hits[0].values) == [sp + 1, sp + 2, sp + 3]

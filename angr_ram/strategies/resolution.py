@@ -13,8 +13,7 @@ remaining queries of that resolution are marked :func:`address_specific`.
 
 A value in a fixed region (stack, globals) is excluded by itself, so a pointer with k < REGION_ENUMERATION values there
 costs k + 1 queries and its access reads exactly those addresses; a path whose constraints extend
-those of an earlier resolution of the same address reuses that resolution without a query, and so
-does an address ``p + c`` (constant ``c``) after a resolution of ``p``.
+those of an earlier resolution of the same address reuses that resolution without a query.
 """
 
 from __future__ import annotations
@@ -136,57 +135,12 @@ def resolve(state, addr_sub, size: int, addr=None) -> list[Hit]:
     key = (ask.hash(), addr_sub.hash(), size)
     constraints = state.solver.constraints
     reused = _reuse(space, key, constraints)
-    if reused is None:
-        reused = _derive(space, ask, size, constraints)
     if reused is not None:
         return reused
     hits = _resolve(state, space, addr_sub, ask, size, addr is not None)
     if hits and all(h.values is not None for h in hits):
         _remember(space, key, constraints, hits)
-        base, c = _offset_of(ask) or (ask, 0)        # for base + c' later (see _derive)
-        _remember(space, ("values", base.hash()), constraints,
-                  sorted({(v - c) % (1 << ask.length) for h in hits for v in h.values}))
     return hits
-
-
-def _offset_of(addr) -> tuple | None:
-    """``(base, c)`` when ``addr`` is ``base + c`` (or ``base - c``) with a single symbolic
-    summand ``base`` and a concrete ``c``, else None."""
-    if addr.op == "__add__" and len(addr.args) > 1:
-        sym = [x for x in addr.args if x.symbolic]
-        if len(sym) == 1:
-            return sym[0], sum(x.concrete_value for x in addr.args if not x.symbolic)
-    if addr.op == "__sub__" and len(addr.args) == 2 and not addr.args[1].symbolic:
-        return addr.args[0], -addr.args[1].concrete_value
-    return None
-
-
-def _derive(space: AddressSpace, ask, size: int, constraints) -> list[Hit] | None:
-    """The hits of ``base + c`` from an earlier enumeration of ``base + c0`` (any constant ``c0``)
-    under constraints that ``constraints`` extend: ``base`` still takes only values among those
-    found then (less ``c0``), so ``base + c`` takes only those values moved by ``c``; reading each, guarded by ``ask == value``, is exact (like
-    :func:`_reuse`). Only when every moved value lands in a fixed region: an access that may
-    fault is resolved by queries, which report exactly the feasible faults. A pointer walking a
-    buffer (``t[0]``, ``t[1]``, ...) then costs its enumeration once. None if not derivable."""
-    base, c = _offset_of(ask) or (ask, 0)
-    for n, prefix, values in space.resolved.get(("values", base.hash()), ()):
-        if len(constraints) < n or _prefix_key(constraints, n) != prefix:
-            continue
-        out: list[Hit] = []
-        for v in sorted({(v + c) % (1 << ask.length) for v in values}):
-            h = classify(space, v, size)
-            if h.kind != "region":
-                return None
-            same = next((o for o in out if o.lo == h.lo and o.hi == h.hi), None)
-            if same is not None:
-                same.values.append(v)
-            else:
-                out.append(replace(h, values=[v]))
-        if space.stats is not None:
-            space.stats.resolutions += 1
-            space.stats.resolutions_derived += 1
-        return out
-    return None
 
 
 def _prefix_key(constraints, n: int) -> int:
@@ -207,13 +161,12 @@ def _reuse(space: AddressSpace, key, constraints) -> list[Hit] | None:
     return None
 
 
-def _remember(space: AddressSpace, key, constraints, found: list) -> None:
-    """Record the hits (or values) ``found`` for ``key`` under ``constraints``."""
+def _remember(space: AddressSpace, key, constraints, hits: list[Hit]) -> None:
     if len(space.resolved) >= RESOLVED_KEYS:
         space.resolved.clear()
     entries = space.resolved.setdefault(key, [])
     entries.insert(0, (len(constraints), _prefix_key(constraints, len(constraints)),
-                       [replace(h, values=list(h.values)) if isinstance(h, Hit) else h for h in found]))
+                       [replace(h, values=list(h.values)) for h in hits]))
     del entries[RESOLVED_PER_KEY:]
 
 
