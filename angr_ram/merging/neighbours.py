@@ -198,7 +198,7 @@ def neighbour_model(model: dict, failing: list, qf: list, clauses: list, variabl
     with deep_recursion():
         ev = Evaluator.over(cols, size, lets)
         try:
-            mask = np.broadcast_to(np.ones(1, dtype=bool), (size,)).copy()
+            mask = np.ones(size, dtype=bool)
             for f in failing:             # the formulas the model fails first: they rule out most rows
                 mask &= np.broadcast_to(ev.bool(f), (size,))
                 if not mask.any():

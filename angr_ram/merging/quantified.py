@@ -330,7 +330,7 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
                 # several values blocked at once: limited like a union of intervals
                 limited = len(exprs) == 1 and NEIGHBOURS and len(found) > 1
                 model = None
-                if not found and REUSE_MODELS:
+                if not found and n == 1 and REUSE_MODELS:    # an enumeration starts from z3's model
                     model = table.models.find([*constraints, *extra], qf, clauses, variables)
                 if model is None:
                     if limited:
