@@ -1,8 +1,8 @@
 """Models of earlier quantified queries, reused for the later queries that extend them.
 
 Exploring a pattern-merged state asks the solving procedure about every branch and every
-symbolic address, and on merged formulas each z3 check takes 40 ms to 1 s. Most of those queries
-extend one answered before: a successor's path constraint is its parent's plus the branch
+symbolic address, and on merged formulas each z3 check takes tens of milliseconds to a second.
+Most of those queries extend one answered before: a successor's path constraint is its parent's plus the branch
 condition; an address enumeration's next query excludes one more value. Such a query is often
 satisfied by the earlier model, or by that model with one input byte changed (the other side of
 the branch, the next position of the pointer). KLEE's counterexample cache answers queries from
