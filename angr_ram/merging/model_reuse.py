@@ -26,7 +26,6 @@ import time
 from claripy.frontend.mixin.model_cache_mixin import ModelCache
 
 from ..plugins.model_eval import fast_eval_ast
-from .clauses import PREFIX
 from .neighbours import neighbour_model
 
 MODELS_KEPT = 16           # the most recent models of a clause table tried for a query
@@ -62,35 +61,40 @@ class ModelStore:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def add(self, formulas, model: dict) -> None:
-        """Remember ``model``, which satisfies every formula of ``formulas`` (clauses included)."""
-        held = frozenset(f.hash() for f in formulas)
+    @staticmethod
+    def query(formulas) -> dict:
+        """The key the store's methods take for the query ``formulas``: hash -> formula (built
+        once per query)."""
+        return {f.hash(): f for f in formulas}
+
+    def add(self, query: dict, model: dict) -> None:
+        """Remember ``model``, which satisfies every formula of ``query`` (clauses included)."""
+        held = frozenset(query)
         self._entries = [(held, model)] + [e for e in self._entries if e[0] != held][:self.kept - 1]
 
-    def add_unsat(self, formulas) -> None:
-        """Remember that ``formulas`` have no model (so neither has any query containing them)."""
-        held = frozenset(f.hash() for f in formulas)
+    def add_unsat(self, query: dict) -> None:
+        """Remember that ``query`` has no model (so neither has any query containing its formulas)."""
+        held = frozenset(query)
         self._unsat = [held] + [u for u in self._unsat if u != held][:UNSAT_KEPT - 1]
 
-    def known_unsat(self, formulas) -> bool:
-        """Whether ``formulas`` contain a set remembered without a model."""
-        query = {f.hash() for f in formulas}
+    def known_unsat(self, query: dict) -> bool:
+        """Whether ``query`` contains a formula set remembered without a model."""
+        keys = query.keys()
         for i, held in enumerate(self._unsat):
-            if held <= query:
+            if held <= keys:
                 if i:
                     self._unsat.insert(0, self._unsat.pop(i))
                 self.stats.unsat_reused += 1
                 return True
         return False
 
-    def find(self, formulas, qf: list, clauses: list, variables: dict) -> dict | None:
-        """A model of the query ``formulas`` (``qf`` its quantifier-free part, ``clauses`` its
-        clauses, ``variables`` the names a full model gives values to) made from a stored one, or
-        None. A stored model is tried if it was checked against every clause of the query and at
-        most :data:`MAX_EVALUATED` of the query's formulas are not among its own; those are
+    def find(self, query: dict, qf: list, clauses: list, variables: dict) -> dict | None:
+        """A model of ``query`` (``qf`` its quantifier-free formulas, ``clauses`` its clauses,
+        ``variables`` the names a full model gives values to) made from a stored one, or None. A
+        stored model is tried if it was checked against every clause of the query and at most
+        :data:`MAX_EVALUATED` of the query's formulas are not among its own; those are
         evaluated."""
-        query = {f.hash(): f for f in formulas}
-        quantified = {h for h, f in query.items() if any(v.startswith(PREFIX) for v in f.variables)}
+        quantified = {cl.placeholder.hash() for cl in clauses}
         best = None                                      # (failing formulas, completed model)
         for held, model in self._entries:
             if not quantified <= held:

@@ -254,10 +254,11 @@ def _solve(table: ClauseTable, constraints, extra=()) -> dict | None:
     base = _base_solver(table, constraints)
     variables = _query_variables(base, extra)
     placeholders = {cl.placeholder.args[0]: True for cl in clauses}
+    query = ModelStore.query((*constraints, *extra))
     if REUSE_MODELS:
-        if table.models.known_unsat([*constraints, *extra]):
+        if table.models.known_unsat(query):
             return None
-        model = table.models.find([*constraints, *extra], qf, clauses, variables)
+        model = table.models.find(query, qf, clauses, variables)
         if model is not None:
             return model
     s = base.solver
@@ -272,9 +273,9 @@ def _solve(table: ClauseTable, constraints, extra=()) -> dict | None:
     if model is _UNDECIDED:
         model = _fallback(qf, clauses, variables, placeholders, stats)
     if model is not None:
-        table.models.add([*constraints, *extra], model)
+        table.models.add(query, model)
     else:
-        table.models.add_unsat([*constraints, *extra])
+        table.models.add_unsat(query)
     return model
 
 
@@ -330,8 +331,9 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
                 # several values blocked at once: limited like a union of intervals
                 limited = len(exprs) == 1 and NEIGHBOURS and len(found) > 1
                 model = None
-                if not found and n == 1 and REUSE_MODELS:    # an enumeration starts from z3's model
-                    model = table.models.find([*constraints, *extra], qf, clauses, variables)
+                query = ModelStore.query((*constraints, *extra)) if not found else None
+                if query is not None and n == 1 and REUSE_MODELS:   # an enumeration starts from z3's model
+                    model = table.models.find(query, qf, clauses, variables)
                 if model is None:
                     if limited:
                         s.set("timeout", int(1000 * max(SLOW_BLOCKING_CHECK, INTERVAL_CHECK * len(found) / 2)))
@@ -340,8 +342,8 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
                     finally:
                         if limited:
                             s.set("timeout", NO_TIMEOUT)
-                    if not found and isinstance(model, dict):
-                        table.models.add([*constraints, *extra], model)
+                    if query is not None and isinstance(model, dict):
+                        table.models.add(query, model)
                 if model is _UNDECIDED and limited:
                     split = True       # z3 did not answer in time: split the range at the values found
                     break
