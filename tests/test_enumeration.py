@@ -104,6 +104,27 @@ def test_node_values_are_stored_compactly():
     assert c.used <= c.budget and c.get("bytes") is None
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_an_evaluator_over_rows_of_its_own_computes_the_same_values_and_leaves_the_shared_cache(seed):
+    """Rows evaluated once (a model's neighbours) keep their node values to themselves: the values
+    equal those of an evaluator sharing the run's cache, and that cache gains no entry."""
+    from angr_ram.scope import RunScope
+
+    rng = random.Random(seed)
+    x, y = claripy.BVS("x", 8), claripy.BVS("y", 8)
+    e = (rand_expr(rng, [x, y], 5) ^ (x * y)) + 1
+    cols = {x.args[0]: np.arange(256, dtype=np.uint64), y.args[0]: np.full(256, rng.randrange(256), dtype=np.uint64)}
+    with RunScope().active():
+        shared = en.Evaluator.over(cols, 256, {})
+        want = np.broadcast_to(shared.ev(e), (256,)).copy()
+        cache = en.memo("enumeration.values", en._new_value_cache)
+        before = len(cache.items)
+        own = en.Evaluator.over(cols, 256, {}, shared=False)
+        got = np.broadcast_to(own.ev(e), (256,))
+        assert np.array_equal(got, want) and len(cache.items) == before > 0
+        assert own.values is not cache and len(own.values) > 0
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_answers_do_not_depend_on_the_value_budget(seed, monkeypatch):
     """With a budget of one value, every node is evaluated again: the answers stay the same."""

@@ -151,7 +151,7 @@ def neighbour_values(model: dict, e, qf: list, clauses: list, variables: dict, k
             cols, size = _rows(base, domains, free)
             if size > MAX_ROWS:
                 return found
-            ev = Evaluator.over(cols, size, lets)
+            ev = Evaluator.over(cols, size, lets, shared=False)
             try:
                 vals = np.broadcast_to(ev.ev(e), (size,))
                 fresh = np.flatnonzero(~np.isin(vals, np.fromiter(seen, dtype=np.uint64, count=len(seen))))
@@ -160,7 +160,7 @@ def neighbour_values(model: dict, e, qf: list, clauses: list, variables: dict, k
                 if len(fresh) < size:         # the constraints are evaluated on the rows with new values only
                     cols = {n: c[fresh] for n, c in cols.items()}
                     size, vals = len(fresh), vals[fresh]
-                    ev = Evaluator.over(cols, size, lets)
+                    ev = Evaluator.over(cols, size, lets, shared=False)
                 mask = _holding(ev, rest, clauses, cols, size)
                 for i in np.flatnonzero(mask):
                     v = int(vals[i])
@@ -196,7 +196,7 @@ def neighbour_model(model: dict, failing: list, qf: list, clauses: list, variabl
     if size > MAX_ROWS:
         return None
     with deep_recursion():
-        ev = Evaluator.over(cols, size, lets)
+        ev = Evaluator.over(cols, size, lets, shared=False)
         try:
             mask = np.ones(size, dtype=bool)
             for f in failing:             # the formulas the model fails first: they rule out most rows
@@ -206,7 +206,7 @@ def neighbour_model(model: dict, failing: list, qf: list, clauses: list, variabl
             rows = np.flatnonzero(mask)
             cols = {n: c[rows] for n, c in cols.items()}
             size = len(rows)
-            ev = Evaluator.over(cols, size, lets)
+            ev = Evaluator.over(cols, size, lets, shared=False)
             mask = _holding(ev, rest, clauses, cols, size)
             for i in np.flatnonzero(mask):
                 m = _model_at(i, model, cols, ev, size, lets, variables)

@@ -98,6 +98,15 @@ def _new_value_cache() -> _ValueCache:
     return _ValueCache(VALUE_BYTES)
 
 
+class _OwnValues(dict):
+    """Node values of one evaluator alone, for rows no other evaluation shares (a model's
+    neighbours): kept as computed, with none of :class:`_ValueCache`'s hashing of the rows,
+    compaction or eviction."""
+
+    get = dict.get
+    put = dict.__setitem__
+
+
 _U64 = np.uint64
 
 
@@ -141,21 +150,26 @@ class Evaluator:
         self.values = memo("enumeration.values", _new_value_cache)
 
     @classmethod
-    def over(cls, columns: dict, size: int, lets: dict) -> Evaluator:
+    def over(cls, columns: dict, size: int, lets: dict, shared: bool = True) -> Evaluator:
         """An evaluator over ``size`` explicit assignments: ``columns`` maps each free variable to
-        an array of its ``size`` values (the seeded candidates of :mod:`.seeding`)."""
+        an array of its ``size`` values (the seeded candidates of :mod:`.seeding`). With
+        ``shared`` false the node values stay with this evaluator (rows evaluated once)."""
         self = cls.__new__(cls)
         self.lets = lets
         self.size = size
         self.vars = dict(columns)
+        self._fps = {}
+        self.nodes = 0
+        if not shared:
+            self.layout = ("own", size)
+            self.values = _OwnValues()
+            return self
         h = hashlib.blake2b(digest_size=16)
         for n, c in sorted(columns.items()):
             h.update(n.encode())
             h.update(c.tobytes())
         digest = h.digest()
         self.layout = ("rows", size, digest)
-        self._fps = {}
-        self.nodes = 0
         self.values = memo("enumeration.values", _new_value_cache)
         return self
 
@@ -318,6 +332,8 @@ class Evaluator:
     def _defs_of(self, e) -> tuple:
         """The definitions of the let symbols ``e`` uses: its value depends on them too."""
         lets = self.lets
+        if not lets:
+            return ()
         names = [n for n in e.variables if n in lets]
         if not names:
             return ()
