@@ -101,19 +101,22 @@ def test_regular_partitions_rank_every_candidate():
 
 def test_repeated_and_sibling_queries_reuse_the_scoped_solver_and_the_memo():
     """A query asked again is answered from the table's memo; siblings (same constraints but the
-    last) pop one scope of the table's z3 solver instead of re-asserting the clause."""
+    last) keep the z3 form of their shared prefix (the clause is not converted again), and no
+    query leaves anything asserted in the table's z3 solver."""
     n, s, k, cl, table = clause_for(5)
     table.validate = False
     base = [cl.placeholder, claripy.UGT(k, 1)]
     assert Q.solve(table, base, [s[1] == 97]) is not None
     scoped = table.scoped
     assert scoped.levels == [c.hash() for c in base]
+    clause_z3 = scoped.converted[0]
     checks = table.stats.queries
     assert Q.solve(table, base, [s[1] == 97]) is not None
     assert table.stats.memo == 1 and table.stats.queries == checks          # not asked again
     left, right = [*base, s[2] == 97], [*base, s[2] != 97]
     assert Q.solve(table, left) is not None and Q.solve(table, right) is not None
     assert scoped.levels == [c.hash() for c in right] and table.scoped is scoped
+    assert scoped.converted[0] is clause_z3 and len(scoped.solver.assertions()) == 0
 
 
 def test_extremum_gallops_from_the_first_model_instead_of_bisecting_from_zero():
@@ -196,16 +199,17 @@ def test_a_long_enumeration_splits_the_range_instead_of_carrying_every_value_fou
 
 def test_repair_instances_stay_for_later_queries_of_the_constraint_set(monkeypatch):
     """A repair round adds the clause instances a stripped model violated; they follow from the
-    seated clause, so they stay asserted below the query's scope and the next queries of the same
-    constraints (here the enumeration of k's values) start with them instead of failing a round
-    each to find them again (rle at M = 10: 154 checks for its 94 exit codes before, 115 after)."""
+    clause, so they are kept with it and the next queries of a set holding it (here the
+    enumeration of k's values) assert them from the start instead of failing a round each to find
+    them again (rle at M = 10: 154 checks for its 94 exit codes before, 115 after)."""
     monkeypatch.setattr(Q, "_duplicate", lambda *a: None)      # no shortcut: every bad model repairs
     n, s, k, cl, table = clause_for(5)
     table.validate = False
-    before = len(table.scoped.solver.assertions()) if table.scoped else 0
     assert Q.solve(table, [cl.placeholder], [claripy.UGE(k, 4)]) is not None
     assert table.stats.repair == 1
-    assert len(table.scoped.solver.assertions()) > before + 1     # the instances, beside the clause
+    learned = table.scoped.facts[cl.placeholder.args[0]]
+    assert len(learned) >= 1 and len(table.scoped.solver.assertions()) == 0   # kept, not left asserted
+    assert all(f in table.scoped.parts() for f in learned)
     got = Q.solve_many(table, [cl.placeholder], [], [k], 64)
     assert set(got) == {(kk,) for kk in cl.ks}
     assert table.stats.repair == 1                                # no round failed again

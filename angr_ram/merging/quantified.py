@@ -25,6 +25,7 @@ Every model returned has been checked against the full quantified query.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import time
 
 import claripy
@@ -114,19 +115,27 @@ def solve(table: ClauseTable, constraints, extra=()) -> dict | None:
 
 
 class _Scoped:
-    """The z3 solver of one clause table: a stack of constraints, one scope each (a placeholder's
-    scope holds its clause with the quantifier stripped to its first instance, and the family
-    axioms), with the variables of each prefix. A query over a constraint list pops to the
-    longest prefix it shares with the stack and pushes the rest: sibling states, which share all
-    but their last constraints, do not re-assert the others (KLEE keeps one solver the same way)."""
+    """The z3 solver of one clause table and the z3 form of the constraint set it is seated on
+    (a placeholder's clause with the quantifier stripped to its first instance, the family axioms,
+    and the clause instances earlier repairs learned). Each query asserts all of it, with its own
+    formulas, in one z3 scope (:meth:`query`), popped after it.
+
+    KLEE keeps one solver scope per constraint, so that sibling states do not re-assert their
+    shared prefix. z3 preprocesses (propagates values, solves equations) only within a scope: on
+    pattern-merged strtok at M = 8 the same queries took 36-215 ms with one scope per constraint,
+    4x longer with the query's own formulas in a second scope than in the first, and 1-17 ms with
+    everything in one, re-asserting included. What a prefix of constraints converts to, and its
+    variables, are still kept in Python, so a sibling's query reuses them."""
 
     def __init__(self):
         import z3
         self.solver = z3.Solver()
         self.funcs: dict = {}
-        self.levels: list[int] = []            # constraint hashes, one scope each
+        self.levels: list[int] = []            # constraint hashes of the seated set
         self.vars: list[dict] = [{}]           # variables of the first i constraints
         self.clauses: list[list] = [[]]        # clauses of the first i constraints
+        self.converted: list[list] = []        # the z3 formulas of each seated constraint
+        self.facts: dict[str, list] = {}       # placeholder -> clause instances learned by repairs
 
     @property
     def variables(self) -> dict:
@@ -134,34 +143,56 @@ class _Scoped:
         return self.vars[-1]
 
     def seat(self, table: ClauseTable, constraints) -> _Scoped:
-        """Make the scopes hold exactly ``constraints``."""
+        """Make ``constraints`` the seated set (reusing the longest prefix it shares with the last)."""
         hs = [c.hash() for c in constraints]
         common = 0
         for a, b in zip(self.levels, hs, strict=False):
             if a != b:
                 break
             common += 1
-        if common < len(self.levels):
-            self.solver.pop(len(self.levels) - common)
-            del self.levels[common:], self.vars[common + 1:], self.clauses[common + 1:]
+        del self.levels[common:], self.vars[common + 1:], self.clauses[common + 1:], self.converted[common:]
         for c, h in zip(constraints[common:], hs[common:], strict=True):
-            self.solver.push()
             seated = self.clauses[-1]
             if c.op == "BoolS" and c.args[0].startswith(PREFIX):
                 cl = table.clauses[c.args[0]]
                 seated = [*seated, cl]
-                self.solver.add(*cl.z3_parts(self.funcs, quantified=False))
-                for other in seated:        # every member of a family a seated template now uses
-                    self.solver.add(*other.family_axioms(self.funcs))
+                self.converted.append(cl.z3_parts(self.funcs, quantified=False))
                 new = _variables((), [cl])
             else:
-                self.solver.add(bz3.convert(c))
+                self.converted.append([bz3.convert(c)])
                 new = _variables([c], ())
             self.levels.append(h)
             old = self.vars[-1]
             self.vars.append({**old, **new} if new.keys() - old.keys() else old)
             self.clauses.append(seated)
         return self
+
+    def parts(self) -> list:
+        """The z3 formulas a query of the seated set asserts: its constraints, and for each of its
+        clauses the family axioms (``F(j) == member_j``) and the instances learned so far."""
+        out = [f for fs in self.converted for f in fs]
+        for cl in self.clauses[-1]:
+            out += cl.family_axioms(self.funcs)
+            out += self.facts.get(cl.placeholder.args[0], ())
+        return out
+
+    @contextlib.contextmanager
+    def query(self, formulas: list):
+        """The solver, inside a scope holding the seated set and the z3 ``formulas`` (popped after)."""
+        self.solver.push()
+        try:
+            self.solver.add(*self.parts(), *formulas)
+            yield self.solver
+        finally:
+            self.solver.pop()
+
+    def learn(self, learned: list) -> None:
+        """Keep the ``(placeholder, instance)`` facts ``learned`` by repairs with their clause: the
+        clause implies them, so every later query of a set holding it asserts them from the start
+        instead of failing a round to find each again."""
+        for name, f in learned:
+            self.facts.setdefault(name, []).append(f)
+        learned.clear()
 
 
 def _base_solver(table: ClauseTable, constraints) -> _Scoped:
@@ -183,9 +214,9 @@ _UNDECIDED = object()       # the stripped rounds could not decide: ask the real
 def _rounds(s, stats: SolveStats, clauses, qf, variables: dict, placeholders: dict, learned: list | None = None,
             models: ModelStore | None = None):
     """Strip, check, duplicate and repair on ``s`` (inside the caller's scope). Repairs add
-    instances of the clauses, which the seated constraints imply, so they stay true for every
-    later query of the constraint set: each is also appended to ``learned``, for the caller to
-    assert again below its own scopes (:func:`_keep`). A checked model, None (unsat) or
+    instances of the clauses, which the clauses imply, so they stay true for every later query
+    of a set holding them: each is also appended to ``learned`` with its clause's placeholder,
+    for the caller to keep (:meth:`_Scoped.learn`). A checked model, None (unsat) or
     :data:`_UNDECIDED`. The time of each check is reported to ``models``."""
     import z3
     for round_ in range(REPAIR_ROUNDS + 1):
@@ -221,20 +252,8 @@ def _rounds(s, stats: SolveStats, clauses, qf, variables: dict, placeholders: di
                     fact = z3.Implies(z3.UGE(bz3.convert(cl.k), i), bz3.convert(inst))
                     s.add(fact)
                     if learned is not None:
-                        learned.append(fact)
+                        learned.append((cl.placeholder.args[0], fact))
     return _UNDECIDED
-
-
-def _keep(s, learned: list, kept: list | None = None) -> None:
-    """Assert the repair instances ``learned`` in the current scope of ``s`` (after the query's
-    own scope was popped) and move them to ``kept``, for an outer scope to assert again: the next
-    query of this constraint set starts with them instead of finding each again by a failed
-    round. They leave with the constraint that seated them."""
-    if learned:
-        s.add(*learned)
-        if kept is not None:
-            kept += learned
-        learned.clear()
 
 
 def _check_top_level(constraints, extra) -> None:
@@ -261,15 +280,12 @@ def _solve(table: ClauseTable, constraints, extra=()) -> dict | None:
         model = table.models.find(query, qf, clauses, variables)
         if model is not None:
             return model
-    s = base.solver
     learned: list = []
-    s.push()
     try:
-        s.add(*[bz3.convert(c) for c in extra])
-        model = _rounds(s, stats, clauses, qf, variables, placeholders, learned, table.models)
+        with base.query([bz3.convert(c) for c in extra]) as s:
+            model = _rounds(s, stats, clauses, qf, variables, placeholders, learned, table.models)
     finally:
-        s.pop()
-        _keep(s, learned)
+        base.learn(learned)
     if model is _UNDECIDED:
         model = _fallback(qf, clauses, variables, placeholders, stats)
     if model is not None:
@@ -315,16 +331,12 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
     base = _base_solver(table, constraints)
     variables = _query_variables(base, [*extra, *exprs])
     placeholders = {cl.placeholder.args[0]: True for cl in clauses}
-    s = base.solver
     learned: list = []
-    kept: list = []
-    s.push()
+    extra_z3 = [bz3.convert(c) for c in extra]
+    split = False
     try:
-        s.add(*[bz3.convert(c) for c in extra])
-        split = False
-        blocked_qf = list(qf)
-        s.push()                       # the blocking constraints' scope
-        try:
+        with base.query(extra_z3) as s:
+            blocked_qf = list(qf)
             while len(found) < n:
                 stats.queries += 1
                 start = time.perf_counter()
@@ -366,16 +378,12 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
                     blocked = block(r)
                     blocked_qf.append(blocked)     # the query now excludes every value found
                     s.add(bz3.convert(blocked))
-        finally:
-            s.pop()
-            _keep(s, learned, kept)
-        if split and len(found) < n:           # the whole range, less the values found
-            found += [(v,) for v in _enumerate_by_intervals(s, stats, clauses, qf, variables, placeholders,
-                                                            exprs[0], n - len(found), [(0, (1 << exprs[0].length) - 1)],
-                                                            kept, {r[0] for r in found})]
     finally:
-        s.pop()
-        _keep(s, kept)
+        base.learn(learned)
+    if split and len(found) < n:           # the whole range, less the values found
+        found += [(v,) for v in _enumerate_by_intervals(base, extra_z3, stats, clauses, qf, variables, placeholders,
+                                                        exprs[0], n - len(found), [(0, (1 << exprs[0].length) - 1)],
+                                                        {r[0] for r in found})]
     return found
 
 
@@ -389,8 +397,8 @@ def _without(intervals: list[tuple[int, int]], values: set) -> list[tuple[int, i
     return out
 
 
-def _enumerate_by_intervals(s, stats: SolveStats, clauses, qf, variables: dict, placeholders: dict,
-                            e, n: int, todo: list[tuple[int, int]], kept: list | None = None,
+def _enumerate_by_intervals(base: _Scoped, extra_z3: list, stats: SolveStats, clauses, qf, variables: dict,
+                            placeholders: dict, e, n: int, todo: list[tuple[int, int]],
                             known: set | None = None) -> list[int]:
     """Up to ``n`` values of ``e`` (unsigned) in the intervals ``todo``, by splitting an interval
     at each value found: a value ``v`` in ``[lo, hi]`` leaves ``[lo, v - 1]`` and ``[v + 1, hi]``
@@ -400,8 +408,9 @@ def _enumerate_by_intervals(s, stats: SolveStats, clauses, qf, variables: dict, 
     ones). About two checks per value, fewer where a model's neighbours (:mod:`.neighbours`) show
     values first (``known``: the values found before, cut out of ``todo`` first): then every interval left is
     asked in one check first, with a time limit, and half as many at a time each time z3 does not
-    answer in time, down to one by one. The repair instances an interval's check finds are asserted
-    again outside its bounds (and appended to ``kept``)."""
+    answer in time, down to one by one. Each check asserts ``base``'s seated set, ``extra_z3`` and the
+    bounds in one scope; the repair instances it finds are kept for the later ones
+    (:meth:`_Scoped.learn`)."""
     found: list[int] = []
     taken = set(known or ())
     union = 1 << 30 if NEIGHBOURS else 1      # intervals one check asks at once (at first: all)
@@ -423,22 +432,20 @@ def _enumerate_by_intervals(s, stats: SolveStats, clauses, qf, variables: dict, 
             bounds = [claripy.Or(*[claripy.And(claripy.UGE(e, a), claripy.ULE(e, b)) for a, b in group])]
         else:
             bounds = ([claripy.UGE(e, lo)] if lo > 0 else []) + ([claripy.ULE(e, hi)] if hi < (1 << e.length) - 1 else [])
-        s.push()
         try:
-            s.add(*[bz3.convert(b) for b in bounds])
-            stats.queries += 1
-            if whole:                  # worth it only if clearly cheaper than the intervals one by one
-                s.set("timeout", int(1000 * max(SLOW_BLOCKING_CHECK, INTERVAL_CHECK * len(group) / 2)))
-            try:
-                model = _rounds(s, stats, clauses, qf + bounds, variables, placeholders, learned)
-            finally:
-                if whole:
-                    s.set("timeout", NO_TIMEOUT)
-            if model is _UNDECIDED and not whole:
-                model = _fallback(qf + bounds, clauses, variables, placeholders, stats)
+            with base.query([*extra_z3, *[bz3.convert(b) for b in bounds]]) as s:
+                stats.queries += 1
+                if whole:              # worth it only if clearly cheaper than the intervals one by one
+                    s.set("timeout", int(1000 * max(SLOW_BLOCKING_CHECK, INTERVAL_CHECK * len(group) / 2)))
+                try:
+                    model = _rounds(s, stats, clauses, qf + bounds, variables, placeholders, learned)
+                finally:
+                    if whole:
+                        s.set("timeout", NO_TIMEOUT)
         finally:
-            s.pop()
-            _keep(s, learned, kept)
+            base.learn(learned)
+        if model is _UNDECIDED and not whole:
+            model = _fallback(qf + bounds, clauses, variables, placeholders, stats)
         if model is _UNDECIDED:        # the union weighs on z3: half as many intervals at a time
             todo += reversed(group)
             union = len(group) // 2
@@ -481,43 +488,37 @@ def extremum(table: ClauseTable, constraints, extra, key, want_max: bool) -> int
     clauses = table.clauses_of(constraints)
     qf = [c for c in (*constraints, *extra) if not any(v.startswith(PREFIX) for v in c.variables)]
     base = _base_solver(table, constraints)
-    s = base.solver
     zkey = bz3.convert(key)
     bits = key.length
-    s.push()
-    try:
-        s.add(*[bz3.convert(c) for c in extra])
+    extra_z3 = [bz3.convert(c) for c in extra]
+    with base.query(extra_z3) as s:
         r = s.check()
         if r == z3.unknown:
             return None           # the caller searches with the solving procedure instead
         if r != z3.sat:
             raise UnsatError("angr-ram: quantified query is unsatisfiable")
         model = s.model()
-        found = {"model": model}
+    found = {"model": model}
 
-        def value_in(a: int, b: int) -> int | None:
-            s.push()
-            s.add(z3.UGE(zkey, a), z3.ULE(zkey, b))
+    def value_in(a: int, b: int) -> int | None:
+        with base.query([*extra_z3, z3.UGE(zkey, a), z3.ULE(zkey, b)]) as s:
             r = s.check()
             m = s.model() if r == z3.sat else None
-            s.pop()
-            if r == z3.unknown:
-                raise _Undecidable     # a bound z3 cannot decide is not a bound: search instead
-            if m is None:
-                return None
-            found["model"] = m
-            return m.eval(zkey, model_completion=True).as_long()
-
-        try:
-            best = gallop_extremum(value_in, model.eval(zkey, model_completion=True).as_long(),
-                                   0, (1 << bits) - 1, want_max)
-        except _Undecidable:
+        if r == z3.unknown:
+            raise _Undecidable     # a bound z3 cannot decide is not a bound: search instead
+        if m is None:
             return None
-        model = found["model"]
-        variables = _query_variables(base, extra)
-        full = {**_model_of(model, variables), **{cl.placeholder.args[0]: True for cl in clauses}}
-    finally:
-        s.pop()
+        found["model"] = m
+        return m.eval(zkey, model_completion=True).as_long()
+
+    try:
+        best = gallop_extremum(value_in, model.eval(zkey, model_completion=True).as_long(),
+                               0, (1 << bits) - 1, want_max)
+    except _Undecidable:
+        return None
+    model = found["model"]
+    variables = _query_variables(base, extra)
+    full = {**_model_of(model, variables), **{cl.placeholder.args[0]: True for cl in clauses}}
     if any(cl.holds(full) for cl in clauses) and _solve(table, constraints, [*extra, key == best]) is None:
         return None
     stats.extrema_stripped += 1
