@@ -119,6 +119,32 @@ def test_repeated_and_sibling_queries_reuse_the_scoped_solver_and_the_memo():
     assert scoped.converted[0] is clause_z3 and len(scoped.solver.assertions()) == 0
 
 
+def test_every_check_sees_the_constraint_set_and_the_query_in_one_z3_scope(monkeypatch):
+    """z3 preprocesses only within a scope, so each check of the solving procedure (branch
+    checks, enumerations by blocking and by intervals, extrema) has the seated constraints and the
+    query's own formulas in one scope, above nothing asserted, and nothing stays asserted after."""
+    import z3
+
+    scopes: list[int] = []
+    orig_check = z3.Solver.check
+
+    def check(self, *a):
+        scopes.append(self.num_scopes())
+        return orig_check(self, *a)
+
+    monkeypatch.setattr(z3.Solver, "check", check)
+    monkeypatch.setattr(Q, "REUSE_MODELS", False)
+    monkeypatch.setattr(Q, "SLOW_BLOCKING_CHECK", 0.0)       # the enumeration goes on by intervals
+    n, s, k, cl, table = clause_for(5)
+    table.validate = False
+    cons = [cl.placeholder, claripy.UGT(k, 1)]
+    assert Q.solve(table, cons, [s[1] == 97]) is not None
+    assert len(Q.solve_many(table, [*cons, s[2] != 97], [], [k], 64)) >= 1
+    assert Q.extremum(table, cons, [], k, True) == max(kk for kk in cl.ks if kk > 1)
+    assert len(scopes) >= 5 and set(scopes) == {1}
+    assert table.scoped.solver.num_scopes() == 0 and len(table.scoped.solver.assertions()) == 0
+
+
 def test_extremum_gallops_from_the_first_model_instead_of_bisecting_from_zero():
     """An address-like key (a stack address plus the merged count k) has its minimum and maximum
     found in about 2 log2(range) checks, not one per bit of the distance from 0."""
