@@ -136,6 +136,7 @@ class _Scoped:
         self.clauses: list[list] = [[]]        # clauses of the first i constraints
         self.converted: list[list] = []        # the z3 formulas of each seated constraint
         self.facts: dict[str, list] = {}       # placeholder -> clause instances learned by repairs
+        self._axioms: tuple = (None, [])       # (seated clauses and family count, their family axioms)
 
     @property
     def variables(self) -> dict:
@@ -171,8 +172,12 @@ class _Scoped:
         """The z3 formulas a query of the seated set asserts: its constraints, and for each of its
         clauses the family axioms (``F(j) == member_j``) and the instances learned so far."""
         out = [f for fs in self.converted for f in fs]
-        for cl in self.clauses[-1]:
-            out += cl.family_axioms(self.funcs)
+        seated = self.clauses[-1]
+        key = (tuple(id(cl) for cl in seated), len(self.funcs))   # the axioms change with these only
+        if self._axioms[0] != key:
+            self._axioms = (key, [a for cl in seated for a in cl.family_axioms(self.funcs)])
+        out += self._axioms[1]
+        for cl in seated:
             out += self.facts.get(cl.placeholder.args[0], ())
         return out
 
