@@ -1,0 +1,60 @@
+"""``memory_diff``: where two memories differ, compared with angr's own ``changed_pages``."""
+
+import angr
+import claripy
+import pytest
+
+from angr_ram.merging import memory_diff
+
+from .conftest import BUILD
+
+
+@pytest.fixture(scope="module")
+def blank():
+    proj = angr.Project(str(BUILD / "livetrap_O0"), auto_load_libs=False)
+    return proj.factory.blank_state()
+
+
+def _pair(blank):
+    """A parent with stores of every kind and two children that change different things."""
+    base = 0x7ffffff000
+    x, y = claripy.BVS("x", 64), claripy.BVS("y", 32)
+    root = blank.copy()
+    root.memory.store(base, x)                       # one 8-byte symbolic object
+    root.memory.store(base + 16, claripy.BVV(0x1122334455667788, 64))
+    root.memory.store(base + 32, y, endness="Iend_LE")
+    a, b = root.copy(), root.copy()
+    a.memory.store(base, x)                          # the same expression stored again: a new object
+    a.memory.store(base + 20, claripy.BVV(0xAB, 8))  # a concrete byte changed
+    a.memory.store(base + 33, y[15:8])               # the same byte of y, stored alone
+    b.memory.store(base + 4, claripy.BVS("z", 8))   # one symbolic byte changed
+    b.memory.store(base + 32, y, endness="Iend_BE")  # y with the other endness
+    b.memory.store(base + 0x2000, claripy.BVV(1, 8))  # a page only b has
+    return root, a, b
+
+
+def test_changed_pages_answers_as_angr_does(blank):
+    root, a, b = _pair(blank)
+    for s, t in [(a, root), (b, root), (a, b), (b, a), (root, root)]:
+        assert memory_diff.changed_pages(s.memory, t.memory) == s.memory.changed_pages(t.memory)
+    diff = memory_diff.changed_pages(a.memory, b.memory)
+    page = a.memory.page_size
+    offs = {p * page + o for p, os_ in diff.items() if os_ for o in os_}
+    base = 0x7ffffff000
+    assert base + 4 in offs and base + 20 in offs and base + 32 in offs
+    assert base + 1 not in offs and base + 16 not in offs   # same bytes in both
+
+
+def test_byte_key_is_equal_exactly_for_equal_bytes(blank):
+    root, a, b = _pair(blank)
+    base = 0x7ffffff000
+    key = memory_diff.byte_key
+    assert key(a.memory, base + 33) == key(root.memory, base + 33)   # the same byte of y, stored apart
+    assert key(a.memory, base + 2) == key(root.memory, base + 2)     # x stored again
+    assert key(a.memory, base + 20) == 0xAB and key(root.memory, base + 20) == 0x55   # big-endian store
+    assert key(b.memory, base + 4) != key(root.memory, base + 4)
+    assert key(b.memory, base + 32) != key(root.memory, base + 32)   # y's other endness
+    for s in (root, a, b):
+        for o in (0, 5, 17, 33, 35):
+            v = s.memory.load(base + o, 1)
+            assert key(s.memory, base + o) == (v.concrete_value if not v.symbolic else v.hash())
