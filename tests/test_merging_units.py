@@ -1,6 +1,8 @@
 """Units of pattern-based merging: words and regular partitions, template synthesis, and the
 quantified solving procedure against z3's ForAll."""
 
+import time
+
 import claripy
 
 from angr_ram.merging import quantified as Q
@@ -221,6 +223,41 @@ def test_a_long_enumeration_splits_the_range_instead_of_carrying_every_value_fou
     sizes.clear()
     assert set(Q.solve_many(table, [cl.placeholder], [], [e], 64)) == want
     assert max(sizes) - min(sizes) == len(want)            # blocking: one more constraint per value
+
+
+def test_a_union_check_gets_the_time_its_single_checks_are_measured_to_take(monkeypatch):
+    """A check of m intervals at once stands for m single checks, so its time limit is m times
+    the mean time of the enumeration's checks so far, not a constant: here every check takes at
+    least 0.2 s (as on a loaded machine), and every union check may take m x 0.2 s (the old limit,
+    0.125 s per interval, would stop it). The values stay the same set."""
+    import z3
+
+    n, s, k, cl, table = clause_for(5)
+    table.validate = False
+    e = k * 3 + 1
+    limits: dict = {}
+    unions: list[tuple[int, int]] = []
+    orig_check, orig_set = z3.Solver.check, z3.Solver.set
+
+    def set_(solver, *a, **kw):
+        if a and a[0] == "timeout":
+            limits[id(solver)] = a[1]
+        return orig_set(solver, *a, **kw)
+
+    def check(solver, *a):
+        last = solver.assertions()[-1]
+        if z3.is_or(last) and all(z3.is_and(c) for c in last.children()):    # a union of intervals
+            unions.append((last.num_args(), limits.get(id(solver))))
+        time.sleep(0.2)
+        return orig_check(solver, *a)
+
+    monkeypatch.setattr(z3.Solver, "set", set_)
+    monkeypatch.setattr(z3.Solver, "check", check)
+    monkeypatch.setattr(Q, "SLOW_BLOCKING_CHECK", 0.0)       # straight to the intervals
+    monkeypatch.setattr(Q, "REUSE_MODELS", False)
+    got = Q.solve_many(table, [cl.placeholder], [], [e], 64)
+    assert set(got) == {(kk * 3 + 1,) for kk in cl.ks}
+    assert unions and all(limit >= 200 * m for m, limit in unions)
 
 
 def test_repair_instances_stay_for_later_queries_of_the_constraint_set(monkeypatch):

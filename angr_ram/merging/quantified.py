@@ -303,11 +303,37 @@ def _solve(table: ClauseTable, constraints, extra=()) -> dict | None:
 # an enumeration of one expression whose blocking check took longer than this (seconds) goes on by
 # splitting the expression's range at the values found instead (see _enumerate_by_intervals)
 SLOW_BLOCKING_CHECK = 1.0
-# the time (seconds) one interval's check is taken to cost: a check of many intervals at once (or of
-# many values blocked at once) gets half their cost (at least SLOW_BLOCKING_CHECK) before z3 is
-# stopped and half as many intervals are asked at a time (see _enumerate_by_intervals)
+# the time (seconds) a check is taken to cost before an enumeration has measured any (see CheckClock)
 INTERVAL_CHECK = 0.25
 NO_TIMEOUT = 4294967295        # z3's "no timeout"
+
+
+class CheckClock:
+    """The z3 checks of one enumeration, timed: a check that asks ``n`` intervals at once (or
+    blocks ``n`` values found) stands for ``n`` checks of one, so it gets as long as those are
+    expected to take, by the mean time of this enumeration's checks so far (at least
+    ``SLOW_BLOCKING_CHECK``), before z3 is stopped and fewer are asked at a time. The limit is
+    measured, not a constant: on a loaded machine every check is slower, and a constant limit
+    stopped the union checks that would have saved the most (atoi at M = 10 took 6x longer beside a
+    CI run); on rle at M = 10 the union of the last 12 gaps was unsat in 2.6 s where a limit of
+    1.5 s led to 3.5 s of stopped checks and 9.7 s of single ones."""
+
+    def __init__(self):
+        self.total = 0.0
+        self.count = 0
+
+    def add(self, seconds: float) -> None:
+        """Count one check that took ``seconds``."""
+        self.total += seconds
+        self.count += 1
+
+    def mean(self) -> float:
+        """Mean seconds per check so far (``INTERVAL_CHECK`` before the first)."""
+        return self.total / self.count if self.count else INTERVAL_CHECK
+
+    def limit_ms(self, n: int) -> int:
+        """The time limit (milliseconds) for one check that stands for ``n`` checks."""
+        return int(1000 * max(SLOW_BLOCKING_CHECK, n * self.mean()))
 
 
 def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tuple]:
@@ -338,6 +364,7 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
     placeholders = {cl.placeholder.args[0]: True for cl in clauses}
     learned: list = []
     extra_z3 = [bz3.convert(c) for c in extra]
+    clock = CheckClock()
     split = False
     try:
         with base.query(extra_z3) as s:
@@ -353,12 +380,15 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
                     model = table.models.find(query, qf, clauses, variables)
                 if model is None:
                     if limited:
-                        s.set("timeout", int(1000 * max(SLOW_BLOCKING_CHECK, INTERVAL_CHECK * len(found) / 2)))
+                        s.set("timeout", clock.limit_ms(len(found)))
+                    t0 = time.perf_counter()
                     try:
                         model = _rounds(s, stats, clauses, blocked_qf, variables, placeholders, learned, table.models)
                     finally:
                         if limited:
                             s.set("timeout", NO_TIMEOUT)
+                    if model is not _UNDECIDED:
+                        clock.add(time.perf_counter() - t0)
                     if query is not None and isinstance(model, dict):
                         table.models.add(query, model)
                 if model is _UNDECIDED and limited:
@@ -388,7 +418,7 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
     if split and len(found) < n:           # the whole range, less the values found
         found += [(v,) for v in _enumerate_by_intervals(base, extra_z3, stats, clauses, qf, variables, placeholders,
                                                         exprs[0], n - len(found), [(0, (1 << exprs[0].length) - 1)],
-                                                        {r[0] for r in found})]
+                                                        {r[0] for r in found}, clock)]
     return found
 
 
@@ -404,19 +434,20 @@ def _without(intervals: list[tuple[int, int]], values: set) -> list[tuple[int, i
 
 def _enumerate_by_intervals(base: _Scoped, extra_z3: list, stats: SolveStats, clauses, qf, variables: dict,
                             placeholders: dict, e, n: int, todo: list[tuple[int, int]],
-                            known: set | None = None) -> list[int]:
+                            known: set | None = None, clock: CheckClock | None = None) -> list[int]:
     """Up to ``n`` values of ``e`` (unsigned) in the intervals ``todo``, by splitting an interval
     at each value found: a value ``v`` in ``[lo, hi]`` leaves ``[lo, v - 1]`` and ``[v + 1, hi]``
     to search, each one check with two bounds. Blocking the values found instead makes each
     check carry every earlier value, and on some merged states z3's time per check grows with
     their number (rle at M = 10: 0.1 s for the first of 95 exit codes, 20-300 s for the last
     ones). About two checks per value, fewer where a model's neighbours (:mod:`.neighbours`) show
-    values first (``known``: the values found before, cut out of ``todo`` first): then every interval left is
-    asked in one check first, with a time limit, and half as many at a time each time z3 does not
-    answer in time, down to one by one. Each check asserts ``base``'s seated set, ``extra_z3`` and the
-    bounds in one scope; the repair instances it finds are kept for the later ones
+    values first (``known``: the values found before, cut out of ``todo`` first): then every interval
+    left is asked in one check first, with a time limit from ``clock`` (the enumeration's check
+    times), and half as many at a time each time z3 does not answer in time, down to one by one.
+    Each check asserts ``base``'s seated set, ``extra_z3`` and the bounds in one scope; the repair instances it finds are kept for the later ones
     (:meth:`_Scoped.learn`)."""
     found: list[int] = []
+    clock = clock or CheckClock()
     taken = set(known or ())
     union = 1 << 30 if NEIGHBOURS else 1      # intervals one check asks at once (at first: all)
     learned: list = []
@@ -440,13 +471,16 @@ def _enumerate_by_intervals(base: _Scoped, extra_z3: list, stats: SolveStats, cl
         try:
             with base.query([*extra_z3, *[bz3.convert(b) for b in bounds]]) as s:
                 stats.queries += 1
-                if whole:              # worth it only if clearly cheaper than the intervals one by one
-                    s.set("timeout", int(1000 * max(SLOW_BLOCKING_CHECK, INTERVAL_CHECK * len(group) / 2)))
+                if whole:              # worth it only if cheaper than the intervals one by one
+                    s.set("timeout", clock.limit_ms(len(group)))
+                start = time.perf_counter()
                 try:
                     model = _rounds(s, stats, clauses, qf + bounds, variables, placeholders, learned)
                 finally:
                     if whole:
                         s.set("timeout", NO_TIMEOUT)
+                if model is not _UNDECIDED:        # a stopped check says nothing of a check's time
+                    clock.add(time.perf_counter() - start)
         finally:
             base.learn(learned)
         if model is _UNDECIDED and not whole:
