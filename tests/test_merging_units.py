@@ -315,6 +315,30 @@ def test_a_neighbour_that_breaks_a_quantified_instance_is_not_a_value():
         assert fast_eval_ast(ModelCache(model), n[7:0], True) == v
 
 
+def test_the_models_a_neighbour_search_waits_on_are_searched_around_in_one_evaluation(monkeypatch):
+    """Values two changes away are found level by level: every model of a level is searched
+    around at once (the evaluator's cost is per node, not per row), so a 4 x 4 grid of values
+    takes one evaluation per level, not one per model, and finds the same values."""
+    from angr_ram.merging import neighbours
+    from angr_ram.plugins import enumeration
+
+    a, b = claripy.BVS("a", 8, explicit_name=True), claripy.BVS("b", 8, explicit_name=True)
+    e = a.zero_extend(8) * 4 + b.zero_extend(8)
+    qf = [claripy.ULT(a, 4), claripy.ULT(b, 4)]
+    made = []
+    orig = enumeration.Evaluator.over
+
+    def over(*args, **kw):
+        made.append(args[1])
+        return orig(*args, **kw)
+
+    monkeypatch.setattr(enumeration.Evaluator, "over", staticmethod(over))
+    near = neighbours.neighbour_values({"a": 0, "b": 0}, e, qf, [], {"a": a, "b": b}, {0})
+    assert set(near) == set(range(1, 16))
+    assert all(m["a"] * 4 + m["b"] == v and m["a"] < 4 and m["b"] < 4 for v, m in near.items())
+    assert len(made) <= 2 * 3           # levels 1, 2, 3 (and the rows with new values of each)
+
+
 def test_a_union_of_intervals_that_z3_cannot_answer_in_time_is_asked_in_halves(monkeypatch):
     """After the neighbours (here: all but the multiples of 16), the check that blocks every value
     found and then every union of the intervals left are time-limited; each time z3 gives up (here:

@@ -24,7 +24,7 @@ from ..plugins.enumeration import Evaluator, _Unsupported, deep_recursion
 
 MAX_DOMAIN_BITS = 8         # a variable of at most this many bits is changed to every value it can take
 MAX_ROWS = 1 << 14          # candidate rows evaluated per model
-MAX_ROUNDS = 64             # models expanded per call
+MAX_ROUNDS = 64             # models searched around per call
 FULL_DOMAINS = 1 << 22      # changed variables x 256 x expression nodes up to which every byte value is tried
 
 
@@ -143,14 +143,21 @@ def neighbour_values(model: dict, e, qf: list, clauses: list, variables: dict, k
     found: dict[int, dict] = {}
     queue = [model]
     seen = set(known)
+    per_base = sum(len(d) for d in domains.values())
+    if per_base > MAX_ROWS:
+        return found
+    expanded = 0
     with deep_recursion():
-        for _ in range(MAX_ROUNDS):
-            if not queue:
-                break
-            base = queue.pop(0)
-            cols, size = _rows(base, domains, free)
-            if size > MAX_ROWS:
-                return found
+        while queue and expanded < MAX_ROUNDS:
+            # every model waiting is searched around in one evaluation (as many as MAX_ROWS allows):
+            # the evaluator's cost is mostly per node, not per row
+            take = min(len(queue), MAX_ROUNDS - expanded, MAX_ROWS // per_base)
+            bases, queue = queue[:take], queue[take:]
+            expanded += take
+            parts = [_rows(b, domains, free)[0] for b in bases]
+            cols = {n: np.concatenate([p[n] for p in parts]) for n in free}
+            owner = np.repeat(np.arange(take), per_base)
+            size = take * per_base
             ev = Evaluator.over(cols, size, lets, shared=False)
             try:
                 vals = np.broadcast_to(ev.ev(e), (size,))
@@ -159,14 +166,14 @@ def neighbour_values(model: dict, e, qf: list, clauses: list, variables: dict, k
                     continue
                 if len(fresh) < size:         # the constraints are evaluated on the rows with new values only
                     cols = {n: c[fresh] for n, c in cols.items()}
-                    size, vals = len(fresh), vals[fresh]
+                    size, vals, owner = len(fresh), vals[fresh], owner[fresh]
                     ev = Evaluator.over(cols, size, lets, shared=False)
                 mask = _holding(ev, rest, clauses, cols, size)
                 for i in np.flatnonzero(mask):
                     v = int(vals[i])
                     if v in seen:
                         continue
-                    m = _model_at(i, base, cols, ev, size, lets, variables)
+                    m = _model_at(i, bases[owner[i]], cols, ev, size, lets, variables)
                     if any(cl.holds(m) for cl in clauses):
                         continue         # never taken: the rows were checked against every instance
                     seen.add(v)
