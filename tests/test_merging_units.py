@@ -121,6 +121,26 @@ def test_repeated_and_sibling_queries_reuse_the_scoped_solver_and_the_memo():
     assert scoped.converted[0] is clause_z3 and len(scoped.solver.assertions()) == 0
 
 
+def test_constraints_seated_again_past_the_common_prefix_are_not_converted_again(monkeypatch):
+    """Sibling states asked in turn seat each other's last constraints again and again: their z3
+    form and variables are kept by hash, so nothing is converted or walked twice."""
+    n, s, k, cl, table = clause_for(5)
+    table.validate = False
+    base = [cl.placeholder, claripy.UGT(k, 1)]
+    left, right = [*base, s[2] == 97, s[3] == 97], [*base, s[2] != 97]
+    assert Q.solve(table, left) is not None and Q.solve(table, right) is not None
+    converted, walked = [], []
+    orig_convert, orig_vars = Q.bz3.convert, Q._variables
+    monkeypatch.setattr(Q.bz3, "convert", lambda e: converted.append(e) or orig_convert(e))
+    monkeypatch.setattr(Q, "_variables", lambda exprs, clauses: walked.append(exprs) or orig_vars(exprs, clauses))
+    for query in (left, right, left):
+        table.answers.clear()
+        assert Q.solve(table, query, [claripy.ULE(k, 5)]) is not None
+        assert table.scoped.levels == [c.hash() for c in query]
+    assert not {c.hash() for c in converted} & {c.hash() for c in (*left, *right)}   # only the queries' own
+    assert not any(exprs for exprs in walked)      # k's variables are the constraint set's: no walk
+
+
 def test_every_check_sees_the_constraint_set_and_the_query_in_one_z3_scope(monkeypatch):
     """z3 preprocesses only within a scope, so each check of the solving procedure (branch
     checks, enumerations by blocking and by intervals, extrema) has the seated constraints and the

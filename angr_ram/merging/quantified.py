@@ -36,6 +36,7 @@ from claripy.frontend.mixin.model_cache_mixin import ModelCache
 from ..errors import AngrRamError
 from ..plugins.model_eval import fast_eval_ast
 from ..plugins.z3_setup import gallop_extremum
+from ..scope import LRU
 from .clauses import PREFIX, ClauseTable, QuantifiedClause, SolveStats
 from .model_reuse import ModelStore
 from .neighbours import neighbour_values
@@ -114,6 +115,9 @@ def solve(table: ClauseTable, constraints, extra=()) -> dict | None:
     return result
 
 
+SEATED_MEMO = 4096      # constraints whose z3 form and variables a table's solver keeps
+
+
 class _Scoped:
     """The z3 solver of one clause table and the z3 form of the constraint set it is seated on
     (a placeholder's clause with the quantifier stripped to its first instance, the family axioms,
@@ -137,6 +141,9 @@ class _Scoped:
         self.converted: list[list] = []        # the z3 formulas of each seated constraint
         self.facts: dict[str, list] = {}       # placeholder -> clause instances learned by repairs
         self._axioms: tuple = (None, [])       # (seated clauses and family count, their family axioms)
+        # hash -> (z3 form, variables) of constraints seated before: sibling states that alternate
+        # seat the same constraints again past their common prefix
+        self.known = LRU(SEATED_MEMO)
 
     @property
     def variables(self) -> dict:
@@ -160,8 +167,12 @@ class _Scoped:
                 self.converted.append(cl.z3_parts(self.funcs, quantified=False))
                 new = _variables((), [cl])
             else:
-                self.converted.append([bz3.convert(c)])
-                new = _variables([c], ())
+                got = self.known.lookup(h)
+                if got is None:
+                    got = ([bz3.convert(c)], _variables([c], ()))
+                    self.known.put(h, got)
+                self.converted.append(got[0])
+                new = got[1]
             self.levels.append(h)
             old = self.vars[-1]
             self.vars.append({**old, **new} if new.keys() - old.keys() else old)
@@ -209,6 +220,9 @@ def _base_solver(table: ClauseTable, constraints) -> _Scoped:
 
 def _query_variables(base: _Scoped, extra) -> dict:
     """The variables of a query: its constraint set's (memoized) and those of ``extra``."""
+    known = base.variables
+    if all(v in known or v.startswith(PREFIX) for e in extra for v in e.variables):
+        return known                   # claripy keeps each expression's variable names: no walk
     more = _variables(extra, ())
     return {**base.variables, **more} if more.keys() - base.variables.keys() else base.variables
 
