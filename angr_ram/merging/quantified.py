@@ -327,10 +327,10 @@ class CheckClock:
     blocks ``n`` values found) stands for ``n`` checks of one, so it gets as long as those are
     expected to take, by the mean time of this enumeration's checks so far (at least
     ``SLOW_BLOCKING_CHECK``), before z3 is stopped and fewer are asked at a time. The limit is
-    measured, not a constant: on a loaded machine every check is slower, and a constant limit
-    stopped the union checks that would have saved the most (atoi at M = 10 took 6x longer beside a
-    CI run); on rle at M = 10 the union of the last 12 gaps was unsat in 2.6 s where a limit of
-    1.5 s led to 3.5 s of stopped checks and 9.7 s of single ones."""
+    measured, not a constant: a constant stops the union checks that would save the most on big
+    merged formulas, and more of them on a loaded machine, where every check is slower. On rle at
+    M = 10 the union of the last 12 gaps was unsat in 2.6-3.2 s; the constant limit (1.5 s) led to
+    3.5 s of stopped checks and then 9.7 s of single ones."""
 
     def __init__(self):
         self.total = 0.0
@@ -458,8 +458,8 @@ def _enumerate_by_intervals(base: _Scoped, extra_z3: list, stats: SolveStats, cl
     values first (``known``: the values found before, cut out of ``todo`` first): then every interval
     left is asked in one check first, with a time limit from ``clock`` (the enumeration's check
     times), and half as many at a time each time z3 does not answer in time, down to one by one.
-    Each check asserts ``base``'s seated set, ``extra_z3`` and the bounds in one scope; the repair instances it finds are kept for the later ones
-    (:meth:`_Scoped.learn`)."""
+    Each check asserts ``base``'s seated set, ``extra_z3`` and the bounds in one scope; the repair
+    instances it finds are kept for the later ones (:meth:`_Scoped.learn`)."""
     found: list[int] = []
     clock = clock or CheckClock()
     taken = set(known or ())
