@@ -1,10 +1,13 @@
-"""``memory_diff``: where two memories differ, compared with angr's own ``changed_pages``."""
+"""``memory_diff``: where two memories differ, inside a run (the patched ``changed_bytes``)
+compared with angr's own answer outside one."""
 
 import angr
 import claripy
 import pytest
 
 from angr_ram.merging import memory_diff
+from angr_ram.patches import install_all
+from angr_ram.scope import RunScope
 
 from .conftest import BUILD
 
@@ -33,11 +36,19 @@ def _pair(blank):
     return root, a, b
 
 
-def test_changed_pages_answers_as_angr_does(blank):
+def test_changed_pages_answers_as_angr_does(blank, monkeypatch):
+    install_all()
     root, a, b = _pair(blank)
-    for s, t in [(a, root), (b, root), (a, b), (b, a), (root, root)]:
-        assert memory_diff.changed_pages(s.memory, t.memory) == s.memory.changed_pages(t.memory)
-    diff = memory_diff.changed_pages(a.memory, b.memory)
+    pairs = [(a, root), (b, root), (a, b), (b, a), (root, root)]
+    angrs = [s.memory.changed_pages(t.memory) for s, t in pairs]       # outside a run: angr's code
+    fell_back = []
+    orig = memory_diff.changed_bytes.original
+    monkeypatch.setattr(memory_diff.changed_bytes, "original", lambda *a, **k: fell_back.append(1) or orig(*a, **k))
+    with RunScope().active():
+        ours = [s.memory.changed_pages(t.memory) for s, t in pairs]
+    assert ours == angrs and not fell_back                               # the patch answered, alike
+    with RunScope().active():
+        diff = a.memory.changed_pages(b.memory)
     page = a.memory.page_size
     offs = {p * page + o for p, os_ in diff.items() if os_ for o in os_}
     base = 0x7ffffff000

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import claripy
 
 from .liveness import Live, Liveness
-from .memory_diff import byte_key, changed_pages
+from .memory_diff import byte_key
 
 NODE_KEY = "angr_ram_node"
 MAX_MERGES_PER_SITE = 512     # guard against merge cycles: then the fragment stops merging there
@@ -115,7 +115,7 @@ class Tree:
         out = []
         page = st.memory.page_size
         root = self.root.state.memory
-        for pageno, offs in sorted(changed_pages(st.memory, root).items()):
+        for pageno, offs in sorted(st.memory.changed_pages(root).items()):
             if offs is None:
                 out.append(pageno)
                 continue
@@ -302,7 +302,7 @@ def live_store_difference(liveness: Liveness, live: Live, s1, s2) -> str | None:
         return "files"
     sp0 = s1.callstack.stack_ptr
     page = s1.memory.page_size
-    for pageno, offs in changed_pages(s1.memory, s2.memory).items():
+    for pageno, offs in s1.memory.changed_pages(s2.memory).items():
         addrs = range(pageno * page, (pageno + 1) * page) if offs is None else (pageno * page + o for o in offs)
         for a in addrs:
             off = a - sp0

@@ -1,17 +1,20 @@
 """Where two memories differ, without building a byte expression for every stored byte.
 
-angr's ``changed_pages`` compares two pages' symbolic bytes by slicing each byte out of both
-memory objects (``bytes_at(addr, 1)``, a new claripy Extract each time) and comparing the slices.
-Incremental merging asks it for every new node (its digest and each comparison), and on
-pattern-merged strtok at M = 10 that slicing was 14 of 22 s of merging work. Two memory objects
-that wrap the same expression at the same base with the same endness hold the same byte at every
-address they both include, so :func:`changed_pages` answers that case without slicing and slices
-only the rest: the answer is the same as angr's.
+angr's ``UltraPage.changed_bytes`` (behind ``changed_pages`` and every state merge) compares two
+pages' symbolic bytes by slicing each byte out of both memory objects (``bytes_at(addr, 1)``, a new
+claripy Extract each time) and comparing the slices. Incremental merging asks for it for every new
+node (its digest and each comparison), and on pattern-merged strtok at M = 10 that slicing was 14 of
+22 s of merging work. Two memory objects that wrap the same expression at the same base with the
+same endness hold the same byte at every address they both include, so inside angr-ram's runs
+:func:`changed_bytes` (a gated patch, :mod:`angr_ram.patches`) answers that case without slicing
+and slices only the rest: the answer is the same as angr's.
 """
 
 from __future__ import annotations
 
 from angr.storage.memory_mixins.paged_memory.pages.ultra_page import UltraPage
+
+from ..patches import declare
 
 
 def _same_object(a, b) -> bool:
@@ -19,62 +22,39 @@ def _same_object(a, b) -> bool:
                       and a.length == b.length)
 
 
-def _plain_ultra(page) -> bool:
-    return isinstance(page, UltraPage) and type(page).changed_bytes is UltraPage.changed_bytes
-
-
-def _symbolic_at(page: UltraPage, addr: int):
+def _symbolic_at(page: UltraPage, offset: int):
     try:
-        return page.symbolic_data[next(page.symbolic_data.irange(maximum=addr, reverse=True))]
+        return page.symbolic_data[next(page.symbolic_data.irange(maximum=offset, reverse=True))]
     except StopIteration:
         return None
 
 
-def changed_bytes(page: UltraPage, other: UltraPage, page_addr: int) -> set[int]:
-    """The offsets where ``page`` and ``other`` hold different bytes (angr's
-    ``UltraPage.changed_bytes``, with equal memory objects compared without slicing)."""
-    candidates = super(UltraPage, page).changed_bytes(other)
+@declare(UltraPage, "changed_bytes")
+def changed_bytes(original, self, other, page_addr=None) -> set[int]:
+    """The offsets where pages ``self`` and ``other`` hold different bytes: angr's answer, with
+    equal memory objects compared without slicing."""
+    if page_addr is None or not isinstance(other, UltraPage):
+        return original(self, other, page_addr=page_addr)
+    candidates = super(UltraPage, self).changed_bytes(other)
     if candidates is None:
-        candidates = page._ultra_changed_candidates(other)
+        candidates = self._ultra_changed_candidates(other)
     changes: set[int] = set()
-    for addr in candidates:
-        sym = page.symbolic_bitmap[addr]
-        if sym != other.symbolic_bitmap[addr]:
-            changes.add(addr)
+    for off in candidates:
+        sym = self.symbolic_bitmap[off]
+        if sym != other.symbolic_bitmap[off]:
+            changes.add(off)
         elif not sym:
-            if page.concrete_data[addr] != other.concrete_data[addr]:
-                changes.add(addr)
+            if self.concrete_data[off] != other.concrete_data[off]:
+                changes.add(off)
         else:
-            a, b = _symbolic_at(page, addr), _symbolic_at(other, addr)
-            real = page_addr + addr
+            a, b = _symbolic_at(self, off), _symbolic_at(other, off)
+            real = page_addr + off
             ina = a is not None and a.includes(real)
             inb = b is not None and b.includes(real)
             if ina != inb:
-                changes.add(addr)
+                changes.add(off)
             elif ina and not _same_object(a, b) and a.bytes_at(real, 1) is not b.bytes_at(real, 1):
-                changes.add(addr)
-    return changes
-
-
-def changed_pages(mem, other) -> dict[int, set[int] | None]:
-    """Page number -> offsets where ``mem`` and ``other`` differ (None: the page exists in one of
-    them only), as angr's ``PagedMemoryMixin.changed_pages`` answers."""
-    mine, theirs = mem._pages, other._pages
-    changes: dict[int, set[int] | None] = dict.fromkeys(set(mine).symmetric_difference(theirs))
-    size = mem.page_size
-    for pageno in set(mine).intersection(theirs):
-        p, q = mine[pageno], theirs[pageno]
-        if (p is None) != (q is None):
-            changes[pageno] = None
-        elif p is None or p is q:
-            continue
-        else:
-            if _plain_ultra(p) and _plain_ultra(q):
-                offs = changed_bytes(p, q, pageno * size)
-            else:
-                offs = p.changed_bytes(q, page_addr=pageno * size)
-            if offs:
-                changes[pageno] = offs
+                changes.add(off)
     return changes
 
 
@@ -84,7 +64,7 @@ def byte_key(mem, addr: int):
     mixins, which would also fill a byte never stored; that byte's key is ``None``)."""
     pageno, off = divmod(addr, mem.page_size)
     page = mem._pages.get(pageno)
-    if not _plain_ultra(page):
+    if not isinstance(page, UltraPage):
         return mem.load(addr, 1).hash()
     if not page.symbolic_bitmap[off]:
         return page.concrete_data[off]
