@@ -6,6 +6,7 @@ import claripy
 import pytest
 
 from angr_ram.merging import memory_diff
+from angr_ram.merging.technique import _Guard
 from angr_ram.patches import install_all
 from angr_ram.scope import RunScope
 
@@ -69,3 +70,30 @@ def test_byte_key_is_equal_exactly_for_equal_bytes(blank):
         for o in (0, 5, 17, 33, 35):
             v = s.memory.load(base + o, 1)
             assert key(s.memory, base + o) == (v.concrete_value if not v.symbolic else v.hash())
+
+
+def test_a_value_a_merge_replaced_counts_as_changed_in_later_comparisons(blank):
+    """angr's merge replaces a memory object without recording the write in the page's history, so
+    angr's history-based comparison finds no difference between the merged state and the state it
+    was copied from there; a later merge of the two then keeps one side's value under every
+    condition. Inside a run the replacement is recorded."""
+    install_all()
+    base = 0x7ffffff000
+    root = blank.copy()
+    root.memory.store(base, claripy.BVS("x", 32))
+    a, b = root.copy(), root.copy()
+    a.memory.store(base, claripy.BVS("a", 32))
+    b.memory.store(base, claripy.BVS("b", 32))
+    c = claripy.BVS("c", 1) == 1
+    page = a.memory.page_size
+
+    def changed(merged, other):
+        diff = merged.memory.changed_pages(other.memory)
+        return {p * page + o for p, os_ in diff.items() if os_ for o in os_}
+
+    merged, _, _ = a.merge(b, merge_conditions=[[_Guard(c)], [_Guard(claripy.Not(c))]], common_ancestor=root)
+    assert base not in changed(merged, a)                    # angr's own code misses the replaced value
+    with RunScope().active():
+        merged, _, _ = a.merge(b, merge_conditions=[[_Guard(c)], [_Guard(claripy.Not(c))]], common_ancestor=root)
+        assert {base, base + 3} <= changed(merged, a)
+        assert merged.memory.load(base, 4).op == "If"

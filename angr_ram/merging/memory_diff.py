@@ -58,6 +58,22 @@ def changed_bytes(original, self, other, page_addr=None) -> set[int]:
     return changes
 
 
+@declare(UltraPage, "_replace_memory_object")
+def replace_memory_object(original, self, old, new_content, memory=None):
+    """angr's replacement of a memory object in a page (how a merge stores a merged value over an
+    object the merged state already holds), also recorded in the page's write history.
+
+    angr's history-based ``changed_bytes`` compares only the bytes written since two pages' common
+    ancestor page, and its replacement writes none: a state that came out of an earlier merge then
+    looked unchanged there, and a later merge of it with another state kept one side's value of
+    such a byte (a register that held a loop counter, say) under every merge condition."""
+    new = original(self, old, new_content, memory=memory)
+    for off, obj in self.symbolic_data.items():
+        if obj is new:
+            self._changed_offsets.occupy(off, min(old.length, len(self.concrete_data) - off), "")
+    return new
+
+
 def byte_key(mem, addr: int):
     """A hashable key of the byte ``mem`` holds at ``addr``, equal for equal bytes: its value if
     concrete, else the hash of its expression (read from the page, not through the memory's
