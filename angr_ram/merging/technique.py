@@ -95,7 +95,7 @@ class MergeStats:
 
     def __init__(self):
         self.fragments = 0
-        self.nested_fragments = 0          # fragments opened in a callee of a running fragment
+        self.nested_fragments = 0          # fragments opened inside a running fragment (callee or inner loop)
         self.leaves = 0
         self.merges_ite = 0
         self.merges_pat = 0
@@ -225,12 +225,23 @@ class QuantifiedMerging(ExplorationTechnique):
         return simgr
 
     def _nests(self, state, fr: Fragment) -> bool:
-        """True if ``state`` (running in ``fr``) enters another merge point in a function called
-        from the fragment. It then opens a nested fragment, whose merged states go on in ``fr``.
-        A loop nested in the fragment's own function stays part of the fragment: its iterations
-        are words of the outer loop's patterns and its states merge incrementally."""
+        """True if ``state`` (running in ``fr``) enters another merge point: in a function called
+        from the fragment, or a loop of the fragment's own function entered from outside that loop
+        (an inner loop, reached from the outer loop's body). It then opens a nested fragment, whose
+        merged states go on in ``fr``: the inner loop's exits are merged once per outer iteration,
+        so an outer loop whose inner loop leaves in several ways (a run length, a search over a
+        delimiter set) keeps one state per exit instead of multiplying them iteration by
+        iteration."""
         point = self.entries.get(state.addr)
-        return point is not None and point is not fr.point and len(state.callstack) > fr.depth
+        if point is None or point is fr.point:
+            return False
+        depth = len(state.callstack)
+        if depth > fr.depth:
+            return True
+        if depth < fr.depth or point.kind != "loop":
+            return False
+        came_from = state.history.addr
+        return came_from is None or not point.inside(came_from)
 
     def _close_finished(self, simgr) -> None:
         """Close every fragment with no state left running in it or in a fragment nested in it
