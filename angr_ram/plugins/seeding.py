@@ -201,7 +201,7 @@ class Seeder:
         cols = {v.args[0]: np.array([r[v.args[0]] for r in rows], dtype=np.uint64) for v in self.free}
         ev = Evaluator.over(cols, len(rows), self.lets)
         mask = np.ones(len(rows), dtype=bool)
-        for c in self.rest:
+        for c in reversed(self.rest):       # the query's own and the newest constraints first
             mask &= ev.bool(c)
             if not mask.any():
                 return ev, None
