@@ -130,3 +130,20 @@ def test_a_run_timeout_bounds_its_z3_calls():
     assert time.time() - t < 60 + 20
     assert res.stopped == "timeout" and res.unknown > 0 and not res.errors
     assert res.outcomes <= {(2, b""), (3, b""), (4, b"")}
+
+
+@pytest.mark.parametrize("start", [5, 15])
+def test_a_path_deferred_inside_a_merged_loop_is_resumed_before_the_run_ends(monkeypatch, start):
+    """Merging moves the states that leave a loop to its waiting stash after the other techniques'
+    step; a path deferred meanwhile in the loop holds the loop's merge open. When no state is left
+    running it must be resumed (and the loop merged), not left behind with the run ending and the
+    waiting leaves' outcomes missing."""
+    from .groundtruth import outcome_set_over
+
+    calls = _first_pass_gives_up(monkeypatch, window=(start, 10**9))
+    b = os.fspath(BUILD / "rle4_O0")
+    r = explore(b, 5, merge="ite", merge_points="auto", defer_ms=DEFER)
+    assert calls["first"] >= start and r.stats["deferred_states"] > 0
+    assert r.unknown == 0 and r.errors == []
+    assert r.stats["deferred_resumed"] == r.stats["deferred_states"]
+    assert r.outcomes == outcome_set_over(b, [range(0, 6)] + [b"\0\1\2\3", b"a\0"] * 2)

@@ -222,7 +222,20 @@ class QuantifiedMerging(ExplorationTechnique):
         if merged:
             self._drop_replaced(simgr)
         self._close_finished(simgr)
+        if not simgr.active:
+            self._resume_set_aside(simgr)
         return simgr
+
+    def _resume_set_aside(self, simgr) -> None:
+        """With no state running, let the other techniques resume the states they set aside
+        (:meth:`angr_ram.RelocatableMemory.resume_deferred`: paths deferred for a slow z3 call).
+        They do so when a step leaves nothing active, but their step ends before this one moves the
+        leaves to the waiting stash; without this, a deferred state's fragment never closes, its
+        leaves wait forever and the run ends with their outcomes missing."""
+        for tech in simgr._techniques:
+            resume = getattr(tech, "resume_deferred", None)
+            if tech is not self and resume is not None:
+                resume(simgr)
 
     def _nests(self, state, fr: Fragment) -> bool:
         """True if ``state`` (running in ``fr``) enters another merge point: in a function called
