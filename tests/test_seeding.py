@@ -115,3 +115,25 @@ def test_comparisons_of_booleans_are_evaluated():
         assert s.satisfiable(extra_constraints=[claripy.ULT(x, 4)])
         assert s.eval(x, 1, extra_constraints=[claripy.ULT(x, 4)]) == (3,)
         assert not s.satisfiable(extra_constraints=[claripy.ULT(x, 3)])
+
+
+def test_the_values_of_an_expression_are_enumerated_with_the_neighbours_of_each_model():
+    """A sum of four digits takes 37 values under the constraints; one z3 model, the values one
+    input byte away from it (each row checked on every constraint), the next model with those
+    excluded, until z3 finds no more: every value, exactly, with far fewer z3 checks than values."""
+    digits = [claripy.BVS(f"stdin_{i}", 8) for i in range(4)]
+    total = digits[0].zero_extend(8) + digits[1].zero_extend(8) + digits[2].zero_extend(8) + digits[3].zero_extend(8)
+    cons = [claripy.And(claripy.UGE(d, ord("0")), claripy.ULE(d, ord("9"))) for d in digits]
+    want = {4 * ord("0") + s for s in range(37)}
+    scope, stats = run_scope()
+    with scope.active():
+        s = claripy.Solver()
+        for c in cons:
+            s.add(c)
+        got = set(s.eval(total, 100))
+    assert got == want
+    assert stats.z3_checks < len(want) // 2
+    plain = claripy.Solver()                      # outside a run: claripy's own enumeration
+    for c in cons:
+        plain.add(c)
+    assert set(plain.eval(total, 100)) == want

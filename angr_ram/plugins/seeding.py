@@ -356,8 +356,11 @@ def seeded_check(original, self, extra_constraints=(), exact=None):
 
 @declare(FullFrontend, "batch_eval", gate=enabled)
 def seeded_batch_eval(original, self, exprs, n, extra_constraints=(), exact=None):
-    """One solution of ``exprs`` from a satisfying candidate (more solutions: z3)."""
+    """One solution of ``exprs`` from a satisfying candidate; several solutions of one expression
+    with the neighbours of each model (:func:`enumerate_values`); else z3."""
     exprs = list(exprs)
+    if n > 1 and len(exprs) == 1 and isinstance(exprs[0], claripy.ast.BV) and exprs[0].length <= 64:
+        return enumerate_values(original, self, exprs[0], n, tuple(extra_constraints or ()), exact)
     if n == 1 and exprs:
         r = attempt(self, extra_constraints) if _evaluable(exprs) else None
         if r is UNSAT:
@@ -385,6 +388,60 @@ def seeded_eval(original, self, e, n, extra_constraints=(), exact=None):
             except _Unsupported:
                 pass
     return original(self, e, n, extra_constraints=extra_constraints, exact=exact)
+
+
+def enumerate_values(original, frontend, e, n: int, extra: tuple, exact=None) -> list[tuple]:
+    """Up to ``n`` values of ``e`` under ``frontend``'s constraints and ``extra``, each from a real
+    model, like claripy's ``batch_eval``: a model (seeded or z3's), then the values one variable
+    away from it (:func:`angr_ram.merging.neighbours.neighbour_values`, every row checked against
+    every constraint by evaluation), then the next model with every value found so far excluded,
+    until z3 finds none. A merged path's exit code takes dozens of values, most one input byte
+    apart, and on its large constraints each z3 check takes a good fraction of a second."""
+    from ..merging.neighbours import neighbour_values
+
+    qf = [*frontend.constraints, *extra]
+    variables = enumeration._leaves([*qf, e])
+    found: list[int] = []
+    while len(found) < n:
+        got = _value_and_model(original, frontend, e, (*extra, *(e != v for v in found)), exact)
+        if got is None:
+            break
+        found.append(got[0])
+        if len(found) < n and got[1] is not None:
+            model = {name: got[1].get(name, 0) for name in variables}
+            try:
+                near = neighbour_values(model, e, qf, [], variables, set(found))
+            except (_Unsupported, OverflowError, RecursionError):
+                near = {}
+            hook = getattr(frontend, "_model_hook", None)
+            for v in sorted(near)[:n - len(found)]:
+                found.append(v)
+                if hook is not None:      # claripy's cache answers later calls from its models only
+                    hook(near[v])
+    return [(v,) for v in found]
+
+
+def _value_and_model(original, frontend, e, extra: tuple, exact):
+    """``(value of e, the model it came from or None)`` of one solution, or None when unsat."""
+    models: list[dict] = []
+    hook = getattr(frontend, "_model_hook", None)
+
+    def keep(m):
+        models.append(m)
+        hook(m)
+
+    if hook is not None:
+        frontend._model_hook = keep
+    try:
+        rows = seeded_batch_eval.replacement(original, frontend, [e], 1, extra, exact)
+    except UnsatError:
+        return None
+    finally:
+        if hook is not None:
+            del frontend._model_hook
+    if not rows:
+        return None
+    return rows[0][0], (models[-1] if models else None)
 
 
 def _evaluable(exprs) -> bool:
