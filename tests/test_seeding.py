@@ -137,3 +137,13 @@ def test_the_values_of_an_expression_are_enumerated_with_the_neighbours_of_each_
     for c in cons:
         plain.add(c)
     assert set(plain.eval(total, 100)) == want
+    with scope.active():                          # no value at all: unsatisfiable, as in claripy
+        s = claripy.Solver()
+        for c in cons:
+            s.add(c)
+        try:
+            s.eval(total, 100, extra_constraints=[total == 0])
+        except claripy.errors.UnsatError:
+            pass
+        else:
+            raise AssertionError("an unsatisfiable enumeration returned")

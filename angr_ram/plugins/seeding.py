@@ -418,6 +418,8 @@ def enumerate_values(original, frontend, e, n: int, extra: tuple, exact=None) ->
                 found.append(v)
                 if hook is not None:      # claripy's cache answers later calls from its models only
                     hook(near[v])
+    if not found:
+        raise UnsatError("unsat")        # as claripy's batch_eval
     return [(v,) for v in found]
 
 
