@@ -64,26 +64,33 @@ def test_bench_prints_every_configuration_and_the_ratio(capsys):
 def test_loop_bench_reports_the_speed_up_on_exponential_programs_apart(monkeypatch, capsys):
     """``bench --merging --loops`` quotes the geometric-mean speed-up of ``pat`` on the programs
     whose stock path count more than doubles per step of M (or times out at once) separately
-    from the overall one; here synthetic runs: ``grows`` (10 -> 40 paths) and ``flat`` (10 -> 12)."""
+    from the overall one; here synthetic runs: ``grows`` (10 -> 40 paths) and ``flat`` (10 -> 12).
+    A run with paths set aside undecided (``late``: ite at M = 8) shows them, is marked ``u`` and
+    is left out of the speed-ups."""
     from angr_ram.bench import merging
 
     secs = {("grows", "stock"): 8.0, ("grows", "ite"): 4.0, ("grows", "pat"): 1.0,
-            ("flat", "stock"): 1.0, ("flat", "ite"): 1.0, ("flat", "pat"): 1.0}
+            ("flat", "stock"): 1.0, ("flat", "ite"): 1.0, ("flat", "pat"): 1.0,
+            ("late", "stock"): 1.0, ("late", "ite"): 0.5, ("late", "pat"): 1.0}
 
     def fake_run(binary, n, kw, timeout):
         name = os.path.basename(binary).split("_")[0].rstrip("0123456789")
         label = "stock" if kw.get("engine") == "stock" else kw["merge"]
         paths = (10 if n == 7 else 40 if name == "grows" else 12) if label == "stock" else 3
+        unknown = 2 if (name, label, n) == ("late", "ite", 9) else 0
         return {"timed_out": False, "outcomes": {(n, b"")}, "errors": 0, "paths": paths,
-                "seconds": secs[(name, label)]}
+                "seconds": secs[(name, label)], "unknown": unknown}
 
     monkeypatch.setattr(merging, "_loop_run", fake_run)
     monkeypatch.setattr(merging, "sample_path", lambda name, d=None: f"/x/{name}")
-    merging.loop_table(["grows", "flat"], ms=(6, 8), timeout=1.0)
+    merging.loop_table(["grows", "flat", "late"], ms=(6, 8), timeout=1.0)
     out = capsys.readouterr().out
+    late = [ln.split() for ln in out.splitlines() if ln.startswith("late")]
+    assert [(r[1], r[2], r[-3], r[-1]) for r in late if r[2] == "ite"] == [("6", "ite", "=", "0"), ("8", "ite", "u", "2")]
     assert "grow exponentially: grows\n" in out
     assert "pat speed-up over stock on them (geometric mean of 2 runs, a lower bound): 8.00x" in out
     assert "pat speed-up over ite on them (geometric mean of 2 runs, a lower bound): 4.00x" in out
-    assert "pat speed-up over stock (geometric mean of 4 runs" in out      # both programs
+    assert "pat speed-up over stock (geometric mean of 6 runs" in out      # every program
+    assert "pat speed-up over ite (geometric mean of 5 runs" in out        # not late's M = 8
     assert merging._exponential([(5, False), (20, False)]) and merging._exponential([(0, True)])
     assert not merging._exponential([(20, False), (26, False), (32, False)])

@@ -86,12 +86,14 @@ def _loop_run(binary: str, n: int, kw: dict, timeout: float) -> dict:
 def loop_table(names=None, ms=LOOP_M, timeout: float = 120.0, samples_dir: Path | None = None) -> int:
     """Per loop-corpus program (``samples/loops``, -O0) and M: stock angr, ``ite`` and ``pat`` with
     the loops as merge points (``"auto"``): time, paths, z3 calls, merges (incremental / pattern /
-    ite), live-store comparisons, the largest merged path constraint, and whether the outcome set
-    equals stock angr's (when that finished). A mode that times out at one M is not run at larger
-    M. Then the geometric-mean speed-up of ``pat`` over ``ite`` and over stock angr, over all runs
-    and over the programs whose stock path count grows exponentially (:func:`_exponential`)."""
+    ite), live-store comparisons, the largest merged path constraint, whether the outcome set
+    equals stock angr's (when that finished), errors, and the paths set aside undecided (``unk``:
+    z3 gave up; such a run's outcomes may be incomplete, so it is marked ``u`` and left out of the
+    speed-ups). A mode that times out at one M is not run at larger M. Then the geometric-mean
+    speed-up of ``pat`` over ``ite`` and over stock angr, over all runs and over the programs whose
+    stock path count grows exponentially (:func:`_exponential`)."""
     hdr = (f"{'program':12} {'M':>3} {'mode':5} {'time s':>8} {'paths':>6} {'z3':>6} {'incr':>5} {'pat':>4} "
-           f"{'ite':>4} {'cmp':>6} {'nodes':>6} {'outcomes':>8} {'err':>3}")
+           f"{'ite':>4} {'cmp':>6} {'nodes':>6} {'outcomes':>8} {'err':>3} {'unk':>3}")
     print(hdr)
     print("-" * len(hdr))
     ratios: dict[str, list[float]] = {"ite": [], "stock": []}
@@ -113,7 +115,7 @@ def loop_table(names=None, ms=LOOP_M, timeout: float = 120.0, samples_dir: Path 
                     dead.add(label)
                 if label == "stock":
                     stock_paths.append((r.get("paths", 0), r["timed_out"]))
-                same = "" if label == "stock" else (
+                same = "u" if r.get("unknown", 0) else "" if label == "stock" else (
                     "?" if "stock" not in res or res["stock"]["timed_out"] or r["timed_out"]
                     else "=" if r["outcomes"] == res["stock"]["outcomes"] else "DIFF")
                 t = f"{r['seconds']:8.1f}" + ("+" if r["timed_out"] else " ")
@@ -121,12 +123,12 @@ def loop_table(names=None, ms=LOOP_M, timeout: float = 120.0, samples_dir: Path 
                       f"{r.get('merge_incremental', 0):5} {r.get('merge_merges_pat', 0):4} "
                       f"{r.get('merge_merges_ite', 0):4} {r.get('merge_incremental_compared', 0):6} "
                       f"{r.get('merge_max_constraint_nodes', 0):6} {len(r['outcomes']):5} {same:>2} "
-                      f"{r['errors']:3}", flush=True)
+                      f"{r['errors']:3} {r.get('unknown', 0):3}", flush=True)
             pat = res.get("pat")
-            if pat is not None and not pat["timed_out"]:
+            if pat is not None and not pat["timed_out"] and not pat.get("unknown", 0):
                 for other in ("ite", "stock"):
                     o = res.get(other)
-                    if o is not None:
+                    if o is not None and not o.get("unknown", 0):
                         ratios[other].append(o["seconds"] / pat["seconds"])
                         mine[other].append(o["seconds"] / pat["seconds"])
         if _exponential(stock_paths):
@@ -162,7 +164,7 @@ def _loop_one(binary: str, n: int, kw: dict, timeout: float) -> None:
         r = explore(binary, n, timeout=timeout, **kw)
     out = {k: r.stats.get(k, 0) for k in _LOOP_KEYS}
     out["z3_checks"] = zc.count
-    out.update(timed_out=r.timed_out, errors=len(r.errors), outcomes=sorted((c, o.hex()) for c, o in r.outcomes))
+    out.update(timed_out=r.timed_out, errors=len(r.errors), unknown=r.unknown, outcomes=sorted((c, o.hex()) for c, o in r.outcomes))
     print(json.dumps(out))
 
 
