@@ -48,6 +48,7 @@ class RunStats:
     seeded_answers: int = 0        # queries answered by a seeded candidate model before z3 (plugins/seeding.py)
     seeded_misses: int = 0         # ... where no candidate satisfied the query (z3 asked)
     relaxed_unsat: int = 0         # ... of which unsatisfiable without the let definitions (z3 on a small part)
+    seeded_tiers_skipped: int = 0  # queries whose later candidate tiers were skipped at a site where they rarely answer
     infeasible_errors: int = 0     # faults found on paths that turned out infeasible (not reported)
     unknown_states: int = 0        # states set aside because z3 gave up on a query (unknown stash)
     deferred_states: int = 0       # ... within the first-pass budget (deferred stash, resumed at the end)

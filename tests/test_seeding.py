@@ -74,6 +74,33 @@ def test_seeded_answers_are_checked_and_misses_go_to_z3():
         assert stats.seeded_misses >= 1 and stats.z3_checks >= 1
 
 
+def test_a_site_where_the_stored_constants_never_answer_skips_them_and_one_where_they_do_keeps_them():
+    """The later candidate tiers (memory constants...) are skipped at a querying site where they have
+    not answered in SITE_TRIAL tries, except every SITE_RETRY-th query; a bucket-lookup site that
+    they answer keeps them, and every answer stays exact (z3 answers the skipped queries)."""
+    k = claripy.Concat(*reversed([claripy.BVS(f"stdin_{i}", 8) for i in range(4)]))
+    stored = 0x5EED1234
+    scope, stats = run_scope()
+    queries = 12
+    with scope.active(), seeding.source(lambda: frozenset({(stored, 4)})):
+        for q in range(queries):      # k * 7 == c: no stored or placed constant satisfies it
+            with seeding.site(("resolve", 0x401000)):
+                s = claripy.Solver()
+                s.add(k != 0)
+                c = (0x1234567 + q) * 7 & 0xFFFFFFFF
+                assert s.eval(k, 1, extra_constraints=[k * 7 == c])[0] * 7 & 0xFFFFFFFF == c
+        skipped = sum(1 for q in range(seeding.SITE_TRIAL + 1, queries + 1) if q % seeding.SITE_RETRY)
+        assert skipped > 0 and stats.seeded_tiers_skipped == skipped
+        answers, checks = stats.seeded_answers, stats.z3_checks
+        for _ in range(queries):      # a hash comparison the stored key satisfies, at another site
+            with seeding.site(("resolve", 0x402000)):
+                s = claripy.Solver()
+                s.add(k != 0)
+                assert s.eval(k, 1, extra_constraints=[mix(k) == concrete_mix(stored)]) == (stored,)
+        assert stats.seeded_tiers_skipped == skipped
+        assert stats.seeded_answers == answers + queries and stats.z3_checks == checks
+
+
 def test_let_only_parts_are_decided_over_the_values_a_table_selects():
     x = claripy.BVS("stdin_0", 32)
     ptrs = [0x1000 + 0x40 * i for i in range(24)]

@@ -14,6 +14,12 @@ query's constraints on a batch of candidate assignments at once, with the vector
   the query's own goals, then those of its constraints, then the concrete words the program
   stores in its heap objects (stored keys, hashes, lengths), each on a sibling model and on zero.
 
+The later tiers cost a full evaluation each and answer where the program's stored constants matter
+(a bucket lookup), rarely elsewhere: a caller that knows its querying site (resolution: the
+instruction) names it with :func:`site`; a site where fewer than one in :data:`SITE_RATE` of its
+last tries answered from them skips them, except every :data:`SITE_RETRY`-th query (counted in
+``seeded_tiers_skipped``).
+
 A candidate that satisfies every constraint is a real model (let-bound symbols take their defining
 values, so their definitions hold), so the answer is exact; it also goes into claripy's model cache
 like a model z3 returns. Nothing satisfies: the query goes to z3 as before. Unsatisfiable queries
@@ -41,8 +47,13 @@ SIBLING_MODELS = 2      # claripy's cached models used as candidates and as base
 STORE_SCAN_BYTES = 1 << 16   # bytes of one object's store scanned for constants
 RELAXED_ROWS = 1 << 16       # combinations of let values enumerated by the relaxed check
 UNSAT = object()             # :func:`attempt`'s answer when the relaxed query is unsatisfiable
+SITE_TRIAL = 4               # tries of the later tiers at a site before its rate counts
+SITE_RATE = 8                # ... skipped while fewer than one in this many tries answered
+SITE_RETRY = 8               # ... but tried again at every this-many-th query there
+SITE_WINDOW = 32             # tries (and answers) counted are those of about this many last tries
 
 _SOURCE: list = []      # constants of the state whose query is running (see :func:`source`)
+_SITE: list = []        # the querying site, when its caller names it (see :func:`site`)
 
 
 @contextlib.contextmanager
@@ -54,6 +65,51 @@ def source(fn):
         yield
     finally:
         _SOURCE.pop()
+
+
+@contextlib.contextmanager
+def site(key):
+    """While the block runs, queries are attributed to the site ``key`` (a hashable value, such as
+    an instruction address) for the skipping of later candidate tiers."""
+    _SITE.append(key)
+    try:
+        yield
+    finally:
+        _SITE.pop()
+
+
+class _SiteRecord:
+    """Queries at one site that reached the later tiers, tries of them and answers from them."""
+
+    __slots__ = ("answers", "queries", "tries")
+
+    def __init__(self):
+        self.queries = self.tries = self.answers = 0
+
+    def skip(self) -> bool:
+        """Whether this query skips the later tiers (counted as one more query)."""
+        self.queries += 1
+        if self.tries < SITE_TRIAL or self.answers * SITE_RATE >= self.tries:
+            return False
+        return self.queries % SITE_RETRY != 0
+
+    def tried(self, answered: bool) -> None:
+        if self.tries >= SITE_WINDOW:      # halve the history: the rate follows recent tries
+            self.tries //= 2
+            self.answers //= 2
+        self.tries += 1
+        self.answers += answered
+
+
+def _site_record() -> _SiteRecord | None:
+    if not _SITE:
+        return None
+    m = memo("seeding.sites", lambda: LRU(4096))
+    rec = m.lookup(_SITE[-1])
+    if rec is None:
+        rec = _SiteRecord()
+        m.put(_SITE[-1], rec)
+    return rec
 
 
 def enabled() -> bool:
@@ -259,10 +315,19 @@ def _first_candidate(s: Seeder, mem, extra, stats):
     if s.lets and _relaxed_unsat(s.lets, s.rest, extra):
         stats.relaxed_unsat += 1
         return UNSAT
-    for rows in s.tiers(mem):
+    rec = None
+    for k, rows in enumerate(s.tiers(mem)):
+        if k == 1:
+            rec = _site_record()
+            if rec is not None and rec.skip():
+                stats.seeded_tiers_skipped += 1
+                rec = None
+                break
         ev, i = s.solve(rows)
         if i is not None:
             break
+    if rec is not None:
+        rec.tried(i is not None)
     return ev, i
 
 

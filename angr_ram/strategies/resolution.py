@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 import claripy
 from angr.errors import SimUnsatError
 
+from ..plugins import seeding
 from ..plugins.address_space import HEAP_BASE, SEGMENT_LIMIT, AddressSpace, MemoryObject, gap_around
 from ..plugins.query_cache import address_specific
 
@@ -137,7 +138,8 @@ def resolve(state, addr_sub, size: int, addr=None) -> list[Hit]:
     reused = _reuse(space, key, constraints)
     if reused is not None:
         return reused
-    hits = _resolve(state, space, addr_sub, ask, size, addr is not None)
+    with seeding.site(("resolve", state.scratch.ins_addr or state.addr)):
+        hits = _resolve(state, space, addr_sub, ask, size, addr is not None)
     if hits and all(h.values is not None for h in hits):
         _remember(space, key, constraints, hits)
     return hits
