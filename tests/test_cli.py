@@ -61,6 +61,26 @@ def test_bench_prints_every_configuration_and_the_ratio(capsys):
     assert bench_main(["nope"]) == 2
 
 
+def test_every_loop_bench_run_gets_the_same_hash_seed(monkeypatch):
+    """A loop-bench run's subprocess gets PYTHONHASHSEED (set order changes a run's time), the same
+    for every run whatever the bench's own environment says."""
+    import subprocess
+
+    from angr_ram.bench import merging
+
+    seen = []
+
+    def fake(cmd, **kw):
+        seen.append(kw["env"].get("PYTHONHASHSEED"))
+        return subprocess.CompletedProcess(cmd, 0, stdout='{"outcomes": [], "timed_out": false, "errors": 0}\n')
+
+    monkeypatch.setattr(subprocess, "run", fake)
+    monkeypatch.setenv("PYTHONHASHSEED", "random")
+    merging._loop_run("/x/b", 7, {"merge": "pat"}, 1.0)
+    merging._loop_run("/x/b", 7, {"engine": "stock"}, 1.0)
+    assert seen == [merging.LOOP_HASH_SEED] * 2 and merging.LOOP_HASH_SEED.isdigit()
+
+
 def test_loop_bench_reports_the_speed_up_on_exponential_programs_apart(monkeypatch, capsys):
     """``bench --merging --loops`` quotes the geometric-mean speed-up of ``pat`` on the programs
     whose stock path count more than doubles per step of M (or times out at once) separately

@@ -64,17 +64,25 @@ _LOOP_KEYS = ("paths", "z3_checks", "merge_incremental", "merge_merges_pat", "me
               "merge_incremental_compared", "merge_max_constraint_nodes")
 
 
-def _loop_run(binary: str, n: int, kw: dict, timeout: float) -> dict:
+LOOP_HASH_SEED = "0"   # every run's PYTHONHASHSEED (see _loop_run)
+
+
+def _loop_run(binary: str, n: int, kw: dict, timeout: float, hash_seed: str = LOOP_HASH_SEED) -> dict:
     """One exploration in a subprocess killed ``timeout`` + 30 s after its start (a single z3 call
-    can outlast the exploration's own timeout)."""
+    can outlast the exploration's own timeout). The subprocess gets ``PYTHONHASHSEED=hash_seed``:
+    the iteration order of sets of names changes the order of exploration and of z3's variables,
+    and with it a run's time (strtok M = 10 pat: 48 to 68 s over seeds 1 to 3), so every mode and
+    every rerun uses the same one."""
     import json
+    import os
     import subprocess
     import sys
 
     t = time.perf_counter()
     cmd = [sys.executable, "-m", "angr_ram.bench.merging", binary, str(n), json.dumps(kw), str(timeout)]
+    env = dict(os.environ, PYTHONHASHSEED=hash_seed)
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 30, check=True).stdout
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 30, check=True, env=env).stdout
         r = json.loads(out.strip().splitlines()[-1])
         r["outcomes"] = {tuple(o) for o in r["outcomes"]}
     except subprocess.TimeoutExpired:
@@ -94,6 +102,7 @@ def loop_table(names=None, ms=LOOP_M, timeout: float = 120.0, samples_dir: Path 
     stock path count grows exponentially (:func:`_exponential`)."""
     hdr = (f"{'program':12} {'M':>3} {'mode':5} {'time s':>8} {'paths':>6} {'z3':>6} {'incr':>5} {'pat':>4} "
            f"{'ite':>4} {'cmp':>6} {'nodes':>6} {'outcomes':>8} {'err':>3} {'unk':>3}")
+    print(f"(every run with PYTHONHASHSEED={LOOP_HASH_SEED})")
     print(hdr)
     print("-" * len(hdr))
     ratios: dict[str, list[float]] = {"ite": [], "stock": []}
