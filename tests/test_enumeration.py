@@ -125,6 +125,20 @@ def test_an_evaluator_over_rows_of_its_own_computes_the_same_values_and_leaves_t
         assert own.values is not cache and len(own.values) > 0
 
 
+def test_an_evaluator_without_free_variables_evaluates_constant_expressions():
+    """An expression over let-bound symbols alone gives an evaluator with no free variable (an
+    empty layout); its nodes are cached like any other's (this raised an IndexError once)."""
+    from angr_ram.scope import RunScope
+
+    let = claripy.BVS("ram_let_1_0_8", 8, explicit_name=True)
+    e = (let + 3) * 2
+    with RunScope().active():
+        ev = en.Evaluator([], {let.args[0]: claripy.BVV(5, 8)})
+        assert ev.layout == () and int(np.asarray(ev.ev(e)).ravel()[0]) == 16
+        own = en.Evaluator.over({}, 1, {let.args[0]: claripy.BVV(7, 8)}, shared=False)
+        assert int(np.asarray(own.ev(e)).ravel()[0]) == 20
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_answers_do_not_depend_on_the_value_budget(seed, monkeypatch):
     """With a budget of one value, every node is evaluated again: the answers stay the same."""

@@ -217,7 +217,7 @@ class Evaluator:
             # relocation changes while the symbol stays the same)
             return self._ev(e)
         # an evaluator's own values need no layout or let definitions in the key: both are fixed
-        key = e.hash() if self.layout[0] == "own" else (self.layout, e.hash(), self._defs_of(e))
+        key = e.hash() if self.layout[:1] == ("own",) else (self.layout, e.hash(), self._defs_of(e))
         values = self.values
         r = values.get(key)
         if r is not None:
