@@ -95,9 +95,9 @@ def loop_table(names=None, ms=LOOP_M, timeout: float = 120.0, samples_dir: Path 
     """Per loop-corpus program (``samples/loops``, -O0) and M: stock angr, ``ite`` and ``pat`` with
     the loops as merge points (``"auto"``): time, paths, z3 calls, merges (incremental / pattern /
     ite), live-store comparisons, the largest merged path constraint, whether the outcome set
-    equals stock angr's (when that finished), errors, and the paths set aside undecided (``unk``:
-    z3 gave up; such a run's outcomes may be incomplete, so it is marked ``u`` and left out of the
-    speed-ups). A mode that times out at one M is not run at larger M. Then the geometric-mean
+    equals stock angr's (when that finished), errors, and the paths a finished run set aside
+    undecided (``unk``: z3 gave up; such a run's outcomes may be incomplete, so it is marked ``u``
+    and left out of the speed-ups; a timed-out run shows ``-``, its timeout counts as a lower bound). A mode that times out at one M is not run at larger M. Then the geometric-mean
     speed-up of ``pat`` over ``ite`` and over stock angr, over all runs and over the programs whose
     stock path count grows exponentially (:func:`_exponential`)."""
     hdr = (f"{'program':12} {'M':>3} {'mode':5} {'time s':>8} {'paths':>6} {'z3':>6} {'incr':>5} {'pat':>4} "
@@ -124,7 +124,9 @@ def loop_table(names=None, ms=LOOP_M, timeout: float = 120.0, samples_dir: Path 
                     dead.add(label)
                 if label == "stock":
                     stock_paths.append((r.get("paths", 0), r["timed_out"]))
-                same = "u" if r.get("unknown", 0) else "" if label == "stock" else (
+                undecided = 0 if r["timed_out"] else r.get("unknown", 0)   # a timeout leaves states too
+                r["undecided"] = undecided
+                same = "u" if undecided else "" if label == "stock" else (
                     "?" if "stock" not in res or res["stock"]["timed_out"] or r["timed_out"]
                     else "=" if r["outcomes"] == res["stock"]["outcomes"] else "DIFF")
                 t = f"{r['seconds']:8.1f}" + ("+" if r["timed_out"] else " ")
@@ -132,12 +134,12 @@ def loop_table(names=None, ms=LOOP_M, timeout: float = 120.0, samples_dir: Path 
                       f"{r.get('merge_incremental', 0):5} {r.get('merge_merges_pat', 0):4} "
                       f"{r.get('merge_merges_ite', 0):4} {r.get('merge_incremental_compared', 0):6} "
                       f"{r.get('merge_max_constraint_nodes', 0):6} {len(r['outcomes']):5} {same:>2} "
-                      f"{r['errors']:3} {r.get('unknown', 0):3}", flush=True)
+                      f"{r['errors']:3} {'-' if r['timed_out'] else undecided:>3}", flush=True)
             pat = res.get("pat")
-            if pat is not None and not pat["timed_out"] and not pat.get("unknown", 0):
+            if pat is not None and not pat["timed_out"] and not pat["undecided"]:
                 for other in ("ite", "stock"):
                     o = res.get(other)
-                    if o is not None and not o.get("unknown", 0):
+                    if o is not None and not o["undecided"]:
                         ratios[other].append(o["seconds"] / pat["seconds"])
                         mine[other].append(o["seconds"] / pat["seconds"])
         if _exponential(stock_paths):
