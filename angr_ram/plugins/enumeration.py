@@ -216,8 +216,7 @@ class Evaluator:
             # a let symbol's value is its definition's (cached under the definition, which a
             # relocation changes while the symbol stays the same)
             return self._ev(e)
-        # an evaluator's own values need no layout or let definitions in the key: both are fixed
-        key = e.hash() if self.layout[:1] == ("own",) else (self.layout, e.hash(), self._defs_of(e))
+        key = (self.layout, e.hash(), self._defs_of(e))
         values = self.values
         r = values.get(key)
         if r is not None:

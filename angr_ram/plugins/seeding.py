@@ -253,10 +253,9 @@ class Seeder:
 
     def solve(self, rows: list[dict]):
         """The evaluator over ``rows`` and the index of the first row satisfying every constraint
-        (``None`` when none does). Its node values stay with it: another query's candidate rows
-        differ, so sharing them would only cost hashing the rows and compacting every value."""
+        (``None`` when none does)."""
         cols = {v.args[0]: np.array([r[v.args[0]] for r in rows], dtype=np.uint64) for v in self.free}
-        ev = Evaluator.over(cols, len(rows), self.lets, shared=False)
+        ev = Evaluator.over(cols, len(rows), self.lets)
         mask = np.ones(len(rows), dtype=bool)
         for c in reversed(self.rest):       # the query's own and the newest constraints first
             mask &= ev.bool(c)
