@@ -68,7 +68,7 @@ def cmd_run(args) -> int:
         points = ["auto"] if args.merge_points == "auto" else [
             int(p, 0) if p[:1].isdigit() else p for p in args.merge_points.split(",") if p]
         opts.update(merge=args.merge, merge_points=points, merge_validate=args.merge_validate,
-                    merge_incremental=False if args.no_incremental else None)
+                    merge_incremental=False if args.no_incremental else None, merge_patterns=args.merge_patterns)
     res = explore(args.binary, args.stdin_bytes, engine=args.engine, model=args.model,
                   symbolic_bases=not args.concrete_bases, timeout=args.timeout, progress=progress,
                   args=args.argv or (), files=args.sym_file or (), find=args.find or (), avoid=args.avoid or (),
@@ -215,6 +215,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--merge-points", default="auto", metavar="LIST",
                    help="with --merge: comma-separated function names or addresses, or 'auto' (all loops)")
     r.add_argument("--no-incremental", action="store_true", help="with --merge pat: no incremental merging")
+    r.add_argument("--merge-patterns", choices=("smaller", "always"), default="smaller",
+                   help="with --merge pat: keep a pattern merge only when smaller than ite (default), or always")
     r.add_argument("--merge-validate", action="store_true", help="with --merge: check every merge and answer")
     r.add_argument("--json", action="store_true", help="machine-readable output")
     r.add_argument("--timeout", type=float, default=None, help="stop exploring after S seconds")

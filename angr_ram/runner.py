@@ -86,13 +86,14 @@ def explore(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
             merge: str | None = None, merge_points=(), merge_validate: bool = False,
             merge_incremental: bool | None = None, max_states: int | None = None, args=(), files=(),
             find=(), avoid=(), num_find: int = 1, max_paths: int | None = None, tests: bool = False,
-            **options) -> RunResult:
+            merge_patterns: str = "smaller", **options) -> RunResult:
     """Explore ``binary`` completely; ``engine`` is "ram" (angr-ram) or "stock" (plain angr).
 
     Inputs: ``stdin_bytes`` symbolic stdin bytes, argv ``args`` (an int is a symbolic string of
     that many bytes, a str a concrete argument) and symbolic ``files`` ((name, size) pairs).
     ``merge`` (a :class:`~angr_ram.merging.QuantifiedMerging` mode) merges the states leaving the
-    functions ``merge_points`` (``merge_incremental``: also inside them, section 4). ``find`` and
+    functions ``merge_points`` (``merge_incremental``: also inside them, section 4; ``merge_patterns``:
+    which pattern merges to keep, see :class:`~angr_ram.merging.QuantifiedMerging`). ``find`` and
     ``avoid`` (addresses or symbols) are angr's ``explore`` targets; the run stops when ``num_find``
     paths reached one. It also stops (``stopped`` says why; the result still holds every path found
     so far) after ``timeout`` seconds, when more than ``max_states`` states are active, when
@@ -102,8 +103,8 @@ def explore(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
     """
     simgr, tech = prepare(binary, stdin_bytes, engine=engine, model=model, symbolic_bases=symbolic_bases,
                           merge=merge, merge_points=merge_points, merge_validate=merge_validate,
-                          merge_incremental=merge_incremental, args=args, files=files, find=find, avoid=avoid,
-                          num_find=num_find, **options)
+                          merge_incremental=merge_incremental, merge_patterns=merge_patterns, args=args,
+                          files=files, find=find, avoid=avoid, num_find=num_find, **options)
     t0 = time.perf_counter()
     res = RunResult()
     if tech is not None and timeout is not None:
@@ -136,7 +137,7 @@ def explore(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
 def prepare(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str = "fork",
             symbolic_bases: bool = True, merge: str | None = None, merge_points=(), merge_validate: bool = False,
             merge_incremental: bool | None = None, args=(), files=(), find=(), avoid=(), num_find: int = 1,
-            environment: str | None = None, **options):
+            environment: str | None = None, merge_patterns: str = "smaller", **options):
     """The simulation manager :func:`explore` steps, and its RelocatableMemory technique (None for
     stock angr), with the same arguments; for scripts that step several runs themselves.
     ``environment`` (:mod:`angr_ram.plugins.environment`) applies to stock angr too when given."""
@@ -158,7 +159,7 @@ def prepare(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
     if merge is not None:
         from .merging import QuantifiedMerging
         simgr.use_technique(QuantifiedMerging(merge, merge_points, validate=merge_validate,
-                                                 incremental=merge_incremental))
+                                                 incremental=merge_incremental, patterns=merge_patterns))
     if find or avoid:
         simgr.use_technique(angr.exploration_techniques.Explorer(
             find=resolve_targets(proj, find) or None, avoid=resolve_targets(proj, avoid) or None,

@@ -75,7 +75,7 @@ def test_loop_header_address_is_a_merge_point():
     b = os.fspath(BUILD / "memspn4_O0")
     proj = load_project(b)
     (head,) = find_loops(proj)
-    r = explore(b, 5, merge="pat", merge_points=[head])
+    r = explore(b, 5, merge="pat", merge_points=[head], merge_patterns="always")
     assert r.outcomes == outcome_set_over(b, [range(0, 6)] + [b"abd"] * 4)
     assert r.stats["merge_fragments"] == 1 and r.stats["merge_merges_pat"] >= 1
     with pytest.raises(AngrRamError, match="neither a function entry nor a loop header"):

@@ -79,12 +79,17 @@ def test_reject_set_loop_finds_formula_patterns():
     """strcspn's words repeat one shape ("byte != c") per set character; the partition with one
     character per unit has no formula pattern (the constants 0, 'a', 'b' are not linear in the
     position) and the one with a whole set per unit has; the merge validates (Theorem 3.7 and
-    every quantified answer against z3's ForAll)."""
-    r = run("c_strcspn", "O0", "pat", merge_validate=True)
+    every quantified answer against z3's ForAll). Its patterns cover two leaves each and leave
+    most leaves over, so by default (``patterns="smaller"``) the leaves merge with ite instead:
+    fewer states, the same outcomes."""
+    r = run("c_strcspn", "O0", "pat", merge_validate=True, merge_patterns="always")
     st = r.stats
     assert r.errors == [] and r.outcomes == native("c_strcspn", "O0")
     assert st["merge_patterns"] >= 2
     assert "merge_no_pattern_no-formula-pattern" not in st
+    d = run("c_strcspn", "O0", "pat").stats
+    assert d["merge_merges_pat"] == 0 and d["merge_no_pattern_larger-than-ite"] >= 1
+    assert d["paths"] < st["paths"]
 
 
 def test_an_inner_loop_merges_its_exits_once_per_outer_iteration():

@@ -87,8 +87,27 @@ def test_pattern_merged_constraint_size_is_constant_in_m_and_ite_is_linear():
     for m in (4, 16):
         b = os.fspath(BUILD / f"memspn{m}_O0")
         for mode in ("ite", "pat"):
-            r = explore(b, m + 1, merge=mode, merge_points=["memspn"])
+            r = explore(b, m + 1, merge=mode, merge_points=["memspn"], merge_patterns="always")
             assert {c for c, _ in r.outcomes} == set(range(m + 1)) | {255}
             sizes[(mode, m)] = r.stats["merge_max_constraint_nodes"]
     assert sizes[("pat", 4)] == sizes[("pat", 16)]
     assert sizes[("ite", 16)] > 3 * sizes[("ite", 4)] * 0.9 and sizes[("ite", 16)] > sizes[("pat", 16)]
+
+
+def test_a_pattern_merge_is_kept_only_where_it_is_smaller_than_ite():
+    """By default a pattern merge stays only when its merged states have fewer constraint nodes in
+    total than the ite merge of the same leaves: memspn's one pattern (constant size) loses to
+    ite's few leaves at M = 4 and wins at M = 16, where ite's disjunction has grown; every run
+    keeps the native outcomes, and ``"always"`` keeps the pattern at M = 4 too."""
+    runs = {}
+    for m, policy in ((4, "smaller"), (4, "always"), (16, "smaller")):
+        b = os.fspath(BUILD / f"memspn{m}_O0")
+        r = runs[(m, policy)] = explore(b, m + 1, merge="pat", merge_points=["memspn"], merge_patterns=policy)
+        assert r.errors == [] and {c for c, _ in r.outcomes} == set(range(m + 1)) | {255}
+    small, always, big = runs[(4, "smaller")].stats, runs[(4, "always")].stats, runs[(16, "smaller")].stats
+    assert small["merge_merges_pat"] == 0 and small["merge_no_pattern_larger-than-ite"] == 1
+    assert always["merge_merges_pat"] >= 1 and "merge_no_pattern_larger-than-ite" not in always
+    assert big["merge_merges_pat"] >= 1 and "merge_no_pattern_larger-than-ite" not in big
+    assert small["paths"] < always["paths"]     # one ite-merged state instead of a pattern's and the rest
+    with pytest.raises(AngrRamError, match="unknown pattern policy"):
+        QuantifiedMerging("pat", ["memspn"], patterns="sometimes")

@@ -29,8 +29,9 @@ ANSWERED = ("merge_solve_strip", "merge_solve_duplicate", "merge_solve_repair", 
 
 # (label, binary, stdin bytes, options): every pair of settings the issue names
 RUNS = [
-    ("pat-validate", "memspn4_O0", 5, {"merge": "pat", "merge_points": ["memspn"], "merge_validate": True}),
-    ("pat-again", "memspn4_O0", 5, {"merge": "pat", "merge_points": ["memspn"]}),
+    ("pat-validate", "memspn4_O0", 5, {"merge": "pat", "merge_points": ["memspn"], "merge_validate": True,
+                                       "merge_patterns": "always"}),
+    ("pat-again", "memspn4_O0", 5, {"merge": "pat", "merge_points": ["memspn"], "merge_patterns": "always"}),
     ("ite", "memspnab4_O0", 5, {"merge": "ite", "merge_points": ["memspn"]}),
     ("aa", "ptrarray_O0", 2, {"cache": "aa"}),
     ("no-cache", "ptrarray_O0", 2, {}),

@@ -75,9 +75,9 @@ class ClauseTable:
     def __repr__(self) -> str:
         return f"<ClauseTable {self.number}: {len(self.clauses)} clauses, {self.stats.queries} queries>"
 
-    def register(self, **kw) -> QuantifiedClause:
-        """A new clause with a fresh placeholder of this table."""
-        c = QuantifiedClause(**kw)
+    def register(self, clause: QuantifiedClause | None = None, **kw) -> QuantifiedClause:
+        """``clause`` (or a new clause of the fields ``kw``), given a fresh placeholder of this table."""
+        c = clause if clause is not None else QuantifiedClause(**kw)
         name = f"{PREFIX}{self.number}_{next(self._ids)}"
         c.placeholder = claripy.BoolS(name, explicit_name=True)
         self.clauses[name] = c

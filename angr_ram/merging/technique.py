@@ -11,6 +11,15 @@ merged path constraint becomes ``pc_root /\\ phi1 /\\ k in {k_j} /\\ forall i <=
 (a quantified clause, :mod:`.quantified`); registers and memory become ``a*k + b`` where the
 leaves' values are linear in ``k_j``, else if-then-else over ``k == k_j``. Leaves without a pattern
 fall back to standard merging.
+
+A pattern merge is kept only when it is smaller (``patterns="smaller"``, the default): the merged
+states it gives (one per pattern, plus the leaves no pattern matches) have fewer path-constraint
+nodes together than the one ``ite`` merge of the same leaves. Otherwise the patterns cost without
+paying back: each merged state runs the rest of the program on its own, and every query of a
+pattern-merged state goes through the quantified solving procedure. A loop whose leaves a few
+patterns cover (a span, a digit loop) keeps them; patterns of two leaves each, with most leaves
+left over (strtok's delimiter scan), do not. ``patterns="always"`` merges with every pattern found,
+as the paper does.
 """
 
 from __future__ import annotations
@@ -28,7 +37,7 @@ from ..dag import count_nodes
 from ..errors import AngrRamError
 from ..patches import declare, install_all
 from ..scope import RunScope
-from .clauses import PREFIX, ClauseTable, SolveStats
+from .clauses import PREFIX, ClauseTable, QuantifiedClause, SolveStats
 from .fragments import FRAGMENT_KEY, Fragment, resolve_merge_points
 from .frontend import QuantifiedFrontend
 from .incremental import NODE_KEY, Tree
@@ -38,6 +47,7 @@ from .synthesis import family_of, linear_fit, synthesize
 from .uninit import STABLE_UNINIT
 
 MODES = ("ite", "pat")
+PATTERN_POLICIES = ("smaller", "always")
 _LINEAR: contextvars.ContextVar = contextvars.ContextVar("angr_ram_linear_merge", default=None)
 
 
@@ -88,6 +98,22 @@ class _Guard:
     def to_claripy(self):
         """The condition as a claripy AST."""
         return self.ast
+
+
+def _tree_constraint(tails: list):
+    """The merged tree path constraint ``Or(And(tpc_j))`` of leaves with these tails (``And`` alone
+    for one leaf)."""
+    tpcs = [claripy.And(*t) if t else claripy.true() for t in tails]
+    return tpcs[0] if len(tpcs) == 1 else claripy.Or(*tpcs)
+
+
+def _smaller(tails: list, clauses: list, rest: list[int]) -> bool:
+    """Whether pattern merging gives smaller path constraints in total (the ``clauses`` and the
+    standard merge of the leaves ``rest`` no pattern matches) than standard merging of every leaf."""
+    size = sum(c.size() for c in clauses)
+    if rest:
+        size += count_nodes(_tree_constraint([tails[i] for i in rest]))
+    return size < count_nodes(_tree_constraint(tails))
 
 
 class MergeStats:
@@ -146,6 +172,10 @@ class QuantifiedMerging(ExplorationTechnique):
     :param merge_points: function names, function entry or loop header addresses, or ``"auto"``
         (every loop of the program's own functions, found with angr's CFGFast and LoopFinder).
     :param max_patterns: more regular partitions than this: standard merging instead.
+    :param patterns: ``"smaller"`` keeps a pattern merge only when its merged states have fewer
+        path-constraint nodes in total than the ``ite`` merge of the same leaves (otherwise the
+        leaves merge with ``ite``; counted as ``no_pattern_larger-than-ite``); ``"always"`` keeps
+        every pattern found (the paper's rule).
     :param incremental: merge states inside a fragment while its tree grows (section 4 of the
         paper): a new state joins the highest earlier state at the same address whose live
         registers and frame bytes are equal. Default: on for ``"pat"``, off for ``"ite"``.
@@ -155,10 +185,13 @@ class QuantifiedMerging(ExplorationTechnique):
     """
 
     def __init__(self, mode: str = "ite", merge_points=(), max_patterns: int = 10, validate: bool = False,
-                 incremental: bool | None = None):
+                 incremental: bool | None = None, patterns: str = "smaller"):
         super().__init__()
         if mode not in MODES:
             raise AngrRamError(f"unknown merging mode {mode!r}; supported: {', '.join(MODES)}")
+        if patterns not in PATTERN_POLICIES:
+            raise AngrRamError(f"unknown pattern policy {patterns!r}; supported: {', '.join(PATTERN_POLICIES)}")
+        self.patterns = patterns
         self.mode = mode
         self.max_patterns = max_patterns
         self.validate = validate
@@ -410,16 +443,24 @@ class QuantifiedMerging(ExplorationTechnique):
                         f = family_of(leaf.args[0])
                         if f is not None:
                             members[(f[0], f[1], leaf.length)] = leaf
-        out, rest = [], []
+        found, rest = [], []
         for group, phi3 in groups:
-            states = [leaves[i] for i, _ in group]
             if len(group) == 1 or phi3 is None:
-                rest.extend(states)          # no formula pattern: standard merging, below
+                rest.extend(i for i, _ in group)     # no formula pattern: standard merging, below
                 continue
-            self.stats.patterns += 1
             ks = tuple(k for _, k in group)
-            k = claripy.BVS("qm_k", 64)
-            clause = self.table.register(k=k, ks=ks, phi1=phi1, phi2=phi2, phi3=phi3, members=members)
+            found.append((group, QuantifiedClause(k=claripy.BVS("qm_k", 64), ks=ks, phi1=phi1, phi2=phi2,
+                                                  phi3=phi3, members=members)))
+        if self.patterns == "smaller" and not _smaller(tails, [c for _, c in found], rest):
+            self.stats.no_pattern += 1
+            self.stats.no_pattern_why["larger-than-ite"] = self.stats.no_pattern_why.get("larger-than-ite", 0) + 1
+            return [self._merge_ite(fr, leaves)]
+        out = []
+        for group, clause in found:
+            states = [leaves[i] for i, _ in group]
+            self.stats.patterns += 1
+            clause = self.table.register(clause)
+            k, ks = clause.k, clause.ks
             conds = [k == kj for kj in ks]
             with setting(_LINEAR, (k, {c.hash(): kj for c, kj in zip(conds, ks, strict=True)})), \
                     setting(STABLE_UNINIT, True):
@@ -435,6 +476,7 @@ class QuantifiedMerging(ExplorationTechnique):
             if self.validate:
                 self._check_theorem(clause, merged, [tails[i] for i, _ in group], states)
             out.append(merged)
+        rest = [leaves[i] for i in rest]
         if len(rest) > 1:
             self.stats.no_pattern += 1
             self.stats.no_pattern_why["residual"] = self.stats.no_pattern_why.get("residual", 0) + 1
