@@ -451,7 +451,7 @@ class QuantifiedMerging(ExplorationTechnique):
             ks = tuple(k for _, k in group)
             found.append((group, QuantifiedClause(k=claripy.BVS("qm_k", 64), ks=ks, phi1=phi1, phi2=phi2,
                                                   phi3=phi3, members=members)))
-        if self.patterns == "smaller" and not _smaller(tails, [c for _, c in found], rest):
+        if found and self.patterns == "smaller" and not _smaller(tails, [c for _, c in found], rest):
             self.stats.no_pattern += 1
             self.stats.no_pattern_why["larger-than-ite"] = self.stats.no_pattern_why.get("larger-than-ite", 0) + 1
             return [self._merge_ite(fr, leaves)]
