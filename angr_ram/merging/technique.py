@@ -100,10 +100,15 @@ class _Guard:
         return self.ast
 
 
+def _tpc(tail: list):
+    """A leaf's tree path condition: the conjunction of its tail (true for an empty one)."""
+    return claripy.And(*tail) if tail else claripy.true()
+
+
 def _tree_constraint(tails: list):
-    """The merged tree path constraint ``Or(And(tpc_j))`` of leaves with these tails (``And`` alone
-    for one leaf)."""
-    tpcs = [claripy.And(*t) if t else claripy.true() for t in tails]
+    """The merged tree path constraint ``Or(tpc_j)`` of leaves with these tails (``tpc`` alone for
+    one leaf)."""
+    tpcs = [_tpc(t) for t in tails]
     return tpcs[0] if len(tpcs) == 1 else claripy.Or(*tpcs)
 
 
@@ -402,11 +407,10 @@ class QuantifiedMerging(ExplorationTechnique):
                 out.extend(leaves)
         return out
 
-    def _merge_ite(self, fr: Fragment, leaves: list):
-        """Standard merging: ``pc_root /\\ Or(tpc_j)``, values as ITE over the tpc_j."""
-        import claripy
-
-        tpcs = [claripy.And(*fr.tail(s)) if fr.tail(s) else claripy.true() for s in leaves]
+    def _merge_ite(self, fr: Fragment, leaves: list, tails: list | None = None):
+        """Standard merging: ``pc_root /\\ Or(tpc_j)``, values as ITE over the tpc_j (``tails``: the
+        leaves' tails when the caller has them)."""
+        tpcs = [_tpc(t) for t in (tails if tails is not None else [fr.tail(s) for s in leaves])]
         with setting(STABLE_UNINIT, True):
             merged = _merge(leaves, tpcs, fr.root)
         self.stats.merges_ite += 1
@@ -433,7 +437,7 @@ class QuantifiedMerging(ExplorationTechnique):
         if isinstance(prepared, str):
             self.stats.no_pattern += 1
             self.stats.no_pattern_why[prepared] = self.stats.no_pattern_why.get(prepared, 0) + 1
-            return [self._merge_ite(fr, leaves)]
+            return [self._merge_ite(fr, leaves, tails)]
         phi1, phi2, groups = prepared
         members = {}
         for t in tails:
@@ -454,7 +458,7 @@ class QuantifiedMerging(ExplorationTechnique):
         if found and self.patterns == "smaller" and not _smaller(tails, [c for _, c in found], rest):
             self.stats.no_pattern += 1
             self.stats.no_pattern_why["larger-than-ite"] = self.stats.no_pattern_why.get("larger-than-ite", 0) + 1
-            return [self._merge_ite(fr, leaves)]
+            return [self._merge_ite(fr, leaves, tails)]
         out = []
         for group, clause in found:
             states = [leaves[i] for i, _ in group]
@@ -476,13 +480,12 @@ class QuantifiedMerging(ExplorationTechnique):
             if self.validate:
                 self._check_theorem(clause, merged, [tails[i] for i, _ in group], states)
             out.append(merged)
-        rest = [leaves[i] for i in rest]
         if len(rest) > 1:
             self.stats.no_pattern += 1
             self.stats.no_pattern_why["residual"] = self.stats.no_pattern_why.get("residual", 0) + 1
-            out.append(self._merge_ite(fr, rest))
+            out.append(self._merge_ite(fr, [leaves[i] for i in rest], [tails[i] for i in rest]))
         else:
-            out.extend(rest)
+            out.extend(leaves[i] for i in rest)
         return out
 
     def _formula_patterns(self, tails, rp):
