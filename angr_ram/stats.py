@@ -47,6 +47,7 @@ class RunStats:
     enumerated_queries: int = 0    # queries over let-bound lookups decided by small-domain enumeration
     seeded_answers: int = 0        # queries answered by a seeded candidate model before z3 (plugins/seeding.py)
     seeded_misses: int = 0         # ... where no candidate satisfied the query (z3 asked)
+    seeded_siblings: int = 0       # ... answers from a sibling model, only the query's own constraints evaluated
     relaxed_unsat: int = 0         # ... of which unsatisfiable without the let definitions (z3 on a small part)
     seeded_tiers_skipped: int = 0  # queries whose later candidate tiers were skipped at a site where they rarely answer
     infeasible_errors: int = 0     # faults found on paths that turned out infeasible (not reported)

@@ -174,3 +174,26 @@ def test_the_values_of_an_expression_are_enumerated_with_the_neighbours_of_each_
             pass
         else:
             raise AssertionError("an unsatisfiable enumeration returned")
+
+
+def test_a_sibling_model_answers_a_satisfiability_check_from_the_query_s_own_constraints():
+    """claripy's model cache holds only models of the solver's constraints, and its
+    ``check_satisfiability`` does not consult them: seeding answers from a sibling model by
+    evaluating the query's own constraints alone. The state's constraint here cannot be evaluated
+    by seeding (a rotation), so an answer proves it was not evaluated; a query that no sibling
+    satisfies goes on to z3 and is still exact."""
+    x, y = claripy.BVS("stdin_0", 8), claripy.BVS("stdin_1", 8)
+    scope, stats = run_scope()
+    with scope.active():
+        s = claripy.SolverComposite()
+        s.add(claripy.RotateLeft(x + y, 3) == 0x28)      # x + y == 5
+        (vx, vy), = s.batch_eval([x, y], 1)              # z3: one model, kept by claripy
+        assert (vx + vy) & 0xFF == 5
+        checks = stats.z3_checks
+        assert s.check_satisfiability(extra_constraints=[x == vx]) == "SAT"
+        assert stats.seeded_siblings == 1 and stats.z3_checks == checks
+        assert s.check_satisfiability(extra_constraints=[x == (vx + 1) & 0xFF, y == vy]) == "UNSAT"
+        assert stats.seeded_siblings == 1 and stats.z3_checks > checks
+        checks = stats.z3_checks                         # a composite's satisfiable() checks too
+        assert s.satisfiable(extra_constraints=[y == vy])
+        assert stats.seeded_siblings == 2 and stats.z3_checks == checks

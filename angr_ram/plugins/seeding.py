@@ -20,6 +20,12 @@ instruction) names it with :func:`site`; a site where fewer than one in :data:`S
 last tries answered from them skips them, except every :data:`SITE_RETRY`-th query (counted in
 ``seeded_tiers_skipped``).
 
+First of all, a sibling model that satisfies the query's own constraints answers: claripy keeps
+only models of the solver's constraints, so nothing else is evaluated (counted in
+``seeded_siblings``). claripy's composite solver reaches this layer through
+``check_satisfiability``, which does not look at those models; its ``eval`` and ``batch_eval`` have
+tried them already, and skip this step.
+
 A candidate that satisfies every constraint is a real model (let-bound symbols take their defining
 values, so their definitions hold), so the answer is exact; it also goes into claripy's model cache
 like a model z3 returns. Nothing satisfies: the query goes to z3 as before. Unsatisfiable queries
@@ -251,6 +257,26 @@ class Seeder:
             if rows:
                 yield rows[:MAX_CANDIDATES]
 
+    def sibling(self):
+        """``(evaluator, row)`` of the first sibling model that satisfies the query's own
+        constraints, or None. claripy keeps only models that satisfy the solver's constraints (it
+        drops those a new constraint falsifies, and answers ``satisfiable`` from them the same
+        way), so only the query's own constraints are evaluated: on a merged state's large
+        constraints this is a few nodes instead of thousands."""
+        if not self.models:
+            return None
+        rows = self._bases()[:len(self.models)]
+        cols = {v.args[0]: np.array([r[v.args[0]] for r in rows], dtype=np.uint64) for v in self.free}
+        ev = Evaluator.over(cols, len(rows), self.lets)
+        mask = np.ones(len(rows), dtype=bool)
+        own = {id(c) for c in self.extra}
+        for c in self.rest:
+            if id(c) in own:
+                mask &= ev.bool(c)
+                if not mask.any():
+                    return None
+        return ev, int(np.argmax(mask))
+
     def solve(self, rows: list[dict]):
         """The evaluator over ``rows`` and the index of the first row satisfying every constraint
         (``None`` when none does)."""
@@ -273,9 +299,11 @@ class Seeder:
         return out
 
 
-def attempt(frontend, extra_constraints):
+def attempt(frontend, extra_constraints, siblings: bool = True):
     """``(evaluator, row, model)`` of a candidate satisfying ``frontend``'s constraints and
-    ``extra_constraints``, or None (then the caller asks z3)."""
+    ``extra_constraints``, or None (then the caller asks z3). ``siblings=False`` when claripy's
+    model cache has just tried its models on the same query (``satisfiable``, ``eval`` and
+    ``batch_eval`` reach this layer only after that; ``check_satisfiability`` does not)."""
     constraints = list(frontend.constraints)
     extra = tuple(extra_constraints or ())
     if not constraints and not extra:
@@ -289,7 +317,7 @@ def attempt(frontend, extra_constraints):
     stats = current().stats
     try:
         with deep_recursion():
-            found = _first_candidate(s, mem, extra, stats)
+            found = _first_candidate(s, mem, extra, stats, siblings)
             if found is UNSAT:
                 return UNSAT
             ev, i = found
@@ -306,7 +334,7 @@ def attempt(frontend, extra_constraints):
     return ev, i, model
 
 
-def _first_candidate(s: Seeder, mem, extra, stats):
+def _first_candidate(s: Seeder, mem, extra, stats, siblings: bool = True):
     """UNSAT (the constraints without the let definitions are unsatisfiable), or the evaluator of
     the first tier of candidates that has a satisfying row and that row's index (``(ev, None)``
     when no tier has one)."""
@@ -314,6 +342,10 @@ def _first_candidate(s: Seeder, mem, extra, stats):
     if s.lets and _relaxed_unsat(s.lets, s.rest, extra):
         stats.relaxed_unsat += 1
         return UNSAT
+    found = s.sibling() if siblings else None
+    if found is not None:
+        stats.seeded_siblings += 1
+        return found
     rec = None
     for k, rows in enumerate(s.tiers(mem)):
         if k == 1:
@@ -404,7 +436,7 @@ def value_at(ev, e, i: int):
 @declare(FullFrontend, "satisfiable", gate=enabled)
 def seeded_satisfiable(original, self, extra_constraints=(), exact=None):
     """claripy's last step before z3 for ``satisfiable``: a satisfying candidate answers True."""
-    r = attempt(self, extra_constraints)
+    r = attempt(self, extra_constraints, siblings=False)
     if r is not None:
         return r is not UNSAT
     return original(self, extra_constraints=extra_constraints, exact=exact)
@@ -427,7 +459,7 @@ def seeded_batch_eval(original, self, exprs, n, extra_constraints=(), exact=None
     if n > 1 and len(exprs) == 1 and isinstance(exprs[0], claripy.ast.BV) and exprs[0].length <= 64:
         return enumerate_values(original, self, exprs[0], n, tuple(extra_constraints or ()), exact)
     if n == 1 and exprs:
-        r = attempt(self, extra_constraints) if _evaluable(exprs) else None
+        r = attempt(self, extra_constraints, siblings=False) if _evaluable(exprs) else None
         if r is UNSAT:
             raise UnsatError("angr-ram: unsatisfiable without the let definitions (seeding)")
         if r is not None:
@@ -443,7 +475,7 @@ def seeded_batch_eval(original, self, exprs, n, extra_constraints=(), exact=None
 def seeded_eval(original, self, e, n, extra_constraints=(), exact=None):
     """One solution of ``e`` from a satisfying candidate (more solutions: z3)."""
     if n == 1 and _evaluable([e]):
-        r = attempt(self, extra_constraints)
+        r = attempt(self, extra_constraints, siblings=False)
         if r is UNSAT:
             raise UnsatError("angr-ram: unsatisfiable without the let definitions (seeding)")
         if r is not None:
