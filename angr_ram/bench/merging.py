@@ -97,7 +97,8 @@ def loop_table(names=None, ms=LOOP_M, timeout: float = 120.0, samples_dir: Path 
     ite), live-store comparisons, the largest merged path constraint, whether the outcome set
     equals stock angr's (when that finished), errors, and the paths a finished run set aside
     undecided (``unk``: z3 gave up; such a run's outcomes may be incomplete, so it is marked ``u``
-    and left out of the speed-ups; a timed-out run shows ``-``, its timeout counts as a lower bound). A mode that times out at one M is not run at larger M. Then the geometric-mean
+    and left out of the speed-ups; a timed-out run shows ``-``, its timeout counts as a lower
+    bound). A mode that times out at one M is not run at larger M. Then the geometric-mean
     speed-up of ``pat`` over ``ite`` and over stock angr, over all runs and over the programs whose
     stock path count grows exponentially (:func:`_exponential`)."""
     hdr = (f"{'program':12} {'M':>3} {'mode':5} {'time s':>8} {'paths':>6} {'z3':>6} {'incr':>5} {'pat':>4} "

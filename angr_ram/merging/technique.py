@@ -112,13 +112,13 @@ def _tree_constraint(tails: list):
     return tpcs[0] if len(tpcs) == 1 else claripy.Or(*tpcs)
 
 
-def _smaller(tails: list, clauses: list, rest: list[int]) -> bool:
-    """Whether pattern merging gives smaller path constraints in total (the ``clauses`` and the
-    standard merge of the leaves ``rest`` no pattern matches) than standard merging of every leaf."""
+def _sizes(tails: list, clauses: list, rest: list[int]) -> tuple[int, int]:
+    """Path-constraint nodes in total after pattern merging (the ``clauses`` and the standard
+    merge of the leaves ``rest`` no pattern matches), and after standard merging of every leaf."""
     size = sum(c.size() for c in clauses)
     if rest:
         size += count_nodes(_tree_constraint([tails[i] for i in rest]))
-    return size < count_nodes(_tree_constraint(tails))
+    return size, count_nodes(_tree_constraint(tails))
 
 
 class MergeStats:
@@ -407,15 +407,15 @@ class QuantifiedMerging(ExplorationTechnique):
                 out.extend(leaves)
         return out
 
-    def _merge_ite(self, fr: Fragment, leaves: list, tails: list | None = None):
+    def _merge_ite(self, fr: Fragment, leaves: list, tails: list | None = None, nodes: int | None = None):
         """Standard merging: ``pc_root /\\ Or(tpc_j)``, values as ITE over the tpc_j (``tails``: the
-        leaves' tails when the caller has them)."""
+        leaves' tails when the caller has them; ``nodes``: the disjunction's size when it has that)."""
         tpcs = [_tpc(t) for t in (tails if tails is not None else [fr.tail(s) for s in leaves])]
         with setting(STABLE_UNINIT, True):
             merged = _merge(leaves, tpcs, fr.root)
         self.stats.merges_ite += 1
         self.stats.merged_states += len(leaves)
-        self.stats.constraint(count_nodes(claripy.Or(*tpcs)))
+        self.stats.constraint(nodes if nodes is not None else count_nodes(claripy.Or(*tpcs)))
         return merged
 
     # ------------------------------------------------------------------ pattern-based merging
@@ -455,10 +455,12 @@ class QuantifiedMerging(ExplorationTechnique):
             ks = tuple(k for _, k in group)
             found.append((group, QuantifiedClause(k=claripy.BVS("qm_k", 64), ks=ks, phi1=phi1, phi2=phi2,
                                                   phi3=phi3, members=members)))
-        if found and self.patterns == "smaller" and not _smaller(tails, [c for _, c in found], rest):
-            self.stats.no_pattern += 1
-            self.stats.no_pattern_why["larger-than-ite"] = self.stats.no_pattern_why.get("larger-than-ite", 0) + 1
-            return [self._merge_ite(fr, leaves, tails)]
+        if found and self.patterns == "smaller":
+            pattern_nodes, ite_nodes = _sizes(tails, [c for _, c in found], rest)
+            if pattern_nodes >= ite_nodes:
+                self.stats.no_pattern += 1
+                self.stats.no_pattern_why["larger-than-ite"] = self.stats.no_pattern_why.get("larger-than-ite", 0) + 1
+                return [self._merge_ite(fr, leaves, tails, ite_nodes)]
         out = []
         for group, clause in found:
             states = [leaves[i] for i, _ in group]
