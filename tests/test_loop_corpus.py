@@ -83,8 +83,8 @@ def test_reject_set_loop_finds_formula_patterns():
     most leaves over, so by default (``patterns="smaller"``) the leaves merge with ite instead
     (at M = 4 here: 105 + 117 and 99 + 126 nodes against 121 and 120), with the same outcomes. How
     many merges decline can differ between runs (one CI run kept one pattern; not reproduced,
-    suspected: timing-based decisions such as the deferral budget change the tree), so the default is only asked to keep fewer
-    pattern merges than ``"always"``."""
+    suspected: timing-based decisions such as the deferral budget change the tree), so the default
+    is only asked to keep fewer pattern merges than ``"always"``."""
     r = run("c_strcspn", "O0", "pat", merge_validate=True, merge_patterns="always")
     st = r.stats
     assert r.errors == [] and r.outcomes == native("c_strcspn", "O0")

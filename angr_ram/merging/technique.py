@@ -143,6 +143,11 @@ class MergeStats:
         self.max_constraint_nodes = 0
         self.solve = SolveStats()
 
+    def declined(self, why: str) -> None:
+        """Count a group of leaves merged without a pattern, and why."""
+        self.no_pattern += 1
+        self.no_pattern_why[why] = self.no_pattern_why.get(why, 0) + 1
+
     def as_dict(self) -> dict:
         """The counters (and the quantified solver's) as a plain dict."""
         d = {k: v for k, v in vars(self).items() if k not in ("solve", "incremental_refused", "no_pattern_why")}
@@ -435,8 +440,7 @@ class QuantifiedMerging(ExplorationTechnique):
             if not isinstance(prepared, str):
                 break
         if isinstance(prepared, str):
-            self.stats.no_pattern += 1
-            self.stats.no_pattern_why[prepared] = self.stats.no_pattern_why.get(prepared, 0) + 1
+            self.stats.declined(prepared)
             return [self._merge_ite(fr, leaves, tails)]
         phi1, phi2, groups = prepared
         members = {}
@@ -458,8 +462,7 @@ class QuantifiedMerging(ExplorationTechnique):
         if found and self.patterns == "smaller":
             pattern_nodes, ite_nodes = _sizes(tails, [c for _, c in found], rest)
             if pattern_nodes >= ite_nodes:
-                self.stats.no_pattern += 1
-                self.stats.no_pattern_why["larger-than-ite"] = self.stats.no_pattern_why.get("larger-than-ite", 0) + 1
+                self.stats.declined("larger-than-ite")
                 return [self._merge_ite(fr, leaves, tails, ite_nodes)]
         out = []
         for group, clause in found:
@@ -483,8 +486,7 @@ class QuantifiedMerging(ExplorationTechnique):
                 self._check_theorem(clause, merged, [tails[i] for i, _ in group], states)
             out.append(merged)
         if len(rest) > 1:
-            self.stats.no_pattern += 1
-            self.stats.no_pattern_why["residual"] = self.stats.no_pattern_why.get("residual", 0) + 1
+            self.stats.declined("residual")
             out.append(self._merge_ite(fr, [leaves[i] for i in rest], [tails[i] for i in rest]))
         else:
             out.extend(leaves[i] for i in rest)
