@@ -178,3 +178,32 @@ def test_a_solver_with_slow_tactic_checks_keeps_an_incremental_one():
         assert c.check() in (z3.sat, z3.unsat)
         c.pop()
         assert c.incremental.num_scopes() == c.num_scopes() == 0
+
+
+def test_tactic_checks_answer_from_a_clone_and_keep_only_the_answer():
+    """A tactic check runs on a throw-away clone: the solver keeps the model (a model of every
+    original constraint, variables that simplification eliminated included), the unsat core of
+    failed assumptions, and the reason for unknown; the time-out still applies to the clone."""
+    install_all()
+    backend = claripy.backends.z3
+    x, y, z = (z3.BitVec(n, 16) for n in "xyz")
+    with RunScope().active():
+        s = backend.solver(timeout=5000)
+        s.add(x == y + 7, z3.ULT(y, 100), x * 3 + z == 1000)   # y, z eliminated or unconstrained
+        assert s.check() == z3.sat
+        m = s.model()
+        assert all(z3.is_true(m.eval(c, model_completion=True)) for c in s.assertions())
+        assert s.check(x == 3) == z3.unsat
+        cores = backend.solver(timeout=5000)
+        cores.set(unsat_core=True)
+        p, q = z3.Bools("p q")
+        cores.add(z3.Implies(p, x == 1), z3.Implies(q, x == 2))
+        assert cores.check(p, q) == z3.unsat
+        assert {str(a) for a in cores.unsat_core()} == {"p", "q"}
+        assert cores.check(p) == z3.sat and cores.model().eval(x).as_long() == 1
+        w, v = z3.BitVecs("w v", 80)
+        hard = backend.solver(timeout=300)                     # factoring: the time-out interrupts
+        hard.add(w * v == 68719476767 * 68719477741, z3.ULT(w, 2**40), z3.ULT(v, 2**40), z3.UGT(w, 1),
+                 z3.UGT(v, 1))
+        assert hard.check() == z3.unknown and hard.reason_unknown() in ("timeout", "canceled")
+        assert s.num_scopes() == 0 and len(s.assertions()) == 3

@@ -18,6 +18,17 @@ solver, which simplifies and bit-blasts every check (with or without assumptions
 a general ``z3.Solver``, so answers stay exact. The tactic knows ``timeout`` and ``max_memory``
 but not the combined solver's ``soft_timeout``, so only those two are set.
 
+The tactic is z3's ``qfbv`` preamble (simplify, propagate values, solve equations, eliminate
+unconstrained terms, share bit-vector terms), then bit-blasting and SAT. ``qfbv``'s own later steps
+(bit-vector size reduction, Ackermannization, a second simplify / solve-eqs / AIG pass over the
+blasted formula) made its checks 2-3 times slower on the if-then-else-heavy path conditions of
+merged states (``c_strtok``) and gained nothing measurable on the other programs tried (hash
+tables, APR's hash, the bytecode interpreter); a query that asks for unsat cores or
+proofs still gets ``qfbv``. Each check runs on a throw-away clone of the solver and keeps only the
+answer (model, unsat core, reason): a tactic solver that ran the bit-blaster holds its state until
+its next check (85 KB on a small merged formula), and a run keeps thousands of solvers alive
+(wordcount, M = 8: 1.5 GB and every z3 call slower, against 0.45 GB).
+
 The tactic re-blasts the whole formula at each check. On a big formula checked again and again
 (an APR hash over a symbolic clock: 64-bit multiplications, 30 ms a check) z3's incremental
 solver is cheaper, so a solver whose tactic check was slow keeps one as well and asks it first,
@@ -74,10 +85,21 @@ _FAILED = "fail tactic"       # z3's reason when the tactic below declines a for
 _TACTICS: dict = {}           # z3 context -> the guarded qfbv tactic (built once per context)
 
 
+# qfbv's preamble, then bit-blasting and SAT: without qfbv's own later steps (bv-size reduction,
+# Ackermannization, a second simplify / solve-eqs / AIG pass over the blasted formula), which cost
+# more than they save on the if-then-else-heavy path conditions of merged states (see the module)
+_BLAST_STEPS = ("simplify", "propagate-values", "solve-eqs", "elim-uncnstr", "simplify", "max-bv-sharing",
+                "bit-blast", "sat")
+
+
 def _bitblasting_tactic(ctx: z3.Context) -> z3.Tactic:
     t = _TACTICS.get(ctx)
     if t is None:
-        t = _TACTICS[ctx] = z3.Cond(z3.Probe("is-qfbv", ctx), z3.Tactic("qfbv", ctx), z3.Tactic("fail", ctx), ctx)
+        blast = z3.Then(*(z3.Tactic(n, ctx) for n in _BLAST_STEPS), ctx=ctx)
+        # unsat cores or proofs asked for: qfbv itself, which guards the steps that would lose them
+        cores = z3.Or(z3.Probe("produce-unsat-cores", ctx), z3.Probe("produce-proofs", ctx))
+        qfbv = z3.Cond(cores, z3.Tactic("qfbv", ctx), blast, ctx)
+        t = _TACTICS[ctx] = z3.Cond(z3.Probe("is-qfbv", ctx), qfbv, z3.Tactic("fail", ctx), ctx)
     return t
 
 
@@ -112,6 +134,7 @@ class BitBlastingSolver(z3.Solver):
         self.incremental: z3.Solver | None = None    # the kept general solver
         self.slow = False                            # the last tactic check here (or in the original) was slow
         self.stay_tactic = False                     # the incremental solver timed out here (or in the original)
+        self._answer: tuple = (None, None, None)     # the last tactic check's model, reason for unknown, core
 
     # -- assertions go to both solvers ------------------------------------------------------
     def assert_exprs(self, *args):
@@ -137,6 +160,7 @@ class BitBlastingSolver(z3.Solver):
     def reset(self):
         super().reset()
         self.incremental, self.general, self.slow, self.stay_tactic = None, None, False, False
+        self._answer = (None, None, None)
 
     # -- checks -----------------------------------------------------------------------------
     def _general_solver(self, timeout_cap: int | None = None) -> z3.Solver:
@@ -161,21 +185,44 @@ class BitBlastingSolver(z3.Solver):
                 return r
             self.stay_tactic = True          # slow here: the tactic decides this solver's checks
         t0 = time.perf_counter()
-        r = super().check(*assumptions)
+        r = self._blast(assumptions)
         self.slow = time.perf_counter() - t0 > SLOW_CHECK_SECONDS
-        if r == z3.unknown and super().reason_unknown() == _FAILED:
+        if r == z3.unknown and self._answer[1] == _FAILED:
             self.general = self._general_solver()
             return self.general.check(*assumptions)
         return r
 
+    def _blast(self, assumptions) -> z3.CheckSatResult:
+        """The tactic's check, on a throw-away clone whose answer is kept (the model, the reason
+        for unknown, or the unsat core): a tactic solver keeps its bit-blaster's state until its
+        next check, 85 KB on a small merged formula, and a run keeps thousands of solvers alive."""
+        clone = z3.Solver(z3.Z3_solver_translate(self.ctx.ref(), self.solver, self.ctx.ref()), self.ctx)
+        clone.ram_tactic = True
+        limits = getattr(self, "ram_limits", None)
+        if limits is not None:
+            _limit(clone, *limits)
+        r = clone.check(*assumptions)
+        self._answer = (clone.model() if r == z3.sat else None,
+                        clone.reason_unknown() if r == z3.unknown else None,
+                        clone.unsat_core() if r == z3.unsat else None)
+        return r
+
     def model(self):
-        return self.general.model() if self.general is not None else super().model()
+        if self.general is not None:
+            return self.general.model()
+        m = self._answer[0]
+        if m is None:
+            raise z3.Z3Exception("model is not available")
+        return m
 
     def reason_unknown(self):
-        return self.general.reason_unknown() if self.general is not None else super().reason_unknown()
+        return self.general.reason_unknown() if self.general is not None else (self._answer[1] or "")
 
     def unsat_core(self):
-        return self.general.unsat_core() if self.general is not None else super().unsat_core()
+        if self.general is not None:
+            return self.general.unsat_core()
+        core = self._answer[2]
+        return core if core is not None else z3.AstVector(ctx=self.ctx)
 
     def translate(self, target):
         c = BitBlastingSolver(z3.Z3_solver_translate(self.ctx.ref(), self.solver, target.ref()), target)
