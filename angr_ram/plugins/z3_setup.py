@@ -12,8 +12,8 @@ pays for it twice:
   over four bytes takes 10 s a query that way and 0.02 s bit-blasted (``angr-ram bench
   --solver``).
 
-Inside angr-ram runs claripy's solvers are :class:`BitBlastingSolver`: z3's ``qfbv`` tactic as a
-solver, which simplifies and bit-blasts every check (with or without assumptions) and clones in
+Inside angr-ram runs claripy's solvers are :class:`BitBlastingSolver`: a bit-blasting tactic (below)
+as a solver, which simplifies and bit-blasts every check (with or without assumptions) and clones in
 0.07 ms. A formula outside bit-vectors (floats, strings) is declined by the tactic and checked by
 a general ``z3.Solver``, so answers stay exact. The tactic knows ``timeout`` and ``max_memory``
 but not the combined solver's ``soft_timeout``, so only those two are set.
@@ -82,7 +82,7 @@ def _limit(s: z3.Solver, timeout: int | None, max_memory: int | None) -> None:
 
 
 _FAILED = "fail tactic"       # z3's reason when the tactic below declines a formula
-_TACTICS: dict = {}           # z3 context -> the guarded qfbv tactic (built once per context)
+_TACTICS: dict = {}           # z3 context -> the guarded bit-blasting tactic (built once per context)
 
 
 # qfbv's preamble, then bit-blasting and SAT: without qfbv's own later steps (bv-size reduction,
