@@ -93,6 +93,85 @@ def test_frame_liveness_lattice():
     assert liveness.TOP.join(liveness.NONE) == liveness.TOP
 
 
+def test_frame_liveness_floor_matches_a_set_model():
+    """``Mem`` with a floor (nothing below it live: the callee's side of the stack after a call)
+    against plain sets of live offsets, over random gen / kill / join sequences on [-40, 0)."""
+    import random
+
+    rng = random.Random(7)
+    span = range(-40, 0)
+
+    def rand_offs():
+        lo = rng.randrange(-40, 0)
+        return frozenset(range(lo, min(lo + rng.randrange(1, 9), 0)))
+
+    def rand_mem():
+        return rng.choice([liveness.NONE, liveness.TOP, liveness.Mem.from_(rng.randrange(-40, 0)),
+                           liveness.Mem(True, rand_offs()), liveness.Mem(False, rand_offs())])
+
+    for _ in range(300):
+        m = rand_mem()
+        model = {o for o in span if m.live(o)}
+        for _ in range(6):
+            op = rng.choice(["gen", "kill", "join"])
+            if op == "join":
+                o = rand_mem()
+                m, model = m.join(o), model | {x for x in span if o.live(x)}
+            else:
+                offs = rand_offs()
+                m = getattr(m, op)(offs)
+                model = model | offs if op == "gen" else model - offs
+            assert {o for o in span if m.live(o)} == model, op
+
+
+def test_library_calls_read_only_their_declared_arguments():
+    """A call to a library function angr runs as a SimProcedure with a known, non-variadic prototype
+    reads only its arguments' registers (``__ctype_b_loc()``: none; ``tolower(c)``: ``rdi``); a
+    variadic one (``printf``) and the program's own functions keep the System V set."""
+    proj = load_project(os.fspath(BUILD / "c_ctype4_O0"))
+    lv = liveness.Liveness(proj)
+    plt = proj.loader.main_object.plt
+    reg = proj.arch.registers
+
+    def reads(target, name):
+        return bool(lv.call_uses_of(target) & lv.mask(*reg[name]))
+
+    assert not any(reads(plt["__ctype_b_loc"], r) for r in ("rdi", "rsi", "rax"))
+    assert reads(plt["tolower"], "rdi") and not reads(plt["tolower"], "rsi") and not reads(plt["tolower"], "rax")
+    assert all(reads(plt["read"], r) for r in ("rdi", "rsi", "rdx")) and not reads(plt["read"], "rcx")
+    main = proj.loader.find_symbol("main").rebased_addr
+    assert lv.call_uses_of(main) == lv.call_uses
+    printer = load_project(os.fspath(BUILD / "checksum_O0"))
+    plv = liveness.Liveness(printer)
+    assert plv.call_uses_of(printer.loader.main_object.plt["printf"]) == plv.call_uses
+
+
+def test_dead_flag_thunk_and_callee_frame():
+    """Liveness facts at real code: after a call, the slot of its return address (below the stack
+    pointer) is dead at -O0; at -O2 an ``sbb`` after a ``cmp`` passes the old ``cc_ndep`` to VEX's
+    flag helper for a subtraction, which ignores it, so ``cc_ndep`` is dead there."""
+    proj = load_project(os.fspath(BUILD / "c_ctype4_O0"))
+    lv = liveness.Liveness(proj)
+    main = proj.loader.find_symbol("main").rebased_addr
+    lv.live_in(main, main, lv.ret_default)
+    f = lv._func(main)
+    sites = [b.addr + b.size for b in f.blocks.values()
+             if b is not None and b is not liveness.HOOK and b.jumpkind == "Ijk_Call"]
+    assert len(sites) >= 4
+    for site in sites:
+        rsp = f.sp_in[site][0]
+        assert rsp is not None and not any(lv.live_in(main, site, lv.ret_default).mem.live(o)
+                                           for o in range(rsp - 8, rsp))
+    proj = load_project(os.fspath(BUILD / "c_ctype4_O2"))
+    lv = liveness.Liveness(proj)
+    main = proj.loader.find_symbol("main").rebased_addr
+    lv.live_in(main, main, lv.ret_default)
+    folded = [a for a, b in lv._func(main).blocks.items() if b is not None and b is not liveness.HOOK and b.unused_gets]
+    assert folded
+    ndep = lv.mask(*proj.arch.registers["cc_ndep"])
+    assert not any(lv.live_in(main, a, lv.ret_default).regs & ndep for a in folded)
+
+
 def test_forks_by_reexecution_are_not_merged_back():
     """angr-ram's forking model re-executes an access in one copy per object; those copies have
     equal stores, and merging them would only undo the fork and repeat it (hashtables looped)."""

@@ -141,3 +141,21 @@ def test_a_merged_path_reports_every_outcome_and_names_unwritten_bytes_once():
     assert not any(n.startswith("merge_uc_") for n in names)
     uninit = {n for n in names if n.startswith("uninit_mem_")}
     assert 0 < len(uninit) <= 3 * (8 // 2) + 1          # at most one per byte of the output buffer
+
+
+@pytest.mark.parametrize("opt", ["O0", "O2"])
+def test_ctype_loop_merges_without_register_refusals(opt):
+    """A ``<ctype.h>`` classifier (glibc's locale tables through ``__ctype_b_loc``, library calls in
+    the loop body): states that classified a byte alike merge at the next block however the calls
+    left ``rdi``, ``rax`` and the flag thunk, since those are dead there. What keeps states apart
+    is data: the counters (in the frame at -O0, in registers at -O2)."""
+    classes = b"\0aQB1 \n!\x80"      # lower, upper 'Q', other upper, digit, spaces, other, high
+    want = outcome_set_over(os.fspath(BUILD / f"c_ctype2_{opt}"), [range(0, 4)] + [classes] * 2)
+    r = run("c_ctype", opt, "pat", m=2)
+    assert r.errors == [] and r.outcomes == want
+    st = r.stats
+    assert st["merge_incremental"] > 0
+    refused = {k.removeprefix("merge_incremental_refused_") for k in st if k.startswith("merge_incremental_refused_")}
+    assert not any(w.startswith(("reg:cc_", "reg:di", "reg:rdi")) for w in refused), refused
+    if opt == "O0":
+        assert not any(w.startswith("reg:") for w in refused), refused
