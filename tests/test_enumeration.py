@@ -176,3 +176,34 @@ def test_deep_expressions_are_evaluated_or_left_to_z3_never_a_recursion_error():
     assert sorted(en.answer(cons, "eval", (e, 300), {})) == sorted(s.eval(e, 300))
     assert sys.getrecursionlimit() == limit      # restored
     assert en.answer(cons, "eval", (_deep(x, let, 6000), 300), {}) is en.UNHANDLED
+
+
+def test_constraint_masks_outlive_the_node_values(monkeypatch):
+    """A path constraint's truth over the rows is kept per constraint, apart from its nodes' values:
+    with room for no node value, a second query over the same constraints evaluates none of their
+    nodes again, only its own goal, and answers the same."""
+    from angr_ram.scope import RunScope
+
+    rng = random.Random(3)
+    x, y = claripy.BVS("x", 8), claripy.BVS("y", 8)
+    cons, v = chain(rng, x, y, 3, 256)
+    e = rand_expr(rng, [v, x, y], 4)
+    cons = [*cons, claripy.ULT(e, 200)]
+    monkeypatch.setattr(en, "VALUE_BYTES", 1)
+    made = []
+    init = en.Evaluator.__init__
+
+    def counting(self, *a, **k):
+        init(self, *a, **k)
+        made.append(self)
+
+    monkeypatch.setattr(en.Evaluator, "__init__", counting)
+    with RunScope().active():
+        first = en.answer(cons, "satisfiable", (), {})
+        assert made[-1].nodes > 0
+        again = en.answer(cons, "satisfiable", (), {})
+        assert made[-1].nodes == 0
+        goal = en.answer(cons, "satisfiable", (), {"extra_constraints": [e == 7]})
+        assert 0 < made[-1].nodes
+    assert first is again is True
+    assert goal == claripy.Solver().satisfiable(extra_constraints=[*cons, e == 7])

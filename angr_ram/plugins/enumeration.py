@@ -36,6 +36,7 @@ MIN_TABLE = 8          # an if-then-else selection with fewer entries is evaluat
 
 DEEP_RECURSION = 8000    # Python frames allowed while evaluating (two per level of an expression)
 VALUE_BYTES = 64 << 20    # node values kept across queries, compacted (least recently used go first)
+CONSTRAINT_MASKS = 2048   # constraints whose truth over the rows is kept apart from the node values
 
 UNHANDLED = object()
 
@@ -177,6 +178,25 @@ class Evaluator:
     def bool(self, e):
         """Boolean array (or scalar) of ``e``."""
         return self.ev(e)
+
+    def constraint(self, c):
+        """Boolean array (or scalar) of the path constraint ``c``, kept per constraint (one bit per
+        row) apart from the node values. A merged state's constraint has tens of thousands of
+        nodes, whose values over 65536 rows outgrow the node-value cache: without this, every
+        query of that state evaluated all of them again (uthash under merging, 6 s a query)."""
+        if not isinstance(self.values, _ValueCache):
+            return self.bool(c)
+        key = (self.layout, c.hash(), self._defs_of(c))
+        masks = memo("enumeration.masks", lambda: LRU(CONSTRAINT_MASKS))
+        hit = masks.lookup(key)
+        if hit is not None:
+            return hit if not isinstance(hit, np.ndarray) else np.unpackbits(hit, count=self.size).view(np.bool_)
+        m = self.bool(c)
+        if isinstance(m, np.ndarray) and m.shape == (self.size,):
+            masks.put(key, np.packbits(m))
+        elif not isinstance(m, np.ndarray):
+            masks.put(key, m)
+        return m
 
     def bits(self, e, hi: int, lo: int):
         """Bits ``[hi:lo]`` of ``e`` (which may be wider than 64 bits), at most 64 of them."""
@@ -594,7 +614,7 @@ def _prepare(constraints, exprs):
 def _sat_mask(ev: Evaluator, constraints):
     m = np.ones(ev.size, dtype=bool)
     for c in constraints:
-        m &= ev.bool(c)
+        m &= ev.constraint(c)
     return m
 
 
