@@ -1,6 +1,8 @@
 """The loop corpus of the merging issue (``samples/loops``): C string and buffer loops written from
 the C standard's descriptions, a wc-style counter, a run-length decoder and an accept-set walk, each
-over n <= M symbolic bytes. Every merging mode must reach exactly the native outcome set with no
+over n <= M symbolic bytes, and programs written later as a probe of merging on code it was not
+tuned on (strstr, strrchr, strncmp, a Luhn check, base64 classes by a table, a KMP search, a
+``<ctype.h>`` classifier). Every merging mode must reach exactly the native outcome set with no
 error path; incremental merging must merge once per outer iteration of the pointer-walking span,
 comparing each new state with the one candidate the index finds.
 
@@ -20,7 +22,8 @@ from .groundtruth import outcome_set_over
 M = 4
 CLASSES = {"acceptwalk": b"\0abd", "c_strspn": b"\0abd", "c_strcspn": b"\0abd", "c_strpbrk": b"\0xyd",
            "c_strtok": b"\0 ,x", "c_strchr": b"\0cd", "c_memchr": b"\0cd", "c_atoi": b"\0 -+012x",
-           "wordcount": b"\0 \nx", "rle": b"\0\1\2\3a"}
+           "wordcount": b"\0 \nx", "rle": b"\0\1\2\3a", "c_strstr": b"\0abx", "c_strrchr": b"\0cx",
+           "c_strncmp": b"\0\x01`abcd\xff", "b64class": b"\0A=!\x80", "kmp": b"\0abx"}
 
 
 def native(prog: str, opt: str, m: int = M) -> set:
@@ -42,7 +45,8 @@ def test_pattern_merging_matches_native(prog, opt):
     assert r.outcomes == native(prog, opt)
 
 
-@pytest.mark.parametrize("prog", ["acceptwalk", "c_strcspn", "rle", pytest.param("c_strtok", marks=pytest.mark.slow),
+@pytest.mark.parametrize("prog", ["acceptwalk", "c_strcspn", "rle", "c_strstr", "kmp",
+                                  pytest.param("c_strtok", marks=pytest.mark.slow),
                                   pytest.param("wordcount", marks=pytest.mark.slow)])
 def test_ite_and_unmerged_runs_match_native(prog):
     want = native(prog, "O0")
@@ -159,3 +163,13 @@ def test_ctype_loop_merges_without_register_refusals(opt):
     assert not any(w.startswith(("reg:cc_", "reg:di", "reg:rdi")) for w in refused), refused
     if opt == "O0":
         assert not any(w.startswith("reg:") for w in refused), refused
+
+
+@pytest.mark.parametrize("opt", ["O0", "O2"])
+def test_luhn_digit_sum_matches_native_in_every_mode(opt):
+    """A Luhn check over n <= 3 digits read right to left (every digit value leads elsewhere, so the
+    native domain is all ten digits and one non-digit)."""
+    want = outcome_set_over(os.fspath(BUILD / f"luhn3_{opt}"), [range(0, 5)] + [b"/0123456789"] * 3)
+    for mode in ("ite", "pat"):
+        r = run("luhn", opt, mode, m=3)
+        assert r.errors == [] and r.outcomes == want, mode
