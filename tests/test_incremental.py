@@ -146,6 +146,26 @@ def test_library_calls_read_only_their_declared_arguments():
     assert plv.call_uses_of(printer.loader.main_object.plt["printf"]) == plv.call_uses
 
 
+def test_returning_into_a_simprocedure_keeps_the_abi_return_registers():
+    """A frame whose caller is a SimProcedure (main under angr's ``__libc_start_main``, a
+    comparator under ``qsort``) returns into library code: what is live there is the ABI's return
+    and callee-saved registers, as for the outermost frame, not everything."""
+    from types import SimpleNamespace as NS
+
+    proj = load_project(os.fspath(BUILD / "c_ctype4_O0"))
+    lv = liveness.Liveness(proj)
+    main = proj.loader.find_symbol("main").rebased_addr
+    starter = proj.loader.find_symbol("__libc_start_main").rebased_addr
+    assert lv.procedure(starter) is not None
+    lv.live_in(main, main, lv.ret_default)
+    ret = next(a for a, b in lv._func(main).blocks.items()
+               if b is not None and b is not liveness.HOOK and b.jumpkind == "Ijk_Ret")
+    state = NS(addr=ret, callstack=[NS(func_addr=main, ret_addr=starter + 8), NS(func_addr=starter, ret_addr=0)])
+    rdi = lv.mask(*proj.arch.registers["rdi"])
+    assert lv.at(state) == lv.live_in(main, ret, lv.ret_default)
+    assert not lv.at(state).regs & rdi
+
+
 def test_dead_flag_thunk_and_callee_frame():
     """Liveness facts at real code: after a call, the slot of its return address (below the stack
     pointer) is dead at -O0; at -O2 an ``sbb`` after a ``cmp`` passes the old ``cc_ndep`` to VEX's

@@ -450,6 +450,9 @@ class Liveness:
             caller = frames[j]
             if not caller.func_addr:
                 continue
+            if self.procedure(caller.func_addr) is not None:
+                ret_live = self.ret_default     # returning into a SimProcedure (main's caller): the ABI's
+                continue
             got = self.live_in(caller.func_addr, frames[j - 1].ret_addr, ret_live)
             ret_live = Live(got.regs, NONE) if got is not None else self.ret_default
         return self.live_in(frames[0].func_addr, state.addr, ret_live)
