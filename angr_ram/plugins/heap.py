@@ -83,9 +83,13 @@ def resolve_heap_pointer(state, ptr, what: str):
                               f"{what} of object #{obj.id} (allocated at {obj.site:#x}) which was already freed", v)
         return obj
     targets: list[Target] = []
+    found = []          # (value, object or None) per target
     excl = []
     while True:
-        vals = state.solver.eval_upto(p, 1, extra_constraints=excl)
+        try:
+            vals = state.solver.eval_upto(p, 1, extra_constraints=excl)
+        except angr.errors.SimUnsatError:      # every value excluded (angr raises, claripy's may return [])
+            vals = []
         if not vals:
             break
         v = vals[0]
@@ -99,11 +103,17 @@ def resolve_heap_pointer(state, ptr, what: str):
                 targets.append(Target(ptr == obj.base, "object", obj_id=obj.id))
         else:
             targets.append(Target(p == v, "error", "invalid-free", f"{what} of {v:#x}, not a heap object start"))
+        found.append((v, obj))
         excl.append(p != v)
         if len(targets) > 4096:
             raise MemoryFault("invalid-free", f"{what} of a pointer with too many possible values")
     if not targets:
         raise angr.errors.SimUnsatError("no feasible pointer value")
+    if len(targets) == 1:       # one value on this path (a fork's re-execution lands here): no fork
+        (v, obj), t = found[0], targets[0]
+        if t.kind == "error":
+            raise MemoryFault(t.error, t.message, v)
+        return obj
     if forking_enabled():
         raise ForkRequest(targets, what)
     raise MemoryFault("ambiguous-free", f"{what} of a pointer that may be one of {len(targets)} objects")
@@ -139,15 +149,37 @@ class RamFree(angr.SimProcedure):
 
 
 class RamRealloc(angr.SimProcedure):
-    """realloc(ptr, size): a new object holding the old contents; the old one is freed."""
+    """realloc(ptr, size): a new object holding the old contents; the old one is freed.
+
+    glibc's semantics: ``realloc(NULL, n)`` is ``malloc(n)`` (a fresh object, also for n = 0),
+    ``realloc(p, 0)`` frees ``p`` and returns NULL. A pointer that may designate several objects
+    forks once per object (and once per invalid designation, an error path); a size that may be 0
+    or not forks on that too."""
 
     def run(self, ptr, sim_size):  # pylint: disable=arguments-differ
-        n, limit, low = allocation_size(self.state, sim_size, "realloc")
-        old = resolve_heap_pointer(self.state, ptr, "realloc")
+        state = self.state
+        old = resolve_heap_pointer(state, ptr, "realloc")
+        if old is not None:
+            size = state.ram.substitute(sim_size)
+            zero = size == 0
+            if size.symbolic:
+                can_zero = state.solver.satisfiable(extra_constraints=(zero,))
+                can_other = state.solver.satisfiable(extra_constraints=(claripy.Not(zero),))
+                if can_zero and can_other:
+                    if forking_enabled():
+                        raise ForkRequest([Target(zero, "value"), Target(claripy.Not(zero), "value")],
+                                          "realloc size")
+                    state.add_constraints(claripy.Not(zero))      # outside a step: the non-zero case
+                elif can_zero:
+                    size = claripy.BVV(0, size.length)
+            if not size.symbolic and size.concrete_value == 0:
+                state.ram.free_allocation(old.id)
+                return claripy.BVV(0, state.arch.bits)
+        n, limit, low = allocation_size(state, sim_size, "realloc")
         if old is None:
-            return allocate(self.state, n, zero=False, limit=limit, min_size=low).base
-        space = self.state.ram
-        new = allocate(self.state, n, zero=False, limit=limit, min_size=low)
+            return allocate(state, n, zero=False, limit=limit, min_size=low).base
+        space = state.ram
+        new = allocate(state, n, zero=False, limit=limit, min_size=low)
         new = space.writable(new.id)
         store, off = space.contents(old)
         if off or store.size != old.size:
