@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import contextvars
 
-import claripy
 from angr.storage.memory_mixins.paged_memory.pages.list_page import ListPage
 from angr.storage.memory_mixins.paged_memory.pages.ultra_page import UltraPage
 
 from ..context import setting
 from ..patches import declare
+from ..plugins.uninitialized import uninit_value
 
 STABLE_UNINIT: contextvars.ContextVar = contextvars.ContextVar("angr_ram_stable_uninit", default=None)
 _PAGE: contextvars.ContextVar = contextvars.ContextVar("angr_ram_merging_page", default=None)
@@ -32,13 +32,6 @@ _UC_PREFIX = "merge_uc_"
 
 def _stable() -> bool:
     return STABLE_UNINIT.get() is not None
-
-
-def uninit_value(memory_id: str, addr: int, size: int, byte_width: int = 8) -> claripy.ast.BV:
-    """The initial content of ``size`` bytes at ``addr`` of memory ``memory_id``: one variable per
-    byte, the lowest address most significant (the byte order of angr's pages)."""
-    parts = [claripy.BVS(f"uninit_{memory_id}_{addr + i:x}", byte_width, explicit_name=True) for i in range(size)]
-    return parts[0] if size == 1 else claripy.Concat(*parts)
 
 
 def _merge_page(original, self, others, merge_conditions, common_ancestor=None, page_addr=None, memory=None,

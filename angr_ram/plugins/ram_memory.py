@@ -1,20 +1,23 @@
 """``RamMemory``: angr's ``DefaultMemory`` composition with angr-ram's layers inserted.
 
 The class is built from ``DefaultMemory``'s own list of mixins, so the layers angr adds or changes
-in an upgrade carry over; angr-ram inserts three:
+in an upgrade carry over; angr-ram inserts four:
 
 * :class:`~.memory.RelocatableMixin` (with :class:`~.memory_faults.FaultMixin`) directly above
   ``AddressConcretizationMixin``: sizes are ints, names resolved, inspect/actions recorded with
   the symbolic address, and the address is not concretized yet;
 * :class:`~.multi_write.MultiWriteMixin` above ``SizeConcretizationMixin``: a store of symbolic
   length becomes one guarded multi-write;
-* :class:`SpeculativeFindMixin` above ``SmartFindMixin``: angr's chunked searches are speculative.
+* :class:`SpeculativeFindMixin` above ``SmartFindMixin``: angr's chunked searches are speculative;
+* :class:`~.uninitialized.StableUninitMixin` above ``DefaultFillerMixin``: an unwritten byte reads
+  as one variable per address for the whole run, not a fresh symbol per read.
 """
 
 from __future__ import annotations
 
 from angr.storage.memory_mixins import (
     AddressConcretizationMixin,
+    DefaultFillerMixin,
     DefaultMemory,
     SizeConcretizationMixin,
     SmartFindMixin,
@@ -25,6 +28,7 @@ from ..errors import AngrRamError
 from .memory import RelocatableMixin
 from .memory_faults import FaultMixin
 from .multi_write import MultiWriteMixin
+from .uninitialized import StableUninitMixin
 
 
 class SpeculativeFindMixin(MemoryMixin):
@@ -48,7 +52,8 @@ def compose(default=DefaultMemory) -> tuple[type, ...]:
     bases = list(default.__bases__)
     for anchor, layers in ((AddressConcretizationMixin, (RelocatableMixin, FaultMixin)),
                            (SizeConcretizationMixin, (MultiWriteMixin,)),
-                           (SmartFindMixin, (SpeculativeFindMixin,))):
+                           (SmartFindMixin, (SpeculativeFindMixin,)),
+                           (DefaultFillerMixin, (StableUninitMixin,))):
         if anchor not in bases:
             raise AngrRamError(f"angr's DefaultMemory has no {anchor.__name__}: this angr version is not supported")
         i = bases.index(anchor)
@@ -57,6 +62,6 @@ def compose(default=DefaultMemory) -> tuple[type, ...]:
 
 
 RamMemory = type("RamMemory", compose(), {
-    "__doc__": "angr's DefaultMemory with angr-ram's relocatable, multi-write and speculative-find layers.",
+    "__doc__": "angr's DefaultMemory with angr-ram's relocatable, multi-write, speculative-find and stable-uninitialized layers.",
     "__module__": __name__,
 })

@@ -1,0 +1,42 @@
+"""Uninitialized memory as one variable per byte for the life of a run: ``uninit_<memory>_<addr>``.
+
+angr fills a byte that no one wrote with a fresh symbol on the first read (``mem_<addr>_<n>``, a
+new counter each time). angr-ram re-executes a block after a fork (one state per target of a
+symbolic access, each constrained to its target): the re-executed read made another fresh symbol,
+so the fork's constraints named a variable the new state no longer read, and the access forked
+again, forever (two stack arrays read at ``b[a[x]]`` with ``x`` out of bounds: 112 error paths, no
+finished path). Merging met the same variables as differences between states that never wrote the
+byte.
+
+An unwritten byte holds the content memory had when the program started, one value per address
+for the whole run: :class:`StableUninitMixin` reads it as the variable ``uninit_<memory>_<addr>``
+(the names :mod:`angr_ram.merging.uninit` gives the unwritten side of a merge). angr's own
+model of unwritten memory (any initial content) is unchanged, so no path is lost; the same read
+re-executed, in a fork or in a sibling, names the same variables. ``ZERO_FILL_UNCONSTRAINED_MEMORY``
+still reads zeros.
+"""
+
+from __future__ import annotations
+
+import claripy
+from angr import sim_options as o
+from angr.storage.memory_mixins.memory_mixin import MemoryMixin
+
+
+def uninit_value(memory_id: str, addr: int, size: int, byte_width: int = 8) -> claripy.ast.BV:
+    """The initial content of ``size`` bytes at ``addr`` of memory ``memory_id``: one variable per
+    byte, the lowest address most significant (the byte order of angr's pages)."""
+    parts = [claripy.BVS(f"uninit_{memory_id}_{addr + i:x}", byte_width, explicit_name=True) for i in range(size)]
+    return parts[0] if size == 1 else claripy.Concat(*parts)
+
+
+class StableUninitMixin(MemoryMixin):
+    """Unwritten bytes of memory at a concrete address read as their ``uninit_`` variables."""
+
+    def _default_value(self, addr, size, *, name=None, fill_missing: bool = True, **kwargs):
+        state = self.state
+        if (type(addr) is int and name is None and fill_missing and self.category == "mem"
+                and o.ZERO_FILL_UNCONSTRAINED_MEMORY not in state.options
+                and not (state.project is not None and state.project.concrete_target)):
+            return uninit_value(self.id, addr, size, state.arch.byte_width)
+        return super()._default_value(addr, size, name=name, fill_missing=fill_missing, **kwargs)
