@@ -20,7 +20,7 @@ from .testcases import TestCase, read_tests
 
 # error kinds a native run (or AddressSanitizer) can confirm; the others are limits of the analysis
 MEMORY_ERRORS = frozenset({"out-of-bounds", "use-after-free", "double-free", "invalid-free",
-                           "null-dereference", "allocation-too-large"})
+                           "null-dereference", "allocation-too-large", "invalid-jump-target"})
 ASAN_ENV = {"ASAN_OPTIONS": "detect_leaks=0:verify_asan_link_order=0"}
 FAILING = frozenset({"mismatch", "false-error", "timeout"})
 

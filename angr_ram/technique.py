@@ -33,6 +33,7 @@ from .profile import Profile, step_site
 from .scope import RunScope
 from .stats import RunStats
 from .strategies.fork import forking
+from .strategies.jumps import invalid_target, split_jump
 from .strategies.models import MODELS, make_model
 from .strategies.split import Splitter
 from .undecided import gave_up
@@ -230,7 +231,11 @@ class RelocatableMemory(angr.ExplorationTechnique):
             del simgr.errored[before:]
             for rec in new:
                 reason = gave_up(rec.error)
-                if reason is None:
+                if reason is None and invalid_target(rec.state):
+                    self._mark_error(rec.state, "invalid-jump-target",
+                                     f"jump to {rec.state.addr:#x}, which holds no code")
+                    simgr.stashes.setdefault(ERROR_STASH, []).append(rec.state)
+                elif reason is None:
                     simgr.errored.append(rec)
                 else:
                     simgr.stashes.setdefault(self._set_aside(rec.state, reason), []).append(rec.state)
@@ -313,7 +318,10 @@ class RelocatableMemory(angr.ExplorationTechnique):
     def _step(self, simgr, state, **kwargs) -> dict:
         try:
             with forking(), self.scope.active():
-                return simgr.step_state(state, **kwargs)
+                out = simgr.step_state(state, **kwargs)
+                if out.get("unconstrained"):
+                    self._split_jumps(out)
+                return out
         except ForkRequest as fr:
             return self._fork(state, fr)
         except MemoryFault as mf:
@@ -325,6 +333,26 @@ class RelocatableMemory(angr.ExplorationTechnique):
                 return {"unsat": [err]}
             self._mark_error(err, mf.kind, mf.message)
             return {ERROR_STASH: [err]}
+
+    def _split_jumps(self, out: dict) -> None:
+        """Unconstrained successors whose target is a selection over a table: one successor per
+        feasible target, the unbounded arms one ``invalid-jump-target`` error path
+        (:mod:`angr_ram.strategies.jumps`)."""
+        keep = []
+        for s in out["unconstrained"]:
+            split = split_jump(s)
+            if split is None:
+                keep.append(s)
+                continue
+            succs, err = split
+            self.stats.forks += 1
+            self.stats.fork_states += len(succs)
+            out.setdefault(None, []).extend(succs)
+            if err is not None:
+                self._mark_error(err, "invalid-jump-target",
+                                 "jump target selected from a table may be an unbounded value")
+                out.setdefault(ERROR_STASH, []).append(err)
+        out["unconstrained"] = keep
 
     def _fork(self, state, fr: ForkRequest) -> dict:
         self.stats.forks += 1

@@ -23,13 +23,16 @@ from angr.errors import SimSegfaultException
 from angr.storage.memory_mixins.memory_mixin import MemoryMixin
 
 from ..errors import ForkRequest, InfeasibleAccess, MemoryFault, Target
+from ..strategies.arms import value_arms
 from ..strategies.fork import forking_enabled
 from ..strategies.models import ForkModel
 from ..strategies.resolution import NULL_PAGE, Hit, cancel_base, classify, describe, in_interval, resolve
 from .address_space import MemoryObject
+from .declared import declared_objects
 from .object_store import known_alignment, select
 
 REGION_LIMIT = 4096
+ARMS_LIMIT = 64     # arms of a too-large region address judged one by one (each: at most 3 solver calls)
 # A symbolic-offset read whose selection has at least this many arms is bound to a fresh symbol
 # (a let-binding kept in the path constraints), so that an address computed from it stays small:
 # dependent lookups grow linearly with the number of hops instead of quadratically.
@@ -149,6 +152,7 @@ class RelocatableMixin(MemoryMixin):
                     self._check_limit(c - h.obj.addr, h.obj, size, "read", condition)
                 v = h.obj.store.read(c - h.obj.addr, size, reverse=endness == "Iend_LE")
             else:
+                self._check_declared(a, size, "read", condition)
                 hits = self._resolve(a, size, addr)
                 v = self._load_symbolic(addr, a, size, hits, endness, condition, fallback, kwargs)
         except InfeasibleAccess:
@@ -166,6 +170,7 @@ class RelocatableMixin(MemoryMixin):
             if self._dead():
                 raise InfeasibleAccess
             if a.symbolic:
+                self._check_declared(a, size, "write", condition)
                 hits = self._resolve(a, size, addr)
                 self._store_symbolic(addr, a, data, size, hits, endness, condition, kwargs)
                 return None
@@ -185,6 +190,38 @@ class RelocatableMixin(MemoryMixin):
         return None
 
     # ------------------------------------------------------------------ resolution
+    def _check_declared(self, a, size: int, what: str, condition) -> None:
+        """Bounds of a declared stack or global array (:mod:`~angr_ram.plugins.declared`) that a
+        symbolic address is based on (its constant summand is the array's start): when the
+        address may also leave the array, the accesses outside it are forked off as one
+        ``out-of-bounds`` error path and the access goes on inside it. Only where the address
+        may be inside too: a base that is another variable's start by coincidence decides nothing."""
+        if a.op != "__add__":
+            return
+        consts = [x for x in a.args if not x.symbolic]
+        if len(consts) != 1:
+            return
+        found = declared_objects(self.state.project).at(self.state, consts[0].concrete_value)
+        if found is None:
+            return
+        start, var = found
+        if var.size < size:
+            return
+        inside = claripy.And(claripy.UGE(a, start), claripy.ULE(a, start + var.size - size))
+        outside = claripy.Not(inside)
+        if condition is not None and condition.symbolic:
+            outside = claripy.And(outside, condition)
+            inside = claripy.Not(outside)
+        solver = self.state.solver
+        if not solver.satisfiable(extra_constraints=(outside,)) or not solver.satisfiable(extra_constraints=(inside,)):
+            return
+        message = f"{what} of {size} bytes may leave the {var.describe()}"
+        if forking_enabled():
+            raise self._fork_request([Target(inside, "value"), Target(outside, "error", "out-of-bounds", message)],
+                                     what)
+        self._set_aside_fault("out-of-bounds", message, outside)
+        self.state.add_constraints(inside)
+
     def _resolve(self, a, size, addr) -> list[Hit]:
         """Targets of a symbolic access: from the contexts recorded at this location when the
         model keeps them (segment models), else the complete scan."""
@@ -363,9 +400,48 @@ class RelocatableMixin(MemoryMixin):
         stride = min(known_alignment(a, 8), 8)
         count = (hi - lo) // stride + 1
         if count > REGION_LIMIT:
-            self._fault("symbolic-range-too-large",
-                        f"symbolic address spans {count} candidates in {h.describe()} (limit {REGION_LIMIT})")
+            return self._arm_candidates(a, h, within[0], count)
         return list(range(lo, hi + 1, stride))
+
+    def _arm_candidates(self, a, h: Hit, within, count: int) -> list[int]:
+        """The candidates of an address whose range in the region of ``h`` is too large, arm by arm
+        (:func:`~angr_ram.strategies.arms.value_arms`): a table entry selected at a symbolic index
+        is one narrow arm, an uninitialized word read past the table a wide one. The narrow arms'
+        addresses are the candidates; the wide arms' inputs are forked off as one error path
+        ``symbolic-range-too-large`` (an analysis limit, with its input), so they never hide the
+        narrow arms' paths. A single wide arm (or too many arms) ends the access as before."""
+        too_large = f"symbolic address spans {count} candidates in {h.describe()} (limit {REGION_LIMIT})"
+        arms = value_arms(a, ARMS_LIMIT)
+        if arms is None or len(arms) < 2:
+            self._fault("symbolic-range-too-large", too_large)
+        solver = self.state.solver
+        cands: set[int] = set()
+        wide = []
+        for guard, v in arms:
+            cond = [within] if guard is None else [within, guard]
+            if not v.symbolic:
+                if h.lo <= v.concrete_value <= h.hi:
+                    cands.add(v.concrete_value)
+                continue
+            if not solver.satisfiable(extra_constraints=cond):
+                continue
+            lo, hi = solver.min(v, extra_constraints=cond), solver.max(v, extra_constraints=cond)
+            stride = min(known_alignment(v, 8), 8)
+            if (hi - lo) // stride + 1 <= REGION_LIMIT:
+                cands.update(range(lo, hi + 1, stride))
+            else:
+                wide.append(claripy.And(*cond))
+        if len(cands) > REGION_LIMIT or (wide and not cands):
+            self._fault("symbolic-range-too-large", too_large)
+        if wide:
+            if not forking_enabled():
+                self._fault("symbolic-range-too-large", too_large)
+            spans = claripy.Or(*wide) if len(wide) > 1 else wide[0]
+            raise ForkRequest([Target(claripy.Not(spans), "value"),
+                               Target(spans, "error", "symbolic-range-too-large",
+                                      f"{too_large}: an arm of the address's selection is unbounded")],
+                              "region access", tuple(solver.constraints))
+        return sorted(cands)
 
     def _region_load(self, addr, a, size, h, endness, kwargs):
         cands = self._region_candidates(a, size, h)
