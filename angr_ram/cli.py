@@ -163,9 +163,16 @@ def cmd_bench(args) -> int:
         from .bench.corpus import keyfind_table
         keyfind_table(timeout=min(args.timeout, 60.0), samples_dir=d)
         return 0
+    if args.semantics:
+        from .bench.semantics import semantics_table
+        semantics_table(args.samples or None, timeout=args.timeout, samples_dir=d)
+        return 0
     if args.corpus:
         from .bench.corpus import corpus_table
+        from .bench.semantics import semantics_table
         corpus_table(args.samples or None, timeout=args.timeout, samples_dir=d)
+        print()
+        semantics_table(timeout=min(args.timeout, 120.0), samples_dir=d)
         return 0
     from .bench.speed import main as bench_main
 
@@ -249,6 +256,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --merging: stock angr, ite and pat on the loop corpus at M = 6, 8, 10, 12")
     b.add_argument("--corpus", action="store_true",
                    help="stock angr vs fork vs dsmm on third-party and specification-derived programs")
+    b.add_argument("--semantics", action="store_true",
+                   help="stock angr vs fork, dsmm and ite on the memory-semantics programs (part of --corpus)")
     b.add_argument("--keyfind", action="store_true",
                    help="seconds to each outcome of uthash's lookup of a four-byte key (part of --corpus)")
     b.add_argument("--distributed", action="store_true",
