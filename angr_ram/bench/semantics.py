@@ -26,15 +26,18 @@ SEMANTICS = {
     "multifree": (1, range(8), True, "free() of one of three heap pointers or NULL, then every object read"),
     "multirealloc": (2, range(4), True, "realloc() of two heap, one stack pointer or NULL, size 0..12"),
     "stackoob": (1, range(256), True, "b[a[x]] with x in -4..4 over two 5-int stack arrays"),
+    "calleeoob": (1, range(8), True, "a callee indexes its caller's 6-int stack array at -1..6"),
     "fpoob": (1, range(8), True, "call through a 3-entry function table at an index up to 3"),
     "fptable": (1, range(256), False, "call through a 4-entry function table at a symbolic index"),
     "cgoto": (1, range(10), False, "computed goto through a label table"),
     "switchjt": (1, range(256), False, "dense switch (jump table) over an input byte"),
+    "usable": (2, range(40), False, "malloc_usable_size of one of three objects (one of symbolic size) or NULL"),
     "multiwrite": (2, range(12), False, "write through a pointer to one of three calloc'd arrays"),
     "symsize": (2, range(8), False, "malloc of a symbolic size, indexed inside and past it"),
     "tripcount": (1, range(12), False, "Collatz-style loop with an input-dependent trip count"),
     "table4000": (2, range(256), False, "a 4000-byte global table read at k and k - 1"),
     "bigstack": (2, range(256), False, "an 8 KiB stack table read at a 13-bit symbolic index"),
+    "table64k": (2, range(256), False, "a 64 KiB .rodata table read at k and k ^ 0x8000"),
 }
 CONFIGS = (("stock", {"engine": "stock"}), ("fork", {"model": "fork"}), ("dsmm", {"model": "dsmm"}),
            ("ite", {"model": "ite"}))

@@ -189,6 +189,30 @@ class RamRealloc(angr.SimProcedure):
         return new.base
 
 
+def usable_size(n):
+    """glibc's usable size of a chunk for a request of ``n`` bytes (an int or a BV): the chunk is
+    ``n + 8`` rounded up to 16, at least 32 bytes, less its 8-byte header."""
+    if isinstance(n, int):
+        return max(32, (n + 8 + 15) & ~15) - 8
+    chunk = (n + 23) & ~15
+    return claripy.If(claripy.ULT(chunk, 32), claripy.BVV(32, n.length), chunk) - 8
+
+
+class RamMallocUsableSize(angr.SimProcedure):
+    """malloc_usable_size(ptr): glibc's usable size of the object ``ptr`` designates (0 for NULL);
+    a pointer that may designate several objects forks once per object, like free."""
+
+    def run(self, ptr):  # pylint: disable=arguments-differ
+        obj = resolve_heap_pointer(self.state, ptr, "malloc_usable_size")
+        if obj is None:
+            return claripy.BVV(0, self.state.arch.bits)
+        n = obj.limit if obj.limit is not None else obj.size
+        v = usable_size(n)
+        if not isinstance(v, int):
+            return v.zero_extend(self.state.arch.bits - v.length) if v.length < self.state.arch.bits else v
+        return claripy.BVV(v, self.state.arch.bits)
+
+
 MAX_ALIGNMENT = 1 << 20
 EINVAL = 22
 
@@ -261,4 +285,5 @@ HEAP_PROCEDURES = {
     "memalign": RamMemalign,
     "aligned_alloc": RamMemalign,
     "valloc": RamValloc,
+    "malloc_usable_size": RamMallocUsableSize,
 }

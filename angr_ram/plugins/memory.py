@@ -32,6 +32,9 @@ from .declared import declared_objects
 from .object_store import known_alignment, select
 
 REGION_LIMIT = 4096
+# a read whose candidates lie inside one table (a declared array, one section of a loaded object)
+# may have this many: 64 KiB tables are read completely, not ended as symbolic-range-too-large
+TABLE_LIMIT = 1 << 16
 ARMS_LIMIT = 64     # arms of a too-large region address judged one by one (each: at most 3 solver calls)
 # A symbolic-offset read whose selection has at least this many arms is bound to a fresh symbol
 # (a let-binding kept in the path constraints), so that an address computed from it stays small:
@@ -387,7 +390,7 @@ class RelocatableMixin(MemoryMixin):
                     guard = condition if guard is None else claripy.And(guard, condition)
                 self._region_store(addr, a, data, size, h, endness, guard, kwargs)
 
-    def _region_candidates(self, a, size, h: Hit) -> list[int]:
+    def _region_candidates(self, a, size, h: Hit, table_ok: bool = False) -> list[int]:
         """The start addresses ``a`` may take in the fixed region of ``h``: the values resolution
         enumerated when they are few, else every address from the minimum to the maximum in the
         region at ``a``'s known alignment."""
@@ -399,9 +402,21 @@ class RelocatableMixin(MemoryMixin):
         hi = solver.max(a, extra_constraints=within)
         stride = min(known_alignment(a, 8), 8)
         count = (hi - lo) // stride + 1
-        if count > REGION_LIMIT:
+        if count > REGION_LIMIT and not (table_ok and count <= TABLE_LIMIT and self._one_table(lo, hi + size)):
             return self._arm_candidates(a, h, within[0], count)
         return list(range(lo, hi + 1, stride))
+
+    def _one_table(self, lo: int, end: int) -> bool:
+        """Whether ``[lo, end)`` lies inside one table: a declared stack or global array
+        (:mod:`~angr_ram.plugins.declared`) or one section of a loaded object (``.rodata``,
+        ``.data``, ``.bss``)."""
+        state = self.state
+        if declared_objects(state.project).containing(state, lo, end):
+            return True
+        obj = state.project.loader.find_object_containing(lo)
+        find = getattr(obj, "find_section_containing", None)
+        sec = find(lo) if find is not None else None
+        return sec is not None and sec.min_addr <= lo and end - 1 <= sec.max_addr
 
     def _arm_candidates(self, a, h: Hit, within, count: int) -> list[int]:
         """The candidates of an address whose range in the region of ``h`` is too large, arm by arm
@@ -444,8 +459,22 @@ class RelocatableMixin(MemoryMixin):
         return sorted(cands)
 
     def _region_load(self, addr, a, size, h, endness, kwargs):
-        cands = self._region_candidates(a, size, h)
+        cands = self._region_candidates(a, size, h, table_ok=True)
         sup = super()
+        if len(cands) > REGION_LIMIT:         # a big table: one load of its span, sliced per candidate
+            lo = cands[0]
+            span = sup.load(lo, cands[-1] - lo + size, endness="Iend_BE", **kwargs)
+            order = "little" if endness == "Iend_LE" else "big"
+            if not span.symbolic:
+                raw = span.concrete_value.to_bytes(span.length // 8, "big")
+                return select(addr, cands, lambda c: claripy.BVV(
+                    int.from_bytes(raw[c - lo:c - lo + size], order), size * 8), None)
+            top = span.length - 1
+
+            def piece(c):
+                v = claripy.Extract(top - (c - lo) * 8, top - (c - lo + size) * 8 + 1, span)
+                return v.reversed if order == "little" and size > 1 else v
+            return select(addr, cands, piece, None)
         return select(addr, cands, lambda c: sup.load(c, size, endness=endness, **kwargs), None)
 
     def _region_store(self, addr, a, data, size, h, endness, guard, kwargs):
