@@ -56,6 +56,9 @@ def cmd_run(args) -> int:
             return explore_distributed(binary, stdin_bytes, workers=args.workers or 2, scheduler=args.scheduler,
                                        task_seconds=args.task_seconds, **kw)
 
+    if args.emit_tests is not None:      # checked (and an earlier run's tests removed) before exploring
+        from .testcases import prepare_test_dir
+        prepare_test_dir(args.emit_tests)
     show = _dist_progress if distributed else _progress
     progress = show(sys.stderr) if sys.stderr.isatty() and not args.json else None
     opts = {"cache": args.cache, "validate": args.validate, "persist": args.persist,

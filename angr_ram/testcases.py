@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -169,11 +170,34 @@ def errored_reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0] if text else ''}"[:200]
 
 
+_OUR_FILE = re.compile(r"test\d{6}\.(stdin|arg\d+|file\..+)")
+
+
+def prepare_test_dir(directory) -> Path:
+    """Make ``directory`` ready for tests before anything is explored: created if needed, checked
+    writable (a clear one-line :class:`~angr_ram.errors.AngrRamError` otherwise), and emptied of
+    the files an earlier run wrote there (the manifest and ``testNNNNNN.*`` inputs), so no stale
+    input is left next to the new ones (a fuzzer seeded from the directory would take them).
+    Other files are left alone."""
+    d = Path(directory)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        probe = d / ".angr-ram-write-check"
+        probe.write_bytes(b"")
+        probe.unlink()
+        for f in d.iterdir():
+            if f.name == MANIFEST or _OUR_FILE.fullmatch(f.name):
+                f.unlink()
+    except OSError as e:
+        raise AngrRamError(f"{directory}: cannot write tests there ({e.strerror or e})") from None
+    return d
+
+
 def write_tests(tests: list[TestCase], directory) -> Path:
     """Write each test's inputs (``<id>.stdin``, ``<id>.arg<k>``, ``<id>.file.<name>``) and the
-    manifest ``tests.jsonl`` into ``directory`` (created if needed); returns the manifest path."""
-    d = Path(directory)
-    d.mkdir(parents=True, exist_ok=True)
+    manifest ``tests.jsonl`` into ``directory`` (see :func:`prepare_test_dir`: created if needed,
+    an earlier run's tests removed); returns the manifest path."""
+    d = prepare_test_dir(directory)
     lines = []
     for t in tests:
         m = t.manifest()

@@ -117,3 +117,33 @@ def test_loop_bench_reports_the_speed_up_on_exponential_programs_apart(monkeypat
     assert "pat speed-up over ite (geometric mean of 5 runs" in out        # not late's M = 8 (flat's timeout counts)
     assert merging._exponential([(5, False), (20, False)]) and merging._exponential([(0, True)])
     assert not merging._exponential([(20, False), (26, False), (32, False)])
+
+
+def test_unwritable_test_directory_is_refused_before_exploring(tmp_path, capsys, monkeypatch):
+    """A directory for --emit-tests that cannot be written is a one-line error before any
+    exploration (the run would otherwise find it only when writing, and lose everything)."""
+    import angr_ram.runner
+
+    explored = []
+    monkeypatch.setattr(angr_ram.runner, "explore", lambda *a, **k: explored.append(1))
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main(["run", os.fspath(BUILD / "oob_O0"), "--stdin-bytes", "1",
+                 "--emit-tests", os.fspath(blocker / "sub")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write tests there" in err and len(err.strip().splitlines()) == 1
+    assert explored == []
+
+
+def test_a_reused_test_directory_keeps_no_stale_tests(tmp_path):
+    """Tests of an earlier run are removed before the new ones are written; other files stay."""
+    d = tmp_path / "t"
+    args = ["run", os.fspath(BUILD / "oob_O0"), "--stdin-bytes", "1", "--emit-tests", os.fspath(d)]
+    assert main(args) == 0
+    (d / "test000099.stdin").write_bytes(b"stale")
+    (d / "notes.txt").write_text("mine")
+    assert main(args) == 0
+    manifest = [json.loads(line) for line in (d / "tests.jsonl").read_text().splitlines()]
+    ours = {p.name for p in d.iterdir()} - {"tests.jsonl", "notes.txt"}
+    assert ours == {m["stdin"] for m in manifest}
+    assert (d / "notes.txt").read_text() == "mine"
