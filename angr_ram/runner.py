@@ -17,6 +17,7 @@ from .plugins.environment import install_environment
 from .plugins.libc import RamLibcStartMain, install_error_fix
 from .technique import DEFERRED_STASH, ERROR_STASH, UNKNOWN_STASH, RelocatableMemory, stats
 from .testcases import collect_tests, errored_reason
+from .undecided import gave_up
 
 # exceptions raised while stepping one path that end that path in the ``errored`` stash (with a
 # reason and an input) instead of ending the whole run; angr-ram's own control-flow signals
@@ -192,8 +193,15 @@ def collect_paths(simgr, res: RunResult) -> RunResult:
     """Add the finished paths of ``simgr`` to ``res``: outcomes and endings of the deadended
     states, error paths with their inputs, paths that reached a find target or were set aside."""
     for s in simgr.deadended:
-        res.outcomes |= path_outcomes(s)
-        e = ending(s)
+        try:
+            res.outcomes |= path_outcomes(s)
+            e = ending(s)
+        except Exception as exc:  # noqa: BLE001 - z3 gave up on the path's outcomes: counted, not fatal
+            if gave_up(exc) is None:
+                raise
+            res.unknown += 1
+            res.endings["outcome undecided (z3 gave up)"] = res.endings.get("outcome undecided (z3 gave up)", 0) + 1
+            continue
         res.endings[e] = res.endings.get(e, 0) + 1
         ram = s.plugins.get("ram")
         for f in (ram.faults_outside_step if ram is not None else ()):   # met where no fork was possible

@@ -14,8 +14,6 @@ import logging
 import time
 
 import angr
-import claripy
-from claripy.errors import ClaripyZ3Error
 
 from .errors import AngrRamError, ForkRequest, MemoryErrorInfo, MemoryFault
 from .patches import install_all
@@ -263,8 +261,8 @@ class RelocatableMemory(angr.ExplorationTechnique):
         self.scope.deadline = self.deadline
         try:
             out = self._step(simgr, state, **kwargs)
-        except (claripy.ClaripySolverInterruptError, ClaripyZ3Error) as e:  # forking, fault checks
-            reason = gave_up(e)
+        except Exception as e:  # noqa: BLE001 - z3 giving up in forking or fault checks, also wrapped by angr
+            reason = gave_up(e)    # (SimSolverModeError "Claripy threw an error" from state.satisfiable)
             if reason is None:
                 raise
             out = {"interrupted": [state]}

@@ -147,3 +147,48 @@ def test_a_path_deferred_inside_a_merged_loop_is_resumed_before_the_run_ends(mon
     assert r.unknown == 0 and r.errors == []
     assert r.stats["deferred_resumed"] == r.stats["deferred_states"]
     assert r.outcomes == outcome_set_over(b, [range(0, 6)] + [b"\0\1\2\3", b"a\0"] * 2)
+
+
+def test_a_give_up_wrapped_by_angr_in_a_fork_sets_the_state_aside(monkeypatch):
+    """z3 giving up inside the fork of a multi-object access (angr wraps it as SimSolverModeError
+    "Claripy threw an error") sets the state aside instead of ending the run with a traceback."""
+    import angr
+
+    from angr_ram.technique import RelocatableMemory
+
+    original, calls = RelocatableMemory._fork, []
+
+    def fork(self, state, fr):
+        calls.append(1)
+        if len(calls) == 1:
+            try:
+                raise claripy.ClaripySolverInterruptError("timeout")
+            except claripy.ClaripySolverInterruptError as e:
+                raise angr.errors.SimSolverModeError("Claripy threw an error") from e
+        return original(self, state, fr)
+
+    monkeypatch.setattr(RelocatableMemory, "_fork", fork)
+    b = os.fspath(BUILD / "matrix3_O0")
+    r = explore(b, 2, model="fork")
+    assert r.unknown == 0 and len(calls) > 1          # set aside, resumed, and forked the second time
+    assert r.outcomes == native(b, 2)
+
+
+def test_outcomes_z3_gives_up_on_are_counted_not_fatal(monkeypatch):
+    """Choosing a finished path's outcomes outside a step may time out: the run still returns its
+    summary, with that path counted as undecided."""
+    import angr_ram.runner as runner
+
+    original, calls = runner.path_outcomes, []
+
+    def outcomes(state, *a, **k):
+        calls.append(1)
+        if len(calls) == 1:
+            raise claripy.ClaripySolverInterruptError("timeout")
+        return original(state, *a, **k)
+
+    monkeypatch.setattr(runner, "path_outcomes", outcomes)
+    b = os.fspath(BUILD / "matrix3_O0")
+    r = explore(b, 2)
+    assert r.unknown == 1 and r.endings["outcome undecided (z3 gave up)"] == 1
+    assert r.outcomes <= native(b, 2)
