@@ -25,6 +25,7 @@ _WRAPPERS = frozenset({"DW_TAG_typedef", "DW_TAG_const_type", "DW_TAG_volatile_t
                        "DW_TAG_atomic_type"})
 _AGGREGATES = frozenset({"DW_TAG_array_type", "DW_TAG_structure_type", "DW_TAG_union_type"})
 MAX_TYPE_DEPTH = 16
+MAX_DEBUG_INFO = 32 << 20     # bytes of .debug_info walked (pyelftools reads about 10 MB/s)
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,12 @@ def read_declared(path: str, delta: int) -> tuple[dict[int, list[Declared]], lis
     globs: list[tuple[int, Declared]] = []
     with open(path, "rb") as f:
         elf = ELFFile(f)
-        if not elf.has_dwarf_info():
+        info = elf.get_section_by_name(".debug_info")
+        if info is None or not elf.has_dwarf_info():
+            return frames, globs
+        if info.data_size > MAX_DEBUG_INFO:       # a bound on the one-time walk of every DIE
+            log.warning("angr-ram: %s has %d bytes of DWARF (over %d): no declared arrays read", path,
+                        info.data_size, MAX_DEBUG_INFO)
             return frames, globs
         dwarf = elf.get_dwarf_info()
         parser = DWARFExprParser(dwarf.structs)
