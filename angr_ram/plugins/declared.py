@@ -25,6 +25,7 @@ _WRAPPERS = frozenset({"DW_TAG_typedef", "DW_TAG_const_type", "DW_TAG_volatile_t
                        "DW_TAG_atomic_type"})
 _AGGREGATES = frozenset({"DW_TAG_array_type", "DW_TAG_structure_type", "DW_TAG_union_type"})
 MAX_TYPE_DEPTH = 16
+MAX_FRAMES = 16               # innermost frames whose locals an access may be based on (every access asks)
 MAX_DEBUG_INFO = 32 << 20     # bytes of .debug_info walked (pyelftools reads about 10 MB/s)
 
 
@@ -155,12 +156,14 @@ class DeclaredObjects:
         return any(cfa + d.offset <= lo and end <= cfa + d.offset + d.size for cfa, d in self._locals(state))
 
     def _locals(self, state):
-        """``(frame CFA, variable)`` of the declared locals of every function on the call stack
-        (a callee reads its caller's arrays through pointers); a frame's CFA is the stack pointer
-        at the function's entry + 8."""
+        """``(frame CFA, variable)`` of the declared locals of the functions on the call stack (a
+        callee reads its caller's arrays through pointers), the innermost :data:`MAX_FRAMES`; a
+        frame's CFA is the stack pointer at the function's entry + 8."""
         if not self._frames:
             return
-        for frame in state.callstack:
+        for depth, frame in enumerate(state.callstack):
+            if depth >= MAX_FRAMES:
+                return
             ds = self._frames.get(frame.func_addr)
             if ds is None or frame.stack_ptr is None:
                 continue
