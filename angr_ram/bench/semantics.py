@@ -17,6 +17,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from ..replay import ASAN_ENV
 from . import sample_path
 from .corpus import run
 from .native import run_inputs
@@ -41,7 +42,6 @@ SEMANTICS = {
 }
 CONFIGS = (("stock", {"engine": "stock"}), ("fork", {"model": "fork"}), ("dsmm", {"model": "dsmm"}),
            ("ite", {"model": "ite"}))
-ASAN_ENV = {"ASAN_OPTIONS": "detect_leaks=0:verify_asan_link_order=0"}
 
 
 def inputs(name: str) -> list[bytes]:
