@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 
 import z3
 
+from .guard import fresh_answer, quiet_ctrl_c
 from .patches import declare
 from .scope import current
 
@@ -42,6 +43,7 @@ class RunStats:
     cache_size: int = 0
     z3_checks: int = 0
     cache_disk_size: int = 0
+    cache_disk_garbled: int = 0    # records of the on-disk store that were not answers (skipped as misses)
     multi_writes: int = 0          # stores of symbolic length kept as one guarded record
     let_bindings: int = 0          # large symbolic-offset reads bound to a fresh symbol
     enumerated_queries: int = 0    # queries over let-bound lookups decided by small-domain enumeration
@@ -54,6 +56,7 @@ class RunStats:
     unknown_states: int = 0        # states set aside because z3 gave up on a query (unknown stash)
     deferred_states: int = 0       # ... within the first-pass budget (deferred stash, resumed at the end)
     deferred_resumed: int = 0      # deferred states resumed with the full budget
+    steps_abandoned: int = 0       # steps stopped for their time or memory budget (angr_ram.guard), state set aside
     undecided_successors: int = 0  # branch successors set aside alone, their siblings going on
     string_exact: int = 0          # string/memory comparisons answered from the bytes (plugins/strings.py)
     string_fallback: int = 0       # ... handed to angr's procedure (end not in reach, symbolic length)
@@ -69,6 +72,7 @@ def counted_check(original, solver, *args):
     current budget: the first-pass budget while a first-pass step runs, no more than the time left
     before the run's deadline (its ``timeout``), else the solver's own time-out."""
     sc = current()
+    quiet_ctrl_c(solver)            # Ctrl-C reaches the run's guard, not z3 alone (angr_ram.guard)
     if sc.stats is not None:
         sc.stats.z3_checks += 1
     own = (getattr(solver, "ram_limits", None) or (None,))[0] or 300_000
@@ -76,9 +80,9 @@ def counted_check(original, solver, *args):
     if sc.deadline is not None:
         budget = min(budget, max(1, int((sc.deadline - time.perf_counter()) * 1000)))
     if budget == own:
-        return original(solver, *args)
+        return fresh_answer(lambda: original(solver, *args), solver.ctx)
     solver.set("timeout", budget)
     try:
-        return original(solver, *args)
+        return fresh_answer(lambda: original(solver, *args), solver.ctx)
     finally:      # the solver outlives the step: used outside it (outcomes, tests), it has its own budget
         solver.set("timeout", own)

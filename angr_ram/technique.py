@@ -10,12 +10,14 @@ a reproducing stdin; exploration of the other targets continues.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 
 import angr
 
 from .errors import AngrRamError, ForkRequest, MemoryErrorInfo, MemoryFault
+from .guard import RunGuard, RunStopped, StepAbandoned, release_memory
 from .patches import install_all
 from .plugins import model_eval, z3_setup  # noqa: F401 - declare their patches
 from .plugins.address_space import AddressSpace
@@ -119,6 +121,17 @@ class RelocatableMemory(angr.ExplorationTechnique):
     :param seeded_models: before z3 is asked, try cheap candidate assignments (sibling models,
         zero, constants of the query and of the heap placed over the input bytes) on the query
         (:mod:`angr_ram.plugins.seeding`); a satisfying one is a real model.
+    :param step_seconds: the longest a first-pass step may run (None: no limit; needs ``defer_ms``).
+        A longer one is abandoned and its state deferred like a state whose z3 call needed more
+        than ``defer_ms``: a step stalled in Python work (a huge expression) or in many calls moves
+        aside too (:mod:`angr_ram.guard`).
+    :param step_memory_mb: the most the process may grow during one step (None: no limit). A step
+        that grows it more is abandoned and its state set aside (``deferred`` on its first pass,
+        else ``unknown``).
+
+    :meth:`guarded` bounds a whole run: ``with tech.guarded(timeout=60): simgr.run()`` stops the
+    run at its deadline or on the first Ctrl-C (no z3 call or step outlives it) and leaves every
+    state found in its stash.
     """
 
     def __init__(self, model: str = "fork", symbolic_bases: bool = True, context_k: int = 4,
@@ -127,7 +140,8 @@ class RelocatableMemory(angr.ExplorationTechnique):
                  persist: bool | str | None = None, context_resolution: bool = True,
                  max_symbolic_size: int = 64 * 1024, solver_timeout_ms: int | None = None,
                  cache_limit: int = 100_000, profile: bool = False, seeded_models: bool = True,
-                 defer_ms: int | None = 1000, environment: str = "symbolic", string_procedures: bool = True):
+                 defer_ms: int | None = 1000, environment: str = "symbolic", string_procedures: bool = True,
+                 step_seconds: float | None = 20.0, step_memory_mb: float | None = 768):
         super().__init__()
         if model not in MODELS:
             raise AngrRamError(f"unknown model {model!r}; supported: {', '.join(MODELS)}")
@@ -149,6 +163,9 @@ class RelocatableMemory(angr.ExplorationTechnique):
             raise AngrRamError(f"solver_timeout_ms must be a positive integer, not {solver_timeout_ms!r}")
         if defer_ms is not None and (not isinstance(defer_ms, int) or defer_ms <= 0):
             raise AngrRamError(f"defer_ms must be a positive integer or None, not {defer_ms!r}")
+        for name, v in (("step_seconds", step_seconds), ("step_memory_mb", step_memory_mb)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int | float) or v <= 0):
+                raise AngrRamError(f"{name} must be a positive number or None, not {v!r}")
         if environment not in ENVIRONMENTS:
             raise AngrRamError(f"unknown environment {environment!r}; use one of {', '.join(ENVIRONMENTS)}")
         self.environment = environment
@@ -157,6 +174,9 @@ class RelocatableMemory(angr.ExplorationTechnique):
         full = solver_timeout_ms if solver_timeout_ms is not None else 300_000
         self.defer_ms = defer_ms if defer_ms is not None and defer_ms < full else None
         self.deadline: float | None = None      # time.perf_counter() by which steps must end (explore's timeout)
+        self.step_seconds = step_seconds
+        self.step_memory_mb = step_memory_mb
+        self.guard = RunGuard(catch_sigint=False)   # step budgets only; :meth:`guarded` replaces it for a run
         self.max_symbolic_size = max_symbolic_size
         self.model = model
         self.model_policy = make_model(model, reuse_segments, smm_threshold, context_resolution)
@@ -181,6 +201,44 @@ class RelocatableMemory(angr.ExplorationTechnique):
             opts.append(f"cache={self.cache.mode}")
         return (f"<RelocatableMemory {' '.join(opts)}: {st.objects} objects, {st.forks} forks, "
                 f"{st.resolutions} resolutions, {st.solver_queries} solver queries, {st.z3_checks} z3 checks>")
+
+    @contextlib.contextmanager
+    def guarded(self, timeout: float | None = None, catch_sigint: bool = True):
+        """Bound a run: inside the block, steps stop at ``timeout`` seconds from now or at the first
+        Ctrl-C (z3 is interrupted, a step still running half a second later is abandoned and its
+        state stays where it was); the block's :class:`~angr_ram.guard.RunStopped` is swallowed, so
+        ``with tech.guarded(60): simgr.run()`` returns with every state in its stash. Yields the
+        :class:`~angr_ram.guard.RunGuard` (``stop_reason`` says why it stopped)."""
+        deadline = None if timeout is None else time.perf_counter() + timeout
+        guard = RunGuard(deadline, catch_sigint=catch_sigint, on_stop=self._stop_now)
+        saved, self.guard, self.deadline = (self.guard, self.deadline), guard, deadline
+        try:
+            with guard:
+                yield guard
+        except RunStopped:
+            if guard.stop_reason is None:
+                guard.stop_reason = "stopped"
+        finally:
+            self.guard, self.deadline = saved
+            self.scope.deadline = self.scope.budget_ms = None
+
+    def _stop_now(self) -> None:
+        """The run must stop (called from the guard's thread): no z3 call gets time from now on."""
+        self.deadline = 0.0
+        self.scope.deadline = 0.0
+
+    def warnings(self) -> list[str]:
+        """One line per thing the run went on without: a persistent store that could not be opened
+        or failed later, garbled records skipped."""
+        out = []
+        c = self.cache
+        if c is not None and c.store_error is not None:
+            out.append(f"{c.store_error}; the run went on without it")
+        if c is not None and c.store_failed is not None:
+            out.append(f"persistent cache failed during the run ({c.store_failed}); its later answers were not kept")
+        if self.stats.cache_disk_garbled:
+            out.append(f"persistent cache: {self.stats.cache_disk_garbled} garbled records skipped")
+        return out
 
     def close(self) -> None:
         """Flush and close what the run keeps open (the on-disk cache store)."""
@@ -259,8 +317,23 @@ class RelocatableMemory(angr.ExplorationTechnique):
         if self.defer_ms is not None and not state.ram.resumed:
             self.scope.budget_ms = self.defer_ms      # z3 calls of a first-pass step (stats.counted_check)
         self.scope.deadline = self.deadline
+        first = self.defer_ms is not None and not state.ram.resumed
+        errs = kwargs.get("error_list")
+        errs = errs if errs is not None else simgr.errored
+        errored_before = len(errs)
         try:
-            out = self._step(simgr, state, **kwargs)
+            with self.guard.step(seconds=(self.step_seconds or 0) if first else 0,
+                                 memory_mb=self.step_memory_mb or 0):
+                out = self._step(simgr, state, **kwargs)
+        except StepAbandoned as e:          # over its time or memory budget: set aside, the run goes on
+            del errs[errored_before:]             # angr's record of the interrupted z3 call, if any
+            self.stats.steps_abandoned += 1
+            release_memory()
+            out = {"interrupted": [state]}
+            state.ram.unknown = e.reason
+        except RunStopped:
+            del errs[errored_before:]             # the state stays where it is: nothing of this step is kept
+            raise
         except Exception as e:  # noqa: BLE001 - z3 giving up in forking or fault checks, also wrapped by angr
             reason = gave_up(e)    # (SimSolverModeError "Claripy threw an error" from state.satisfiable)
             if reason is None:
@@ -285,7 +358,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         the first-pass budget (it will be resumed), else ``unknown``."""
         first = self.defer_ms is not None and not state.ram.resumed
         budget = self.defer_ms if first else state.ram.solver_timeout or 300000
-        state.ram.unknown = f"{reason} (z3 timeout {budget} ms)"
+        state.ram.unknown = reason if reason.startswith("step ") else f"{reason} (z3 timeout {budget} ms)"
         if first:
             self.stats.deferred_states += 1
             return DEFERRED_STASH

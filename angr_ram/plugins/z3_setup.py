@@ -62,6 +62,7 @@ from angr.state_plugins.solver import SimSolver
 from claripy.backends import backend_z3
 
 from ..patches import declare
+from ..scope import current
 
 _SOFT_TIMEOUT: bool | None = None
 
@@ -269,6 +270,38 @@ def simplify_or_keep(original, self, e=None):
         if e is None:
             return self.constraints
         return e
+
+
+TIMED_SIMPLIFY_MS = 10_000    # within this much of a step's deadline, simplification runs under z3.TryFor
+_TIMED_TACTICS: dict = {}     # (context, ms bucket) -> claripy's simplification tactics under z3.TryFor
+
+
+@declare(backend_z3.BackendZ3, "simplify")
+def simplify_in_time(original, self, expr):
+    """``BackendZ3.simplify`` bounded by the run's deadline: claripy's tactic chain for boolean
+    constraints (simplify, propagate, ``aig``) can run for seconds on a large formula without
+    looking at z3's interrupt, so within ``TIMED_SIMPLIFY_MS`` of the deadline the chain runs under
+    ``z3.TryFor`` with the time left, and an expression it could not finish is kept as it is (simplification is
+    optional: the unsimplified constraint means the same)."""
+    sc = current()
+    if sc is None or sc.deadline is None:
+        return original(self, expr)
+    left = (sc.deadline - time.perf_counter()) * 1000
+    if left > TIMED_SIMPLIFY_MS:       # far from the deadline: claripy's own call (no timer per call)
+        return original(self, expr)
+    raw = self.convert(expr)
+    if not isinstance(raw, z3.BoolRef):
+        return original(self, expr)
+    ms = max(1, int(left))
+    bucket = 1 << max(0, ms.bit_length() - 1)       # a few tactic objects per context, not one per call
+    key = (id(self._context), bucket)
+    tactic = _TIMED_TACTICS.get(key)
+    if tactic is None:
+        tactic = _TIMED_TACTICS[key] = z3.TryFor(self._boolref_tactics, bucket, ctx=self._context)
+    try:
+        return self._abstract(tactic(raw).as_expr())
+    except z3.Z3Exception:
+        return expr
 
 
 def gallop_extremum(value_in, best: int, lo: int, hi: int, want_max: bool) -> int:
