@@ -59,6 +59,11 @@ def cmd_run(args) -> int:
     if args.emit_tests is not None:      # checked (and an earlier run's tests removed) before exploring
         from .testcases import prepare_test_dir
         prepare_test_dir(args.emit_tests)
+    if args.persist is not None and args.engine == "ram":
+        if args.cache is None:
+            raise AngrRamError("--persist needs a query cache: add --cache aa or --cache syntactic")
+        from .plugins.persistent_cache import check_store_dir
+        check_store_dir(None if args.persist is True else args.persist)
     show = _dist_progress if distributed else _progress
     progress = show(sys.stderr) if sys.stderr.isatty() and not args.json else None
     opts = {"cache": args.cache, "validate": args.validate, "persist": args.persist,
@@ -79,6 +84,8 @@ def cmd_run(args) -> int:
                   tests=args.emit_tests is not None, **opts)
     if progress is not None:
         sys.stderr.write("\n")
+    for w in res.warnings:
+        print(f"angr-ram: {w}", file=sys.stderr)
     if args.emit_tests is not None:
         from .testcases import write_tests
         write_tests(res.tests, args.emit_tests)
@@ -89,8 +96,11 @@ def cmd_run(args) -> int:
             "errors": [{"kind": k, "message": m, "stdin": s.hex() if s is not None else None}
                        for k, m, s in res.errors],
             "stats": res.stats, "seconds": round(res.seconds, 3), "timed_out": res.timed_out,
-            "stopped": res.stopped, "found": res.found, "unknown": res.unknown,
-            "tests": None if res.tests is None else len(res.tests), "profile": res.profile,
+            "stopped": res.stopped, "found": res.found, "unknown": res.unknown, "unfinished": res.unfinished,
+            "warnings": res.warnings,
+            "tests": None if res.tests is None else len(res.tests), "tests_seconds": round(res.tests_seconds, 3),
+            "tests_plain": res.tests_plain, "tests_unsolved": res.tests_unsolved,
+            "tests_infeasible": res.tests_infeasible, "profile": res.profile,
         }, indent=2))
         return 0
     print(f"{args.binary}: {res.stats.get('paths', 0)} paths in {res.seconds:.2f}s"
@@ -103,6 +113,9 @@ def cmd_run(args) -> int:
         print(f"paths that reached a find target: {res.found}")
     if res.unknown:
         print(f"states set aside because z3 gave up: {res.unknown} (give a longer --solver-timeout-ms or --timeout)")
+    if res.unfinished:
+        print(f"unfinished paths: {res.unfinished} (still running when the run stopped, or set aside; "
+              "each has a test with the input that drives the program there)")
     if res.errors:
         print("error paths:")
         for kind, msg, stdin in res.errors:
@@ -110,6 +123,12 @@ def cmd_run(args) -> int:
     if res.tests is not None:
         print(f"tests: {len(res.tests)} written to {args.emit_tests} "
               f"(replay: angr-ram replay {args.emit_tests} {args.binary})")
+        short = [f"{n} {what}" for n, what in ((res.tests_plain, "with inputs not all made readable"),
+                                               (res.tests_unsolved, "with unsolved (zero) inputs"),
+                                               (res.tests_infeasible, "set-aside paths found infeasible"))
+                 if n]
+        if short:
+            print("tests out of time: " + ", ".join(short))
     print("stats: " + ", ".join(f"{k}={round(v, 3) if isinstance(v, float) else v}" for k, v in res.stats.items()))
     if res.profile is not None:
         from .profile import report
@@ -166,6 +185,9 @@ def cmd_bench(args) -> int:
         from .bench.corpus import keyfind_table
         keyfind_table(timeout=min(args.timeout, 60.0), samples_dir=d)
         return 0
+    if args.limits:
+        from .bench.limits import limits_table
+        return limits_table(args.samples or None, samples_dir=d)
     if args.semantics:
         from .bench.semantics import semantics_table
         semantics_table(args.samples or None, timeout=args.timeout, samples_dir=d)
@@ -259,6 +281,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --merging: stock angr, ite and pat on the loop corpus at M = 6, 8, 10, 12")
     b.add_argument("--corpus", action="store_true",
                    help="stock angr vs fork vs dsmm on third-party and specification-derived programs")
+    b.add_argument("--limits", action="store_true",
+                   help="runs stopped by --timeout 10, 30 and Ctrl-C at 5 s on hard programs: time past the limit, "
+                        "RSS, paths, unfinished paths, tests written")
     b.add_argument("--semantics", action="store_true",
                    help="stock angr vs fork, dsmm and ite on the memory-semantics programs (part of --corpus)")
     b.add_argument("--keyfind", action="store_true",

@@ -11,17 +11,21 @@ import angr
 import claripy
 
 from .errors import AngrRamError, UnsupportedBinary
+from .guard import RunGuard, RunStopped
 from .inputs import STATE_OPTIONS, make_state  # noqa: F401 - re-exported for scripts and tests
 from .outcomes import ending, path_outcomes
 from .plugins.environment import install_environment
 from .plugins.libc import RamLibcStartMain, install_error_fix
 from .technique import DEFERRED_STASH, ERROR_STASH, UNKNOWN_STASH, RelocatableMemory, stats
-from .testcases import collect_tests, errored_reason
-from .undecided import gave_up
+from .testcases import InputBudget, NoAnswer, NoModel, collect_tests, errored_reason, unfinished_states
 
 # exceptions raised while stepping one path that end that path in the ``errored`` stash (with a
 # reason and an input) instead of ending the whole run; angr-ram's own control-flow signals
 # (ForkRequest, MemoryFault) are plain Exceptions outside this set and reach the technique
+# seconds past a run's time limit that choosing its tests' inputs may take (after them, a plain model
+# or zero bytes: see testcases.InputBudget)
+TEST_SECONDS = 1.0
+
 RESILIENCE = (angr.errors.AngrError, angr.errors.SimError, claripy.ClaripyError, KeyError, IndexError,
               TypeError, ValueError, ArithmeticError, AttributeError, AssertionError, NotImplementedError,
               RecursionError, MemoryError)
@@ -42,6 +46,11 @@ class RunResult:
     unknown: int = 0              # states set aside because z3 gave up (unknown / deferred / interrupted stash)
     tests: list | None = None     # TestCase per path and outcome (with tests=True)
     tests_seconds: float = 0.0    # time spent choosing the tests' inputs
+    tests_plain: int = 0          # tests whose inputs were not all made readable (out of time)
+    tests_unsolved: int = 0       # tests with zero inputs: no model within the budget
+    tests_infeasible: int = 0     # set-aside paths without a test: their branch has no model
+    unfinished: int = 0           # paths that did not finish: active when stopped, set aside, waiting to merge
+    warnings: list = field(default_factory=list)    # one-line notes of what the run went on without (a damaged cache store)
     profile: dict | None = None   # with profile=True: the time breakdown (angr_ram.profile)
 
 
@@ -108,31 +117,51 @@ def explore(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
                           files=files, find=find, avoid=avoid, num_find=num_find, **options)
     t0 = time.perf_counter()
     res = RunResult()
-    if tech is not None and timeout is not None:
-        tech.deadline = t0 + timeout   # no z3 call of a step runs past the run's timeout
+    if tech is not None:
+        bound = tech.guarded(timeout)
+    else:
+        bound = RunGuard(None if timeout is None else t0 + timeout)
+    with bound as guard:
+        _explore_loop(simgr, tech, res, progress, find, num_find, max_states, max_paths, guard)
+        return _finish(simgr, tech, guard, res, t0, timeout, tests)
+
+
+def _explore_loop(simgr, tech, res, progress, find, num_find, max_states, max_paths, guard) -> None:
+    """Step ``simgr`` until it is done or must stop; ``res.stopped`` says why it stopped early."""
     try:
         while simgr.active:
-            simgr.step()
+            if tech is None:      # stock angr: the guard interrupts its step at the deadline too
+                with guard.step(seconds=0, memory_mb=0):
+                    simgr.step()
+            else:
+                simgr.step()
             if progress is not None:
                 progress(simgr)
             if find and len(simgr.stashes.get("found", [])) >= num_find:
                 res.stopped = "found"
-            elif timeout is not None and time.perf_counter() - t0 > timeout:
-                res.stopped = "timeout"
+            elif guard.stopped:
+                res.stopped = guard.stop_reason
             elif max_states is not None and len(simgr.active) > max_states:
                 res.stopped = "max-states"   # stopped like a timeout (state explosion)
             elif max_paths is not None and finished(simgr) >= max_paths:
                 res.stopped = "max-paths"
             if res.stopped is not None:
                 break
-    except KeyboardInterrupt:
-        res.stopped = "interrupted"
-    finally:
-        if tech is not None:
-            tech.deadline = None
+    except RunStopped:
+        res.stopped = guard.stop_reason or "stopped"
+    except KeyboardInterrupt:     # also a z3 check the guard interrupted outside a step (claripy's conversion)
+        res.stopped = guard.stop_reason or "interrupted"
+    if res.stopped is None and guard.stop_reason is not None and simgr.active:
+        res.stopped = guard.stop_reason
+
+
+def _finish(simgr, tech, guard, res: RunResult, t0: float, timeout, tests: bool) -> RunResult:
     res.timed_out = res.stopped in ("timeout", "max-states", "interrupted")
     res.seconds = time.perf_counter() - t0
-    return summarize(simgr, tech, res, tests)
+    now = time.perf_counter()
+    end = now if res.stopped == "interrupted" else None if timeout is None else max(t0 + timeout, now)
+    budget = InputBudget(deadline=None if end is None else end + TEST_SECONDS, guard=guard)
+    return summarize(simgr, tech, res, tests, budget)
 
 
 def prepare(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str = "fork",
@@ -168,37 +197,41 @@ def prepare(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
     return simgr, tech
 
 
-def summarize(simgr, tech, res: RunResult | None = None, tests: bool = False) -> RunResult:
+def summarize(simgr, tech, res: RunResult | None = None, tests: bool = False,
+              budget: InputBudget | None = None) -> RunResult:
     """Fill ``res`` (a new RunResult if None) with the outcomes, error paths, endings and statistics
-    of ``simgr``; ``tests=True`` also collects a test case per path and outcome."""
+    of ``simgr``; ``tests=True`` also collects a test case per path and outcome, within ``budget``
+    (:class:`~angr_ram.testcases.InputBudget`)."""
     if res is None:
         res = RunResult()
+    budget = budget if budget is not None else InputBudget()
     explored = stats(simgr, profile=True)
     res.profile = explored.pop("profile")
-    collect_paths(simgr, res)
+    collect_paths(simgr, res, budget)
     res.stats = stats(simgr)          # the exploration's counts, before the tests' queries
     res.stats["z3_checks_exploring"] = explored["z3_checks"]   # without the outcome queries
     res.stats["paths"] = len(simgr.deadended)
     if tests:
         t1 = time.perf_counter()
-        res.tests = collect_tests(simgr)
+        res.tests = collect_tests(simgr, budget=budget)
         res.tests_seconds = time.perf_counter() - t1
+        res.tests_plain, res.tests_unsolved, res.tests_infeasible = budget.plain, budget.unsolved, budget.infeasible
     if tech is not None:
         tech.close()
         res.stats["cache_disk_size"] = tech.stats.cache_disk_size
+        res.warnings += tech.warnings()
     return res
 
 
-def collect_paths(simgr, res: RunResult) -> RunResult:
+def collect_paths(simgr, res: RunResult, budget: InputBudget | None = None) -> RunResult:
     """Add the finished paths of ``simgr`` to ``res``: outcomes and endings of the deadended
     states, error paths with their inputs, paths that reached a find target or were set aside."""
+    budget = budget if budget is not None else InputBudget()
     for s in simgr.deadended:
         try:
-            res.outcomes |= path_outcomes(s)
+            res.outcomes |= budget.ask(lambda s=s: path_outcomes(s), last=budget.hurry())
             e = ending(s)
-        except Exception as exc:  # noqa: BLE001 - z3 gave up on the path's outcomes: counted, not fatal
-            if gave_up(exc) is None:
-                raise
+        except (NoAnswer, NoModel):     # z3 gave up on the path's outcomes (or out of time): counted, not fatal
             res.unknown += 1
             res.endings["outcome undecided (z3 gave up)"] = res.endings.get("outcome undecided (z3 gave up)", 0) + 1
             continue
@@ -212,12 +245,13 @@ def collect_paths(simgr, res: RunResult) -> RunResult:
         res.errors.append((e.kind, e.message, e.stdin))
     for rec in simgr.errored:
         try:
-            stdin = rec.state.posix.dumps(0)
-        except Exception:  # noqa: BLE001 - the reason is still reported without an input
+            stdin = budget.ask(lambda rec=rec: rec.state.posix.dumps(0), last=True)
+        except (NoAnswer, NoModel):     # the reason is still reported without an input
             stdin = None
         res.errors.append(("angr-error", errored_reason(rec.error), stdin))
     res.found += len(simgr.stashes.get("found", []))
     res.unknown += sum(len(simgr.stashes.get(k, [])) for k in (UNKNOWN_STASH, DEFERRED_STASH, "interrupted"))
+    res.unfinished += len(unfinished_states(simgr))
     return res
 
 

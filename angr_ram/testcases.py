@@ -14,14 +14,18 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import angr
 import claripy
 
 from .errors import AngrRamError
+from .guard import RunGuard, StepAbandoned
 from .inputs import program_inputs
 from .outcomes import Outcome, ending
+from .undecided import gave_up
 
 MANIFEST = "tests.jsonl"
 MAX_OUTCOMES_PER_PATH = 16
@@ -34,8 +38,10 @@ class TestCase:
     ``kind`` is ``exit`` (predicted ``exit`` code and ``stdout``), ``no-exit`` (the path ended
     without calling exit: ``message`` says how), ``error`` (a memory error of kind ``error``),
     ``errored`` (angr could not step the path: ``message`` is the reason) or ``found`` (the path
-    reached a ``find`` target at ``addr``) or ``unknown`` (z3 gave up on a query of the path's next
-    step: ``message`` says why; the input leads up to that step).
+    reached a ``find`` target at ``addr``), ``unfinished`` (the path did not finish: still running
+    when the run stopped, or set aside because z3 gave up; ``message`` says why and at which block,
+    the input drives the program there: the input that makes a program loop is one of these) or
+    ``undecided`` (the path finished but z3 could not enumerate its outcomes in time).
     """
 
     __test__ = False   # not a pytest test class
@@ -81,33 +87,138 @@ def _readable(b):
     return claripy.Or(b == 0, claripy.And(claripy.UGE(b, 0x20), claripy.ULE(b, 0x7E)))
 
 
-def readable_inputs(state, extra=()) -> tuple[bytes, list[bytes], dict[str, bytes]]:
-    """(stdin, argv[1:], files) of a model of ``state``'s path (and ``extra`` constraints) whose
-    bytes are zero or printable wherever the path allows. One query if every byte can be; else
-    the bytes a plain model already has readable are asked together and the others one by one.
-    Argument strings are cut at their first NUL, as the program sees them."""
+class NoModel(Exception):  # noqa: N818 - a result, not an error
+    """The path's constraints (with the extra ones) have no model."""
+
+
+class NoAnswer(Exception):  # noqa: N818
+    """The query did not answer within its budget (or failed)."""
+
+
+class InputBudget:
+    """How long choosing the tests' inputs may take: each solver query at most ``query_seconds``
+    (and no longer than the time left to ``deadline``); once the deadline has passed or the user
+    pressed Ctrl-C again (``guard``), each remaining test gets a plain model with ``last_seconds``
+    at most (for ``last_total`` seconds past the deadline), or all-zero inputs if even that fails. The limits are enforced by the guard's watcher
+    (:mod:`angr_ram.guard`), which interrupts z3 and, if need be, the Python work of a query.
+    Counts what it could not do: ``unsolved`` tests (zero inputs, not checked to drive their path),
+    ``infeasible`` set-aside paths (no test: their branch condition has no model), ``plain``
+    tests (a model, not every byte made readable).
+    """
+
+    def __init__(self, deadline: float | None = None, query_seconds: float = 2.0, last_seconds: float = 0.25,
+                 last_total: float = 1.0, guard: RunGuard | None = None):
+        self.deadline = deadline
+        self.last_total = last_total
+        self.query_seconds = query_seconds
+        self.last_seconds = last_seconds
+        self.guard = guard if guard is not None else RunGuard(catch_sigint=False)
+        self._presses = self.guard.interrupts
+        self.unsolved = self.infeasible = self.plain = 0
+
+    def hurry(self) -> bool:
+        """Past the deadline, or Ctrl-C pressed since collection began: no improving any more."""
+        return ((self.deadline is not None and time.perf_counter() >= self.deadline)
+                or self.guard.interrupts > self._presses)
+
+    def ask(self, fn, last: bool = False):
+        """``fn()`` bounded: its value, or :class:`NoModel` / :class:`NoAnswer` raised; never anything else."""
+        if last:
+            if self.deadline is not None and time.perf_counter() >= self.deadline + self.last_total:
+                raise NoAnswer("out of time")
+            seconds = self.last_seconds
+        else:
+            if self.hurry():
+                raise NoAnswer("out of time")
+            seconds = self.query_seconds
+            if self.deadline is not None:
+                seconds = min(seconds, max(0.05, self.deadline - time.perf_counter()))
+        try:
+            with self.guard.step(seconds=seconds, memory_mb=0, stoppable=False):
+                return fn()
+        except StepAbandoned as e:
+            raise NoAnswer(e.reason) from None
+        except (angr.errors.SimUnsatError, claripy.errors.UnsatError) as e:
+            if gave_up(e) is None:
+                raise NoModel(str(e)) from None
+            raise NoAnswer(str(e)) from None
+        except Exception as e:  # noqa: BLE001 - choosing an input never ends the run
+            raise NoAnswer(gave_up(e) or errored_reason(e)) from None
+
+
+def _add_groups(sat, ok: list, group: list, budget: InputBudget) -> bool:
+    """Add to ``ok`` the preferences of ``group`` that can hold together with ``ok``: the whole group
+    if it can, else each half in turn (group testing: a few conflicting bytes among n cost
+    O(few * log n) queries, not n). False if it ran out of budget before deciding every byte."""
+    stack = [group]
+    while stack:
+        if budget.hurry():
+            return False
+        g = stack.pop()
+        try:
+            if budget.ask(lambda g=g: sat([*ok, *g])):
+                ok.extend(g)
+                continue
+        except NoAnswer:
+            return False
+        except NoModel:
+            pass
+        if len(g) > 1:
+            half = len(g) // 2
+            stack.append(g[half:])
+            stack.append(g[:half])
+    return True
+
+
+def choose_inputs(state, extra=(), budget: InputBudget | None = None):
+    """(stdin, argv[1:], files, how) for ``state``'s path (and ``extra`` constraints): ``how`` is
+    ``readable`` (every byte that can be is zero or printable), ``plain`` (a model, some bytes left
+    as the solver chose them: out of time), ``unsolved`` (zero bytes: no model within the budget;
+    they may not drive the path) or None when the path has no model (an undecided branch that
+    turned out infeasible). Bounded by ``budget`` and never raises (see :class:`InputBudget`)."""
+    budget = budget if budget is not None else InputBudget()
     inputs = list(program_inputs(state))
     exprs = [i.expr for i in inputs if i.expr is not None]
     cons = list(extra)
     values: list[bytes] = []
+    how = "readable"
     if exprs:
         whole = claripy.Concat(*exprs) if len(exprs) > 1 else exprs[0]
-        free = [k for k in range(whole.length // 8) if whole.get_byte(k).symbolic]
-        prefs = [_readable(whole.get_byte(k)) for k in free]
+        nbytes = whole.length // 8
         solver = state.solver
-        if prefs and not solver.satisfiable(extra_constraints=cons + prefs):
-            plain = solver.eval(whole, cast_to=bytes, extra_constraints=cons)
-            now = [plain[k] == 0 or 0x20 <= plain[k] < 0x7F for k in free]
-            ok = [p for p, r in zip(prefs, now, strict=True) if r]
-            rest = [p for p, r in zip(prefs, now, strict=True) if not r]
-            if not solver.satisfiable(extra_constraints=cons + ok):
-                ok, rest = [], prefs
-            for p in rest:          # one by one: the bytes the plain model did not have readable
-                if solver.satisfiable(extra_constraints=[*cons, *ok, p]):
-                    ok.append(p)
-            prefs = ok
-        cons += prefs
-        raw = solver.eval(whole, cast_to=bytes, extra_constraints=cons)
+
+        def model(more=()):
+            return solver.eval(whole, cast_to=bytes, extra_constraints=[*cons, *more])
+
+        def sat(more):
+            return solver.satisfiable(extra_constraints=[*cons, *more])
+
+        raw = None
+        try:
+            raw = budget.ask(model, last=budget.hurry())
+        except NoModel:
+            return None
+        except NoAnswer:
+            pass
+        if raw is None:
+            budget.unsolved += 1
+            raw, how = bytes(nbytes), "unsolved"
+        else:
+            free = [k for k in range(nbytes) if whole.get_byte(k).symbolic]
+            bad = [k for k in free if not (raw[k] == 0 or 0x20 <= raw[k] < 0x7F)]
+            if bad:
+                badset = set(bad)
+                ok = [_readable(whole.get_byte(k)) for k in free if k not in badset]  # readable in the model
+                start = len(ok)
+                complete = _add_groups(sat, ok, [_readable(whole.get_byte(k)) for k in bad], budget)
+                if len(ok) > start:
+                    try:
+                        raw = budget.ask(lambda: model(ok))
+                    except (NoAnswer, NoModel):
+                        complete = False
+                if not complete:
+                    how = "plain"
+                    budget.plain += 1
         pos = 0
         for e in exprs:
             n = e.length // 8
@@ -123,44 +234,113 @@ def readable_inputs(state, extra=()) -> tuple[bytes, list[bytes], dict[str, byte
             args.append(v.split(b"\0", 1)[0])
         else:
             files[i.name] = v
-    return stdin, args, files
+    return stdin, args, files, how
 
 
-def _case(state, n: int, kind: str, extra=(), **fields) -> TestCase:
-    stdin, args, files = readable_inputs(state, extra)
+def readable_inputs(state, extra=()) -> tuple[bytes, list[bytes], dict[str, bytes]]:
+    """(stdin, argv[1:], files) of a model of ``state``'s path (and ``extra`` constraints) whose
+    bytes are zero or printable wherever the path allows (:func:`choose_inputs` with its default
+    budget); raises :class:`~angr_ram.errors.AngrRamError` if the path has no model."""
+    chosen = choose_inputs(state, extra)
+    if chosen is None:
+        raise AngrRamError("the path has no model: its constraints are unsatisfiable")
+    return chosen[:3]
+
+
+UNSOLVED_NOTE = " [input not solved in time: zero bytes, may not drive this path]"
+
+
+def _case(state, n: int, kind: str, extra=(), budget: InputBudget | None = None, **fields) -> TestCase | None:
+    chosen = choose_inputs(state, extra, budget)
+    if chosen is None:
+        return None
+    stdin, args, files, how = chosen
+    if how == "unsolved":
+        fields["message"] = fields.get("message", "") + UNSOLVED_NOTE
+    try:
+        addr = state.addr if state.regs.ip.concrete else None
+    except Exception:  # noqa: BLE001 - a state without a concrete ip has no block to name
+        addr = None
     return TestCase(f"test{n:06d}", kind, stdin, args, files, blocks=state.history.block_count,
-                    addr=state.addr if state.regs.ip.concrete else None, **fields)
+                    addr=addr, **fields)
 
 
-def collect_tests(simgr, per_path: int = MAX_OUTCOMES_PER_PATH) -> list[TestCase]:
+# stashes whose states are not paths of their own kind: every other stash holds paths that did not
+# finish (active when the run stopped, set aside, waiting to merge), written as ``unfinished`` tests
+TERMINAL_STASHES = frozenset({"deadended", "found", "avoid", "unsat", "pruned", "unconstrained"})
+
+
+def unfinished_states(simgr) -> list:
+    """The states of ``simgr`` that did not finish: every stash but the terminal ones, the error
+    paths and the found paths (``active`` first)."""
+    from .technique import ERROR_STASH
+
+    out = []
+    for name in ["active", *sorted(k for k in simgr.stashes if k != "active")]:
+        if name in TERMINAL_STASHES or name == ERROR_STASH:
+            continue
+        out.extend(simgr.stashes.get(name, []))
+    return out
+
+
+def _unfinished_reason(state) -> str:
+    ram = state.plugins.get("ram")
+    why = getattr(ram, "unknown", None)
+    try:
+        at = f"{state.addr:#x}" if state.regs.ip.concrete else "a symbolic address"
+    except Exception:  # noqa: BLE001
+        at = "an unknown address"
+    where = f"at {at} after {state.history.block_count} blocks"
+    return f"set aside ({why}), {where}" if why else f"still running when the run stopped, {where}"
+
+
+def collect_tests(simgr, per_path: int = MAX_OUTCOMES_PER_PATH, budget: InputBudget | None = None) -> list[TestCase]:
     """One test per outcome of every finished path (at most ``per_path`` each), per error path,
-    per errored path and per path in the ``found`` stash, numbered in that order."""
-    from .technique import DEFERRED_STASH, ERROR_STASH, UNKNOWN_STASH
+    per errored path, per path in the ``found`` stash and per path that did not finish (kind
+    ``unfinished``: still active when the run stopped, set aside because z3 gave up, waiting to be
+    merged; ``message`` names the block it is at), numbered in that order. Bounded by ``budget``
+    (:class:`InputBudget`) and never raises: a path whose outcome z3 cannot enumerate in time gets
+    one ``undecided`` test, an input that cannot be solved is all zeros (said in the message)."""
+    from .technique import ERROR_STASH
 
+    budget = budget if budget is not None else InputBudget()
     tests: list[TestCase] = []
+
+    def add(state, kind, extra=(), **fields):
+        t = _case(state, len(tests) + 1, kind, extra, budget, **fields)
+        if t is None:
+            budget.infeasible += 1
+        else:
+            tests.append(t)
+
     for s in simgr.stashes.get("deadended", []):
-        o = Outcome(s)
-        e = o.expr
-        if e is None:
-            cases = [((None, b""), ())]
-        elif not e.symbolic:
-            cases = [(o.decode(e.concrete_value), ())]
-        else:   # one test per outcome, each input constrained to produce it
-            cases = [(o.decode(v), (e == v,)) for v in sorted(s.solver.eval_upto(e, per_path))]
+        try:
+            o = Outcome(s)
+            e = o.expr
+            if e is None:
+                cases = [((None, b""), ())]
+            elif not e.symbolic:
+                cases = [(o.decode(e.concrete_value), ())]
+            else:   # one test per outcome, each input constrained to produce it
+                values = budget.ask(lambda s=s, e=e: s.solver.eval_upto(e, per_path), last=budget.hurry())
+                cases = [(o.decode(v), (e == v,)) for v in sorted(values)]
+        except (NoAnswer, NoModel) as exc:
+            add(s, "undecided", message=f"outcome undecided ({exc})")
+            continue
         for (code, out), extra in cases:
             if o.exited:
-                tests.append(_case(s, len(tests) + 1, "exit", extra, exit=code, stdout=out))
+                add(s, "exit", extra, exit=code, stdout=out)
             else:
-                tests.append(_case(s, len(tests) + 1, "no-exit", extra, stdout=out, message=ending(s)))
+                add(s, "no-exit", extra, stdout=out, message=ending(s))
     for s in simgr.stashes.get(ERROR_STASH, []):
         err = s.ram.error
-        tests.append(_case(s, len(tests) + 1, "error", error=err.kind, message=err.message))
+        add(s, "error", error=err.kind, message=err.message)
     for rec in simgr.errored:
-        tests.append(_case(rec.state, len(tests) + 1, "errored", message=errored_reason(rec.error)))
+        add(rec.state, "errored", message=errored_reason(rec.error))
     for s in simgr.stashes.get("found", []):
-        tests.append(_case(s, len(tests) + 1, "found", message=f"reached {s.addr:#x}"))
-    for s in simgr.stashes.get(UNKNOWN_STASH, []) + simgr.stashes.get(DEFERRED_STASH, []):
-        tests.append(_case(s, len(tests) + 1, "unknown", message=s.ram.unknown or "solver gave up"))
+        add(s, "found", message=f"reached {s.addr:#x}")
+    for s in unfinished_states(simgr):
+        add(s, "unfinished", message=_unfinished_reason(s))
     return tests
 
 
@@ -186,7 +366,7 @@ def prepare_test_dir(directory) -> Path:
         probe.write_bytes(b"")
         probe.unlink()
         for f in d.iterdir():
-            if f.name == MANIFEST or _OUR_FILE.fullmatch(f.name):
+            if f.name in (MANIFEST, MANIFEST + ".tmp") or _OUR_FILE.fullmatch(f.name):
                 f.unlink()
     except OSError as e:
         raise AngrRamError(f"{directory}: cannot write tests there ({e.strerror or e})") from None
@@ -208,7 +388,9 @@ def write_tests(tests: list[TestCase], directory) -> Path:
             (d / fname).write_bytes(t.files[name])
         lines.append(json.dumps(m))
     manifest = d / MANIFEST
-    manifest.write_text("".join(line + "\n" for line in lines))
+    tmp = d / (MANIFEST + ".tmp")       # the manifest appears whole, after every input it names
+    tmp.write_text("".join(line + "\n" for line in lines))
+    os.replace(tmp, manifest)
     return manifest
 
 

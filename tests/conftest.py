@@ -43,8 +43,8 @@ def assert_tests_replay(binary: str, result, asan: str | None = None):
     assert {(t.exit, t.stdout) for t in tests if t.kind == "exit"} == set(result.outcomes)
     assert sum(t.kind == "error" for t in tests) == sum(k != "angr-error" for k, _, _ in result.errors)
     runs = replay(tests, binary, asan=asan, jobs=2)
-    bad = [(r.test, r.status, r.exit, r.stdout, r.detail) for r in runs
-           if r.status not in ("ok", "confirmed")]
+    bad = [(r.test, r.status, r.exit, r.stdout, r.detail) for r in runs   # unfinished paths predict nothing
+           if r.status not in ("ok", "confirmed") and r.test.kind != "unfinished"]
     assert not bad, bad[:3]
     return runs
 

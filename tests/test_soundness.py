@@ -44,7 +44,7 @@ def test_unknown_answers_set_states_aside_and_resume_finds_every_outcome(monkeyp
     assert angr_ram.stats(simgr)["unknown"] == len(unknown)
     monkeypatch.setattr(backend_z3, "z3_solver_sat", original)
     tests = angr_ram.collect_tests(simgr)
-    assert sum(t.kind == "unknown" for t in tests) == len(unknown)
+    assert sum(t.kind == "unfinished" for t in tests) == len(unknown)
     n = len(unknown)
     assert tech.resume_unknown(simgr, 60_000) == n > 0
     assert all(s.solver._solver.timeout == 60_000 for s in simgr.active)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import logging
 import os
 from pathlib import Path
 
@@ -219,6 +220,25 @@ def _show(e, sizes: dict, width: int = 160) -> str:
     return text if len(text) <= width else text[:width] + "..."
 
 
+log = logging.getLogger(__name__)
+_GARBLED = "__garbled__"      # what get() returns for a record that is not JSON (rejected by the cache's shape check)
+
+
+def check_store_dir(directory=None) -> Path:
+    """Create the store's directory (``directory``, else :func:`default_cache_dir`) and check that it
+    is writable, before anything is explored: a clear one-line
+    :class:`~angr_ram.errors.AngrRamError` otherwise. Returns the directory."""
+    d = Path(directory) if directory is not None else default_cache_dir()
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        probe = d / ".angr-ram-write-check"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as e:
+        raise AngrRamError(f"{os.fspath(d)}: cannot keep the persistent cache there ({e.strerror or e})") from None
+    return d
+
+
 class PersistentStore:
     """A key-value store of answers in an lmdb environment, emptied on a version change."""
 
@@ -228,34 +248,71 @@ class PersistentStore:
         except ImportError as exc:  # pragma: no cover - lmdb comes with angr
             raise AngrRamError("the persistent query cache needs the 'lmdb' package") from exc
         d = Path(directory) if directory is not None else default_cache_dir()
-        d.mkdir(parents=True, exist_ok=True)
         self.path = d / "queries.lmdb"
-        self.env = lmdb.open(os.fspath(self.path), map_size=MAP_SIZE, subdir=True, sync=False,
-                             metasync=False, max_dbs=2)
-        self.db = self.env.open_db(b"answers")
-        tag = version_tag().encode()
-        with self.env.begin(write=True) as txn:
-            meta = txn.get(b"__version__")
-            if meta != tag:
-                txn.drop(self.db, delete=False)
-                txn.put(b"__version__", tag)
+        self.failed: str | None = None     # set when a read or write failed: the store is then left alone
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+            self.env = lmdb.open(os.fspath(self.path), map_size=MAP_SIZE, subdir=True, sync=False,
+                                 metasync=False, max_dbs=2)
+            self.db = self.env.open_db(b"answers")
+            tag = version_tag().encode()
+            with self.env.begin(write=True) as txn:
+                meta = txn.get(b"__version__")
+                if meta != tag:
+                    txn.drop(self.db, delete=False)
+                    txn.put(b"__version__", tag)
+        except (OSError, lmdb.Error) as e:
+            raise AngrRamError(f"persistent cache {os.fspath(self.path)}: cannot be used "
+                               f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
 
     def get(self, key: bytes):
-        """The stored answer for ``key`` (a JSON value) or None."""
-        with self.env.begin(db=self.db) as txn:
-            raw = txn.get(key)
-        return None if raw is None else json.loads(raw)
+        """The stored answer for ``key`` (a JSON value), or None when there is none, when the record
+        is not JSON (garbled) or when the store cannot be read any more."""
+        if self.failed is not None:
+            return None
+        import lmdb
+        try:
+            with self.env.begin(db=self.db) as txn:
+                raw = txn.get(key)
+        except lmdb.Error as e:
+            self._fail(e)
+            return None
+        if raw is None:
+            return None
+        try:
+            return json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            return _GARBLED
 
     def put(self, key: bytes, value) -> None:
-        """Store ``value`` (JSON-serialisable) under ``key``."""
-        with self.env.begin(write=True, db=self.db) as txn:
-            txn.put(key, json.dumps(value).encode())
+        """Store ``value`` (JSON-serialisable) under ``key`` (nothing once the store has failed: a
+        full disk or a read-only store costs the cache, never the run)."""
+        if self.failed is not None:
+            return
+        import lmdb
+        try:
+            with self.env.begin(write=True, db=self.db) as txn:
+                txn.put(key, json.dumps(value).encode())
+        except (OSError, lmdb.Error) as e:
+            self._fail(e)
+
+    def _fail(self, e: BaseException) -> None:
+        self.failed = f"{type(e).__name__}: {e}"
+        log.warning("persistent cache %s: %s; going on without it", os.fspath(self.path), self.failed)
 
     def __len__(self) -> int:
-        with self.env.begin(db=self.db) as txn:
-            return txn.stat(self.db)["entries"]
+        import lmdb
+        try:
+            with self.env.begin(db=self.db) as txn:
+                return txn.stat(self.db)["entries"]
+        except lmdb.Error:
+            return 0
 
     def close(self) -> None:
-        """Flush and close the environment."""
-        self.env.sync(True)
+        """Flush and close the environment (a failure to flush is logged, not raised)."""
+        import lmdb
+        try:
+            self.env.sync(True)
+        except (OSError, lmdb.Error) as e:
+            self._fail(e)
         self.env.close()

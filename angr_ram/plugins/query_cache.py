@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import collections
 import contextvars
+import logging
 
 import claripy
 from claripy.errors import UnsatError
@@ -56,6 +57,8 @@ def address_specific():
     """Queries asked inside this block are not address-agnostic (see the module docstring)."""
     return setting(_SPECIFIC, True)
 
+
+log = logging.getLogger(__name__)
 
 class CacheMismatch(AngrRamError):
     """A cached answer differs from the solver's answer (validation mode)."""
@@ -120,6 +123,20 @@ class _Query:
         return f"{self.kind} of {list(self.exprs)} with goals {list(self.goals)} under {self.sliced}"
 
 
+def _well_formed(kind: str, raw, n: str) -> bool:
+    """Whether a record read from disk has the shape answers of ``kind`` have: a bool for ``sat``,
+    at most ``n`` ints for ``evalN``, ``"unsat"`` or [position, value] int pairs for ``model``."""
+    if kind == "sat":
+        return isinstance(raw, bool)
+    if kind == "model":
+        return raw == "unsat" or (isinstance(raw, list) and all(
+            isinstance(p, list) and len(p) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in p)
+            and p[0] >= 0 for p in raw))
+    if kind.startswith("eval"):
+        return isinstance(raw, list) and n.isdigit() and len(raw) <= int(n) and all(isinstance(x, int) for x in raw)
+    return False
+
+
 class QueryCache:
     """A run-wide cache of satisfiability and model answers (modes ``syntactic`` and ``aa``), each
     map bounded to ``limit`` entries (least recently used first out)."""
@@ -140,8 +157,14 @@ class QueryCache:
         self._footprints = Footprints(max(limit * 2, 1000))
         self.store = None
         self.misses: collections.deque | None = None      # debug mode (keep_misses)
+        self.store_error: str | None = None   # why the persistent store could not be used (the run goes on without it)
+        self.store_failed: str | None = None  # why it stopped working during the run (set when closed)
         if persist:
-            self.store = PersistentStore(None if persist is True else persist)
+            try:
+                self.store = PersistentStore(None if persist is True else persist)
+            except AngrRamError as e:
+                self.store_error = str(e)
+                log.info("%s; the run goes on without it", e)
 
     def __len__(self) -> int:
         return len(self._syntactic) + self._aa_size
@@ -181,6 +204,7 @@ class QueryCache:
         """Flush and close the on-disk store, if any."""
         if self.store is not None:
             self.store.close()
+            self.store_failed = self.store.failed
             self.store = None
 
     # ------------------------------------------------------------------ keys
@@ -265,6 +289,10 @@ class QueryCache:
             return None, None, None
         key = self._disk_key(q, subst)
         raw = self.store.get(key)
+        if raw is not None and not _well_formed(q.kind, raw, q.kind[4:]):
+            raw = None                       # a garbled record (or another program's): a miss, counted
+            if self.stats is not None:
+                self.stats.cache_disk_garbled += 1
         if raw is None:
             return None, None, key
         if q.kind != "model":
