@@ -1,0 +1,321 @@
+"""A run's limits bound everything in it (issue: runs end on time and keep what they found).
+
+The run guard (:mod:`angr_ram.guard`) stops a z3 check and a Python-bound step at the deadline or on
+Ctrl-C; steps over their time or memory budget are set aside; choosing tests' inputs is bounded,
+linear and never raises; every path that did not finish gets an ``unfinished`` test; damaged
+cache stores and unwritable output locations are one-line reports."""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import angr
+import claripy
+import pytest
+import z3
+from claripy.backends import backend_z3
+
+import angr_ram
+from angr_ram import guard as G
+from angr_ram.cli import main
+from angr_ram.outcomes import path_outcomes
+from angr_ram.runner import RESILIENCE, explore, load_project, make_state
+from angr_ram.testcases import InputBudget, choose_inputs, read_tests
+
+from .conftest import BUILD
+from .test_samples import native
+
+
+def _hard_check():
+    """A z3 check that runs for minutes: an FNV-1a preimage over 64 bits."""
+    s = z3.Solver()
+    x = z3.BitVec("x", 64)
+    h = z3.BitVecVal(14695981039346656037, 64)
+    for i in range(8):
+        h = (h ^ z3.ZeroExt(56, z3.Extract(8 * i + 7, 8 * i, x))) * 1099511628211
+    s.add(h == 0x1234567890ABCDEF)
+    G.quiet_ctrl_c(s)
+    return s
+
+
+def test_the_deadline_stops_a_z3_check_and_a_python_loop_inside_a_step():
+    with G.RunGuard(time.perf_counter() + 0.5, catch_sigint=False) as g:
+        t0 = time.perf_counter()
+        with pytest.raises(G.RunDeadline):
+            with g.step():
+                _hard_check().check()    # claripy would raise on "interrupted"; z3 answers unknown here
+                while True:              # then Python work that never looks at the clock
+                    pass
+        assert time.perf_counter() - t0 < 2.5
+        assert g.stop_reason == "timeout" and g.stopped
+        with pytest.raises(G.RunDeadline):   # a stopped run refuses new steps
+            with g.step():
+                pass
+        with g.step(stoppable=False, seconds=0):   # work after the stop (collecting tests) may still run
+            pass
+
+
+def test_a_step_over_its_time_budget_is_abandoned_and_the_next_one_runs():
+    g = G.RunGuard(catch_sigint=False)
+    t0 = time.perf_counter()
+    with pytest.raises(G.StepTimeBudget):
+        with g.step(seconds=0.3):
+            while True:
+                pass
+    assert 0.3 <= time.perf_counter() - t0 < 2.0 and g.abandoned == 1
+    with g.step(seconds=0.3):      # nothing left pending for the next step
+        time.sleep(0.5 * 0.3)
+    time.sleep(0.2)                # and nothing raised after it
+
+
+def test_the_first_ctrl_c_interrupts_z3_and_stops_the_run():
+    before = signal.getsignal(signal.SIGINT)
+    with G.RunGuard(catch_sigint=True) as g:
+        threading.Timer(0.4, os.kill, (os.getpid(), signal.SIGINT)).start()
+        t0 = time.perf_counter()
+        with pytest.raises(G.RunInterrupted):
+            with g.step():
+                r = _hard_check().check()
+                assert r == z3.unknown          # z3 was interrupted by the guard, not by its own handler
+                while True:
+                    pass
+        assert time.perf_counter() - t0 < 2.5
+        assert g.stop_reason == "interrupted" and g.interrupts == 1
+    assert signal.getsignal(signal.SIGINT) is before          # the user's handler is back
+
+
+def _solver_that_gives_up(rate: float, seed: int):
+    """z3 calls that give up ("timeout", as claripy reports a z3 unknown) at random."""
+    original = backend_z3.z3_solver_sat
+    rnd = random.Random(seed)
+
+    def flaky(solver, extra_constraints, occasion):
+        if rnd.random() < rate:
+            raise claripy.ClaripySolverInterruptError("timeout")
+        return original(solver, extra_constraints, occasion)
+    return original, flaky
+
+
+@pytest.mark.parametrize("seed", [1, pytest.param(2, marks=pytest.mark.slow), pytest.param(3, marks=pytest.mark.slow)])
+def test_a_solver_that_gives_up_at_random_never_crashes_a_run_or_loses_a_path(monkeypatch, seed):
+    """z3 giving up at random points (exploring, forking, fault checks, outcomes, test inputs):
+    the run ends normally, every state is a finished path or set aside with a test, and resuming the
+    set-aside states with a working solver reaches the native outcome set."""
+    b = os.fspath(BUILD / "hashpaths_O0")
+    proj = load_project(b)
+    simgr = proj.factory.simulation_manager(make_state(proj, 2), resilience=RESILIENCE)
+    tech = simgr.use_technique(angr_ram.RelocatableMemory(seeded_models=False, solver_timeout_ms=5000))
+    original, flaky = _solver_that_gives_up(0.08, seed)
+    monkeypatch.setattr(backend_z3, "z3_solver_sat", flaky)
+    simgr.run()
+    budget = InputBudget()
+    tests = angr_ram.collect_tests(simgr, budget=budget)     # never raises, even with z3 giving up
+    assert not simgr.errored
+    aside = simgr.stashes.get("unknown", []) + simgr.stashes.get("deferred", [])
+    assert aside, "the flaky solver should have set some state aside"
+    assert sum(t.kind == "unfinished" for t in tests) + budget.infeasible == len(aside)
+    assert sum(t.kind in ("exit", "undecided") for t in tests) >= len(simgr.deadended)
+    monkeypatch.setattr(backend_z3, "z3_solver_sat", original)
+    tech.resume_unknown(simgr)
+    tech.resume_deferred(simgr)
+    simgr.run()
+    assert not simgr.stashes.get("unknown") and not simgr.errored
+    assert set().union(*(path_outcomes(s) for s in simgr.deadended)) == native(b, 2)
+
+
+def test_unfinished_paths_get_a_test_with_the_input_that_drives_them_there(tmp_path):
+    """A run stopped by its limit writes a test for the path still running: for a program that
+    loops forever on inputs starting with 'L', that test's input starts with 'L' and loops natively."""
+    b = os.fspath(BUILD / "spin_O0")
+    res = explore(b, 2, timeout=4, tests=True)
+    assert res.stopped == "timeout" and res.unfinished >= 1
+    assert {c for c, _ in res.outcomes} == {0, 2}
+    unfinished = [t for t in res.tests if t.kind == "unfinished"]
+    assert unfinished and all(t.stdin[:1] == b"L" for t in unfinished)
+    assert "still running when the run stopped" in unfinished[0].message
+    with pytest.raises(subprocess.TimeoutExpired):      # natively, that input makes the program loop
+        subprocess.run([b], input=unfinished[0].stdin, capture_output=True, timeout=1)
+
+
+def test_choosing_inputs_is_linear_in_the_input_size():
+    """2000 stdin bytes, 20 of them forced to 0xff by the path: the readable model costs a few
+    queries per forced byte (group testing), not one per byte, and never raises."""
+    proj = angr.Project(os.fspath(BUILD / "spin_O0"), auto_load_libs=False)
+    n = 2000
+    stdin = claripy.BVS("big", 8 * n)
+    st = proj.factory.entry_state(stdin=angr.SimFileStream(name="stdin", content=stdin, has_end=True))
+    forced = set(range(0, n, 100))
+    for k in forced:
+        st.solver.add(stdin.get_byte(k) == 0xFF)
+    st.solver.add(stdin.get_byte(1).zero_extend(8) + stdin.get_byte(2).zero_extend(8) == 0x101)  # one is not readable
+    calls = [0]
+    sat = st.solver.satisfiable
+
+    def counted(*a, **k):
+        calls[0] += 1
+        return sat(*a, **k)
+    st.solver.satisfiable = counted
+    got = choose_inputs(st, budget=InputBudget(query_seconds=30))
+    assert got is not None
+    data, _, _, how = got
+    assert how == "readable" and len(data) == n
+    assert all(data[k] == 0xFF for k in forced)
+    assert data[1] + data[2] == 0x101 and sum(0x20 <= data[k] < 0x7F or data[k] == 0 for k in (1, 2)) == 1
+    others = [data[k] for k in range(n) if k not in forced and k not in (1, 2)]
+    assert all(v == 0 or 0x20 <= v < 0x7F for v in others)
+    assert calls[0] <= 4 * 22 * 12
+
+
+def test_choosing_inputs_out_of_time_falls_back_and_never_raises():
+    """No time at all: the path still gets an input (a plain model or zeros), said in ``how``."""
+    proj = angr.Project(os.fspath(BUILD / "spin_O0"), auto_load_libs=False)
+    s = claripy.BVS("s", 64)
+    st = proj.factory.entry_state(stdin=angr.SimFileStream(name="stdin", content=s, has_end=True))
+    st.solver.add(s.get_byte(0) == 0x90)
+    budget = InputBudget(deadline=time.perf_counter() - 10)
+    got = choose_inputs(st, budget=budget)
+    assert got is not None and got[3] in ("plain", "unsolved", "readable")
+    st.solver.add(s.get_byte(0) == 0x91)        # now infeasible
+    assert choose_inputs(st, budget=InputBudget(query_seconds=5)) is None
+
+
+def _cli(*args, timeout=120):
+    return subprocess.run([sys.executable, "-m", "angr_ram.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, check=False)
+
+
+def _valid_dir(d) -> list:
+    tests = read_tests(d)
+    for t in tests:
+        assert (d / f"{t.id}.stdin").is_file()
+    ours = {p.name for p in d.iterdir()} - {"tests.jsonl"}
+    assert ours == {f"{t.id}.stdin" for t in tests} | {f"{t.id}.arg{k}" for t in tests for k in range(1, len(t.args) + 1)}
+    return tests
+
+
+@pytest.mark.parametrize("after", [3.5, 5.0])
+def test_ctrl_c_at_any_moment_leaves_a_summary_and_a_valid_test_directory(tmp_path, after):
+    d = tmp_path / "t"
+    p = subprocess.Popen([sys.executable, "-m", "angr_ram.cli", "run", os.fspath(BUILD / "collatz_O0"),
+                          "--arg", "1", "--emit-tests", os.fspath(d), "--json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(after)
+    t0 = time.perf_counter()
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=60)
+    assert time.perf_counter() - t0 < 5.0
+    assert p.returncode == 0
+    res = json.loads(out[out.index("{"):])
+    tests = _valid_dir(d)
+    assert len(tests) == res["tests"]
+    assert len(tests) >= res["stats"]["paths"] + len(res["errors"]) + res["unfinished"]
+    if res["stopped"] == "interrupted":
+        assert res["unfinished"] > 0 and any(t.kind == "unfinished" for t in tests)
+
+
+def test_ctrl_c_while_tests_are_collected_still_writes_every_test(monkeypatch):
+    """SIGINT during test collection: the remaining tests get plain inputs, none is lost."""
+    import angr_ram.testcases as tc
+
+    original = tc.choose_inputs
+    sent = []
+
+    def slow(state, extra=(), budget=None):
+        if not sent:
+            sent.append(1)
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.3)
+        return original(state, extra, budget)
+    monkeypatch.setattr(tc, "choose_inputs", slow)
+    res = explore(os.fspath(BUILD / "matrix10_O0"), 2, tests=True)
+    assert sent and res.stopped is None
+    assert len(res.tests) >= res.stats["paths"]
+    assert {(t.exit, t.stdout) for t in res.tests if t.kind == "exit"} == res.outcomes
+
+
+def test_a_damaged_persistent_store_is_reported_in_one_line_and_the_run_goes_on(tmp_path):
+    bad = tmp_path / "bad" / "queries.lmdb"
+    bad.mkdir(parents=True)
+    (bad / "data.mdb").write_bytes(os.urandom(20000))
+    b = os.fspath(BUILD / "matrix10_O0")
+    r = _cli("run", b, "--stdin-bytes", "2", "--cache", "aa", "--persist", os.fspath(tmp_path / "bad"), "--json")
+    assert r.returncode == 0, r.stderr[-2000:]
+    res = json.loads(r.stdout[r.stdout.index("{"):])
+    assert {(o["exit"], o["stdout"].encode("latin-1")) for o in res["outcomes"]} == native(b, 2)
+    notes = [ln for ln in r.stderr.splitlines() if ln.startswith("angr-ram:")]
+    assert len(notes) == 1 and "cannot be used" in notes[0] and "went on without it" in notes[0]
+
+
+def test_a_garbled_record_is_skipped_and_counted(tmp_path):
+    import lmdb
+
+    b = os.fspath(BUILD / "matrix10_O0")
+    store = tmp_path / "store"
+    first = explore(b, 2, cache="aa", persist=os.fspath(store))
+    assert first.stats["cache_disk_size"] > 0
+    env = lmdb.open(os.fspath(store / "queries.lmdb"), subdir=True, max_dbs=2)
+    db = env.open_db(b"answers")
+    with env.begin(write=True, db=db) as txn:
+        keys = [k for k, _ in txn.cursor()]
+        for i, k in enumerate(keys):
+            txn.put(k, [b"\xff\xfe not json", b"42", b'[["x", 1]]', b'"sat"'][i % 4])
+    env.close()
+    second = explore(b, 2, cache="aa", persist=os.fspath(store))
+    assert second.outcomes == native(b, 2) == first.outcomes
+    assert second.stats["cache_disk_garbled"] > 0 and second.stats["cache_hits_disk"] == 0
+    assert any("garbled records skipped" in w for w in second.warnings)
+
+
+def test_an_unusable_persist_location_is_refused_before_exploring(tmp_path, capsys, monkeypatch):
+    import angr_ram.runner
+
+    explored = []
+    monkeypatch.setattr(angr_ram.runner, "explore", lambda *a, **k: explored.append(1))
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main(["run", os.fspath(BUILD / "oob_O0"), "--stdin-bytes", "1", "--cache", "aa",
+                 "--persist", os.fspath(blocker / "sub")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot keep the persistent cache there" in err and len(err.strip().splitlines()) == 1
+    assert explored == []
+
+
+def test_a_stopped_run_returns_within_its_limit_and_writes_its_tests(tmp_path):
+    """Eight dependent table lookups from a 4-byte input do not finish in 6 s: the run returns
+    within the limit plus 2 s with a test for its unfinished path, and memory stays bounded."""
+    d = tmp_path / "t"
+    t0 = time.perf_counter()
+    r = _cli("run", os.fspath(BUILD / "tablehops8_O0"), "--stdin-bytes", "4", "--timeout", "6",
+             "--emit-tests", os.fspath(d), "--json")
+    wall = time.perf_counter() - t0
+    res = json.loads(r.stdout[r.stdout.index("{"):])
+    assert r.returncode == 0
+    assert res["seconds"] + res["tests_seconds"] < 6 + 2.0
+    assert wall < 6 + 2.0 + 8.0        # the interpreter's and angr's start-up on top
+    tests = _valid_dir(d)
+    assert len(tests) >= res["stats"]["paths"] + len(res["errors"]) + res["unfinished"] >= 1
+
+
+def test_an_interrupt_never_leaves_a_wrong_answer_behind():
+    """z3 keeps an interrupt sent while no check runs, and the next check of a plain solver then
+    answers "sat" with a model that violates its constraints: the guard drains every interrupt it
+    sent when the step ends, and checks inside runs go through fresh_answer."""
+    g = G.RunGuard(catch_sigint=False)
+    with pytest.raises(G.StepTimeBudget):
+        with g.step(seconds=0.2):
+            while True:
+                pass
+    x = claripy.BVS("wrong_answer_x", 8)
+    s = claripy.Solver()
+    s.add(x == 0xFF)
+    assert not s.satisfiable(extra_constraints=[x == 3])
+    zx = z3.BitVec("wrong_answer_zx", 8)
+    zs = z3.Solver()
+    zs.add(zx == 255)
+    G.interrupt_z3(z3.main_ctx())
+    assert G.fresh_answer(lambda: zs.check(zx == 3), z3.main_ctx()) == z3.unsat
