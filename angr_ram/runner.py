@@ -24,7 +24,7 @@ from .testcases import InputBudget, NoAnswer, NoModel, collect_tests, errored_re
 # (ForkRequest, MemoryFault) are plain Exceptions outside this set and reach the technique
 # seconds past a run's time limit that choosing its tests' inputs may take (after them, a plain model
 # or zero bytes: see testcases.InputBudget)
-TEST_SECONDS = 1.0
+TEST_SECONDS = 0.75
 
 RESILIENCE = (angr.errors.AngrError, angr.errors.SimError, claripy.ClaripyError, KeyError, IndexError,
               TypeError, ValueError, ArithmeticError, AttributeError, AssertionError, NotImplementedError,

@@ -107,7 +107,7 @@ class InputBudget:
     """
 
     def __init__(self, deadline: float | None = None, query_seconds: float = 2.0, last_seconds: float = 0.25,
-                 last_total: float = 1.0, guard: RunGuard | None = None):
+                 last_total: float = 0.5, guard: RunGuard | None = None):
         self.deadline = deadline
         self.last_total = last_total
         self.query_seconds = query_seconds
