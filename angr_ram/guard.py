@@ -185,15 +185,29 @@ def fresh_answer(check, ctx):
     return r
 
 
+_QUIET: dict[int, object] = {}     # context pointer -> a raw z3 params object {ctrl_c: false}, kept for the process
+
+
 def quiet_ctrl_c(solver) -> None:
     """Turn off z3's own SIGINT handling for ``solver`` (it would take the user's Ctrl-C as a
-    cancelled check and hide it from the run); marks the solver so it is done once."""
+    cancelled check and hide it from the run); marks the solver so it is done once. Uses one raw
+    params object per context: ``solver.set`` would build a ``ParamsRef`` per solver, and one whose
+    construction fails deep in a recursion leaves an object whose ``__del__`` raises."""
     if getattr(solver, "ram_quiet_ctrl_c", False):
         return
-    with contextlib.suppress(Exception):
-        solver.set("ctrl_c", False)
-    with contextlib.suppress(AttributeError):
+    try:
+        ctx = solver.ctx
+        k = _key(ctx)
+        params = _QUIET.get(k)
+        if params is None:
+            params = z3.Z3_mk_params(ctx.ref())
+            z3.Z3_params_inc_ref(ctx.ref(), params)
+            z3.Z3_params_set_bool(ctx.ref(), params, z3.to_symbol("ctrl_c", ctx), False)
+            _QUIET[k] = params
+        z3.Z3_solver_set_params(ctx.ref(), solver.solver, params)
         solver.ram_quiet_ctrl_c = True
+    except Exception:  # noqa: BLE001, S110 - z3 keeps its own Ctrl-C handling for this solver
+        pass
 
 
 # PyThreadState_SetAsyncExc(thread id, exception type), and the same with NULL to clear a pending one
