@@ -141,7 +141,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
                  max_symbolic_size: int = 64 * 1024, solver_timeout_ms: int | None = None,
                  cache_limit: int = 100_000, profile: bool = False, seeded_models: bool = True,
                  defer_ms: int | None = 1000, environment: str = "symbolic", string_procedures: bool = True,
-                 step_seconds: float | None = 20.0, step_memory_mb: float | None = 768):
+                 step_seconds: float | None = None, step_memory_mb: float | None = 768):
         super().__init__()
         if model not in MODELS:
             raise AngrRamError(f"unknown model {model!r}; supported: {', '.join(MODELS)}")
