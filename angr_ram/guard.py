@@ -101,9 +101,12 @@ def _quiet_unraisable(hook):
     while it ran a ctypes callback (z3's error handler) is reported there as unraisable; the guard
     raises it again, so the report is noise."""
     def quiet(unraisable):
-        if isinstance(unraisable.exc_value, RunStopped | StepAbandoned):
+        try:
+            ours = isinstance(unraisable.exc_value, RunStopped | StepAbandoned)
+        except RecursionError:      # reported from deep in claripy's recursion: no room to report it
             return
-        hook(unraisable)
+        if not ours:
+            hook(unraisable)
     quiet.ram_guard = True
     return quiet
 

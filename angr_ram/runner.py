@@ -229,7 +229,7 @@ def collect_paths(simgr, res: RunResult, budget: InputBudget | None = None) -> R
     budget = budget if budget is not None else InputBudget()
     for s in simgr.deadended:
         try:
-            res.outcomes |= budget.ask(lambda s=s: path_outcomes(s), last=budget.hurry())
+            res.outcomes |= budget.ask(lambda s=s: path_outcomes(s), last=budget.hurry(), whole=True)
             e = ending(s)
         except (NoAnswer, NoModel):     # z3 gave up on the path's outcomes (or out of time): counted, not fatal
             res.unknown += 1

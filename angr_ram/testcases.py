@@ -101,7 +101,9 @@ class InputBudget:
     pressed Ctrl-C again (``guard``), each remaining test gets a plain model with ``last_seconds``
     at most (for ``last_total`` seconds past the deadline), or all-zero inputs if even that fails. The limits are enforced by the guard's watcher
     (:mod:`angr_ram.guard`), which interrupts z3 and, if need be, the Python work of a query.
-    Counts what it could not do: ``unsolved`` tests (zero inputs, not checked to drive their path),
+    A query whose answer is a result (a path's outcomes, its plain model) is bounded by the deadline
+    alone (``ask(whole=True)``): under load it may take longer than ``query_seconds``, and a
+    finished path must not lose its outcomes to that. Counts what it could not do: ``unsolved`` tests (zero inputs, not checked to drive their path),
     ``infeasible`` set-aside paths (no test: their branch condition has no model), ``plain``
     tests (a model, not every byte made readable).
     """
@@ -121,8 +123,10 @@ class InputBudget:
         return ((self.deadline is not None and time.perf_counter() >= self.deadline)
                 or self.guard.interrupts > self._presses)
 
-    def ask(self, fn, last: bool = False):
-        """``fn()`` bounded: its value, or :class:`NoModel` / :class:`NoAnswer` raised; never anything else."""
+    def ask(self, fn, last: bool = False, whole: bool = False):
+        """``fn()`` bounded: its value, or :class:`NoModel` / :class:`NoAnswer` raised; never anything else.
+        ``whole``: a query whose answer is a result of the run (a path's outcomes), not an improvement:
+        bounded by the deadline only (none without one), never by ``query_seconds``."""
         if last:
             if self.deadline is not None and time.perf_counter() >= self.deadline + self.last_total:
                 raise NoAnswer("out of time")
@@ -130,9 +134,10 @@ class InputBudget:
         else:
             if self.hurry():
                 raise NoAnswer("out of time")
-            seconds = self.query_seconds
+            seconds = 0 if whole else self.query_seconds         # 0: no step budget
             if self.deadline is not None:
-                seconds = min(seconds, max(0.05, self.deadline - time.perf_counter()))
+                left = max(0.05, self.deadline - time.perf_counter())
+                seconds = left if whole else min(seconds, left)
         try:
             with self.guard.step(seconds=seconds, memory_mb=0, stoppable=False):
                 return fn()
@@ -210,7 +215,7 @@ def choose_inputs(state, extra=(), budget: InputBudget | None = None):
 
         raw = None
         try:
-            raw = budget.ask(model, last=budget.hurry())
+            raw = budget.ask(model, last=budget.hurry(), whole=True)
         except NoModel:
             return None
         except NoAnswer:
@@ -337,7 +342,8 @@ def collect_tests(simgr, per_path: int = MAX_OUTCOMES_PER_PATH, budget: InputBud
             elif not e.symbolic:
                 cases = [(o.decode(e.concrete_value), ())]
             else:   # one test per outcome, each input constrained to produce it
-                values = budget.ask(lambda s=s, e=e: s.solver.eval_upto(e, per_path), last=budget.hurry())
+                values = budget.ask(lambda s=s, e=e: s.solver.eval_upto(e, per_path), last=budget.hurry(),
+                                    whole=True)
                 cases = [(o.decode(v), (e == v,)) for v in sorted(values)]
         except (NoAnswer, NoModel) as exc:
             add(s, "undecided", message=f"outcome undecided ({exc})")

@@ -319,3 +319,20 @@ def test_an_interrupt_never_leaves_a_wrong_answer_behind():
     zs.add(zx == 255)
     G.interrupt_z3(z3.main_ctx())
     assert G.fresh_answer(lambda: zs.check(zx == 3), z3.main_ctx()) == z3.unsat
+
+
+def test_a_slow_outcome_query_is_not_lost_when_the_run_has_no_deadline(monkeypatch):
+    """A finished path's outcomes are a result, not an improvement: under load the query enumerating
+    them (a merged path's exit codes) may take longer than the per-query budget of test inputs; the
+    outcomes must still be there (a CI run under load lost 15 of b64class's 17)."""
+    import angr_ram.runner as rn
+
+    from .test_loop_corpus import native as loop_native
+
+    def slow(state, *a, **kw):
+        time.sleep(0.9)                 # longer than the queries' budget below, with the guard's grace
+        return path_outcomes(state, *a, **kw)
+    monkeypatch.setattr(rn, "InputBudget", lambda *a, **k: InputBudget(*a, **{**k, "query_seconds": 0.05}))
+    monkeypatch.setattr(rn, "path_outcomes", slow)
+    res = explore(os.fspath(BUILD / "b64class4_O2"), 5, merge="pat", merge_points="auto")
+    assert res.unknown == 0 and res.outcomes == loop_native("b64class", "O2")
