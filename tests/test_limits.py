@@ -286,17 +286,20 @@ def test_an_unusable_persist_location_is_refused_before_exploring(tmp_path, caps
 
 
 def test_a_stopped_run_returns_within_its_limit_and_writes_its_tests(tmp_path):
-    """Eight dependent table lookups from a 4-byte input do not finish in 6 s: the run returns
-    within the limit plus 2 s with a test for its unfinished path, and memory stays bounded."""
+    """Eight dependent table lookups from a 4-byte input do not finish in 3 s (about 17 s): the run
+    returns soon after its limit with a test for its unfinished path. (How soon is measured by
+    ``angr-ram bench --limits``: within 2 s on an idle machine; here the bound only catches a run
+    that does not stop, since the CI machine may be loaded.)"""
     d = tmp_path / "t"
     t0 = time.perf_counter()
-    r = _cli("run", os.fspath(BUILD / "tablehops8_O0"), "--stdin-bytes", "4", "--timeout", "6",
+    r = _cli("run", os.fspath(BUILD / "tablehops8_O0"), "--stdin-bytes", "4", "--timeout", "3",
              "--emit-tests", os.fspath(d), "--json")
     wall = time.perf_counter() - t0
     res = json.loads(r.stdout[r.stdout.index("{"):])
     assert r.returncode == 0
-    assert res["seconds"] + res["tests_seconds"] < 6 + 2.0
-    assert wall < 6 + 2.0 + 8.0        # the interpreter's and angr's start-up on top
+    assert res["stopped"] == "timeout"
+    assert res["seconds"] + res["tests_seconds"] < 3 + 6.0
+    assert wall < 3 + 6.0 + 12.0        # the interpreter's and angr's start-up on top
     tests = _valid_dir(d)
     assert len(tests) >= res["stats"]["paths"] + len(res["errors"]) + res["unfinished"] >= 1
 

@@ -148,6 +148,7 @@ class Evaluator:
             self.vars[v.args[0]] = (idx >> _U64(shift)) & _mask(v.length)
             shift += v.length
         self.nodes = 0
+        self.cuts = {}                      # node hash -> its values (a narrow cut's nodes)
         self.values = memo("enumeration.values", _new_value_cache)
 
     @classmethod
@@ -161,6 +162,7 @@ class Evaluator:
         self.vars = dict(columns)
         self._fps = {}
         self.nodes = 0
+        self.cuts = {}
         if not shared:
             self.layout = ("own", size)
             self.values = _OwnValues()
@@ -171,6 +173,26 @@ class Evaluator:
             h.update(c.tobytes())
         digest = h.digest()
         self.layout = ("rows", size, digest)
+        self.values = memo("enumeration.values", _new_value_cache)
+        return self
+
+    @classmethod
+    def over_cut(cls, nodes: list, rows: np.ndarray, lets: dict) -> Evaluator:
+        """An evaluator over the rows of a narrow cut's joint image (:mod:`.narrow_cut`): each
+        node of ``nodes`` takes the values of its column of ``rows``."""
+        from .narrow_cut import column
+        self = cls.__new__(cls)
+        self.lets = lets
+        self.size = len(rows)
+        self.vars = {}
+        self._fps = {}
+        self.nodes = 0
+        self.cuts = {x.hash(): column(x, np.ascontiguousarray(rows[:, k])) for k, x in enumerate(nodes)}
+        h = hashlib.blake2b(digest_size=16)
+        for x in nodes:
+            h.update(str(x.hash()).encode())
+        h.update(np.ascontiguousarray(rows).tobytes())
+        self.layout = ("cut", self.size, h.digest())
         self.values = memo("enumeration.values", _new_value_cache)
         return self
 
@@ -232,6 +254,10 @@ class Evaluator:
     # ------------------------------------------------------------------ evaluation
     def ev(self, e):
         op = e.op
+        if self.cuts:
+            c = self.cuts.get(e.hash())
+            if c is not None:
+                return c
         if op == "BVV" or op == "BoolV" or op == "BVS":
             # a let symbol's value is its definition's (cached under the definition, which a
             # relocation changes while the symbol stays the same)
@@ -597,18 +623,55 @@ def split_lets(constraints) -> tuple[dict, list]:
     return lets, rest
 
 
-def _prepare(constraints, exprs):
-    """The evaluator and the non-definitional constraints of a slice, or None if not handled."""
+def _prepare(constraints, exprs, extra=()):
+    """The evaluator and the non-definitional constraints of a slice, or None if not handled;
+    ``exprs`` are the query's expressions, ``extra`` its extra constraints."""
     lets, rest = split_lets(constraints)
     if not lets:
         return None
-    leaves = _leaves([*constraints, *exprs])
+    leaves = _leaves([*constraints, *exprs, *extra])
     free = [v for n, v in sorted(leaves.items()) if not is_let(n)]
-    if any(v.op != "BVS" for v in free) or sum(v.length for v in free) > MAX_BITS:
+    if any(v.op != "BVS" for v in free):
         return None
     if any(n not in lets for n in leaves if is_let(n)):
         return None
+    if sum(v.length for v in free) > MAX_BITS:
+        return _prepare_cut(lets, rest, exprs, extra)
     return Evaluator(free, lets), rest
+
+
+def _inputs_only(c) -> bool:
+    return bool(c.variables) and not any(is_let(n) for n in c.variables)
+
+
+def _prepare_cut(lets: dict, rest: list, exprs, extra):
+    """The evaluator over a narrow cut's joint image (:mod:`.narrow_cut`) and the constraints to
+    evaluate on it, or None. Constraints on inputs alone restrict the image (and then hold on
+    every row: they are given a column of True)."""
+    from .narrow_cut import MAX_CUT_BITS, NoCut, effective_bits, find_cut, joint_image
+    filters = [c for c in (*rest, *extra) if _inputs_only(c)]
+    others = [c for c in (*rest, *extra) if not _inputs_only(c)]
+    cut = find_cut([*others, *exprs], lets)
+    nodes = sorted(cut.values(), key=lambda x: x.hash())
+    if not nodes or sum(effective_bits(x) for x in nodes) > 2 * MAX_CUT_BITS:
+        return None          # (between MAX_CUT_BITS and twice that: nodes that are functions of
+                             # each other in forms claripy does not unify; the image decides)
+    fkeys = tuple(sorted({c.hash() for c in filters}))
+    key = (tuple(x.hash() for x in nodes), fkeys)
+    images = memo("enumeration.cut_images", lambda: LRU(256))
+    rows = images.lookup(key)
+    if rows is None:
+        try:
+            rows = joint_image(nodes, filters)
+        except NoCut:
+            rows = False
+        images.put(key, rows)
+    if rows is False:
+        return None
+    ev = Evaluator.over_cut(nodes, rows, lets)
+    for c in filters:
+        ev.cuts.setdefault(c.hash(), np.bool_(True))
+    return ev, rest
 
 
 def _sat_mask(ev: Evaluator, constraints):
@@ -665,7 +728,7 @@ def _answer(constraints, name: str, args: tuple, kwargs: dict):
     extra = tuple(kwargs.get("extra_constraints") or ())
     exprs = query_exprs(name, args)
     try:
-        prep = _prepare(constraints, [*exprs, *extra])
+        prep = _prepare(constraints, exprs, extra)
         if prep is None:
             return UNHANDLED
         ev, rest = prep
