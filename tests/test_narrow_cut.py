@@ -5,7 +5,6 @@ Images are checked against brute force over every input assignment, answers agai
 let-bound chains whose index is folded from one wide ``claripy.BVS`` and from separate bytes, and
 the mechanism end to end through a user's script (one wide BVS, angr's default options)."""
 
-import itertools
 import os
 import random
 
