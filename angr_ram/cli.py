@@ -185,6 +185,9 @@ def cmd_bench(args) -> int:
         from .bench.corpus import keyfind_table
         keyfind_table(timeout=min(args.timeout, 60.0), samples_dir=d)
         return 0
+    if args.drives:
+        from .bench.drives import drives_table
+        return drives_table(args.samples or None, samples_dir=d, timeout=args.timeout)
     if args.limits:
         from .bench.limits import limits_table
         return limits_table(args.samples or None, samples_dir=d)
@@ -281,6 +284,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --merging: stock angr, ite and pat on the loop corpus at M = 6, 8, 10, 12")
     b.add_argument("--corpus", action="store_true",
                    help="stock angr vs fork vs dsmm on third-party and specification-derived programs")
+    b.add_argument("--drives", action="store_true",
+                   help="each program driven by explore(), by a script with one wide BVS and angr's default "
+                        "options, and by a script with a BVS per byte: time, paths, outcomes, RSS")
     b.add_argument("--limits", action="store_true",
                    help="runs stopped by --timeout 10, 30 and Ctrl-C at 5 s on hard programs: time past the limit, "
                         "RSS, paths, unfinished paths, tests written")

@@ -15,6 +15,7 @@ import logging
 import time
 
 import angr
+from angr.storage.memory_mixins import DefaultMemory
 
 from .errors import AngrRamError, ForkRequest, MemoryErrorInfo, MemoryFault
 from .guard import RunGuard, RunStopped, StepAbandoned, release_memory
@@ -25,7 +26,7 @@ from .plugins.environment import ENVIRONMENTS, install_environment
 from .plugins.heap import HEAP_PROCEDURES
 from .plugins.libc import RamLibcStartMain, install_error_fix
 from .plugins.query_cache import QueryCache
-from .plugins.ram_memory import RamMemory
+from .plugins.ram_memory import RamMemory, RamRegisters
 from .plugins.solver import RamSolver
 from .plugins.strings import STRING_PROCEDURES
 from .plugins.threads import install_threads
@@ -267,6 +268,8 @@ class RelocatableMemory(angr.ExplorationTechnique):
         if self._regions is None:
             self._regions = fixed_regions(state.project, state)
         state.memory.__class__ = RamMemory
+        if type(state.registers) is DefaultMemory:      # (another plugin class is left alone)
+            state.registers.__class__ = RamRegisters
         if not state.has_plugin("heap"):
             state.register_plugin("heap", angr.SimHeapBrk(heap_size=BRK_HEAP_MAPPED))
         state.register_plugin("ram", AddressSpace(self.symbolic_bases, self.context_k, self._regions, self.stats,

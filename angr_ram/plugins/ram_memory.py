@@ -61,6 +61,21 @@ def compose(default=DefaultMemory) -> tuple[type, ...]:
     return tuple(bases)
 
 
+def compose_registers(default=DefaultMemory) -> tuple[type, ...]:
+    """The mixins of ``default`` with only :class:`StableUninitMixin` inserted (the register file)."""
+    bases = list(default.__bases__)
+    if DefaultFillerMixin not in bases:
+        raise AngrRamError("angr's DefaultMemory has no DefaultFillerMixin: this angr version is not supported")
+    i = bases.index(DefaultFillerMixin)
+    bases[i:i] = [StableUninitMixin]
+    return tuple(bases)
+
+
+RamRegisters = type("RamRegisters", compose_registers(), {
+    "__doc__": "angr's DefaultMemory for the register file, with stable names for unwritten bytes.",
+    "__module__": __name__,
+})
+
 RamMemory = type("RamMemory", compose(), {
     "__doc__": "angr's DefaultMemory with angr-ram's relocatable, multi-write, speculative-find and stable-uninitialized layers.",
     "__module__": __name__,
