@@ -224,6 +224,14 @@ class QuantifiedMerging(ExplorationTechnique):
     def setup(self, simgr):
         self.entries = resolve_merge_points(simgr._project, self._spec)
         install_all()
+        proj = simgr._project
+        if proj.loader.find_symbol("__libc_start_main") is not None:
+            # main's return value is the exit code (stock angr exits with 0): a merged path's
+            # outcomes are compared with the program's, alone as under RelocatableMemory
+            from ..plugins.libc import RamLibcStartMain
+            hooked = proj.hooked_by(proj.loader.find_symbol("__libc_start_main").rebased_addr)
+            if not isinstance(hooked, RamLibcStartMain):
+                proj.hook_symbol("__libc_start_main", RamLibcStartMain(), replace=True)
         simgr.stashes.setdefault(WAIT_STASH, [])
         if self.incremental:
             self._liveness = Liveness(simgr._project)
@@ -231,6 +239,27 @@ class QuantifiedMerging(ExplorationTechnique):
     def step(self, simgr, stash="active", **kwargs):
         with self.scope.active():
             return self._step(simgr, stash, **kwargs)
+
+    def step_state(self, simgr, state, **kwargs):
+        """Alone (no RelocatableMemory, which does this itself): a procedure that must know a
+        symbolic value (``printf("%d", n)``) forks the state once per value, as under
+        RelocatableMemory; stock angr printed one arbitrary value, so a merged path printed
+        the same digits for every exit code."""
+        from ..errors import ForkRequest
+        from ..strategies.fork import value_forking
+        from ..technique import RelocatableMemory
+        if any(isinstance(t, RelocatableMemory) for t in simgr._techniques):
+            return simgr.step_state(state, **kwargs)
+        try:
+            with value_forking():
+                return simgr.step_state(state, **kwargs)
+        except ForkRequest as fr:
+            forks = []
+            for t in fr.targets:
+                s = state.copy()
+                s.add_constraints(t.constraint)
+                forks.append(s)
+            return {None: forks}
 
     def _step(self, simgr, stash, **kwargs):
         simgr = simgr.step(stash=stash, **kwargs)

@@ -17,7 +17,7 @@ from angr.procedures.stubs import format_parser
 
 from ..errors import ForkRequest, MemoryFault, Target
 from ..patches import declare
-from ..strategies.fork import forking_enabled
+from ..strategies.fork import forking_enabled, value_forking_enabled
 
 MAX_FORMAT_VALUES = 256
 
@@ -66,10 +66,10 @@ def install_error_fix(project) -> None:
         project.hook_symbol("error", RamError(), replace=True)
 
 
-@declare(format_parser.FormatString, "replace", gate=forking_enabled)
+@declare(format_parser.FormatString, "replace", gate=value_forking_enabled)
 def complete_format_replace(stock_replace, self, va_arg):
-    """FormatString.replace that forks on symbolic integer arguments (while angr-ram steps a state)
-    instead of picking one value."""
+    """FormatString.replace that forks on symbolic integer arguments (while angr-ram steps a state,
+    or QuantifiedMerging alone does) instead of picking one value."""
     state = self.parser.state
 
     def checked(ty):
@@ -78,6 +78,9 @@ def complete_format_replace(stock_replace, self, va_arg):
             sub = state.ram.substitute(v) if state.has_plugin("ram") else v
             if sub.symbolic:
                 vals = state.solver.eval_upto(sub, MAX_FORMAT_VALUES + 1)
+                if len(vals) > MAX_FORMAT_VALUES and not forking_enabled():
+                    raise angr.errors.SimProcedureError(
+                        f"printf argument has more than {MAX_FORMAT_VALUES} values")
                 if len(vals) > MAX_FORMAT_VALUES:
                     raise MemoryFault("symbolic-format-argument",
                                       f"printf argument has more than {MAX_FORMAT_VALUES} values")

@@ -22,3 +22,18 @@ def forking_enabled() -> bool:
 def forking():
     """Context in which memory operations may raise ForkRequest."""
     return setting(_FORKING, True)
+
+
+_VALUE_FORKING = contextvars.ContextVar("angr_ram_value_forking", default=False)
+
+
+def value_forking_enabled() -> bool:
+    """True while a state is stepped by a technique that forks on a symbolic value a procedure
+    must know (a ``printf`` argument): RelocatableMemory, or QuantifiedMerging on its own."""
+    return _FORKING.get() or _VALUE_FORKING.get()
+
+
+def value_forking():
+    """Context in which procedures may raise ForkRequest over the values of an argument (the memory
+    layer still does not fork: QuantifiedMerging alone has no address space)."""
+    return setting(_VALUE_FORKING, True)
