@@ -651,19 +651,22 @@ def _prepare_cut(lets: dict, rest: list, exprs, extra):
     from .narrow_cut import MAX_CUT_BITS, NoCut, effective_bits, find_cut, joint_image
     filters = [c for c in (*rest, *extra) if _inputs_only(c)]
     others = [c for c in (*rest, *extra) if not _inputs_only(c)]
-    cut = find_cut([*others, *exprs], lets)
-    nodes = sorted(cut.values(), key=lambda x: x.hash())
-    if not nodes or sum(effective_bits(x) for x in nodes) > 2 * MAX_CUT_BITS:
-        return None          # (between MAX_CUT_BITS and twice that: nodes that are functions of
+    try:
+        cut = find_cut([*others, *exprs], lets)
+        nodes = sorted(cut.values(), key=lambda x: x.hash())
+        if not nodes or sum(effective_bits(x) for x in nodes) > 2 * MAX_CUT_BITS:
+            return None      # (between MAX_CUT_BITS and twice that: nodes that are functions of
                              # each other in forms claripy does not unify; the image decides)
+    except RecursionError:   # an expression deeper than the analysis may go: z3 answers
+        return None
     fkeys = tuple(sorted({c.hash() for c in filters}))
     key = (tuple(x.hash() for x in nodes), fkeys)
-    images = memo("enumeration.cut_images", lambda: LRU(256))
+    images = memo("enumeration.cut_images", lambda: LRU(64))   # rows: at most 2^16 x nodes
     rows = images.lookup(key)
     if rows is None:
         try:
             rows = joint_image(nodes, filters)
-        except NoCut:
+        except (NoCut, RecursionError):
             rows = False
         images.put(key, rows)
     if rows is False:

@@ -37,6 +37,7 @@ MAX_CUT_BITS = 16        # effective bits of the cut nodes together (rows of the
 MAX_ROWS = 1 << 16       # rows of the joint image
 MAX_JOINT_BITS = 22      # input bits enumerated together where nodes share variables
 MAX_PRODUCT = 1 << 20    # value pairs combined when an operation's operands are independent
+MAX_IMAGE = 1 << 18      # values of one node's image
 
 
 class NoCut(Exception):
@@ -326,12 +327,16 @@ def image(x, demand: int | None = None) -> np.ndarray:
     eleven bits of ``a`` and ``b``, not all of them)."""
     full = 1 if isinstance(x, claripy.ast.Bool) else (1 << x.length) - 1
     demand = full if demand is None else demand & full
-    cache = memo("narrow_cut.image", lambda: LRU(4096))
+    cache = memo("narrow_cut.image", lambda: LRU(128))    # at most 2 MiB each
     key = (x.hash(), demand)
     r = cache.lookup(key)
     if r is None:
         r = _image(x, demand, full)
+        if len(r) > MAX_IMAGE:
+            r = False               # more values than any cut could use (and than a memo should keep)
         cache.put(key, r)
+    if r is False:
+        raise NoCut("image too large")
     return r
 
 
