@@ -111,3 +111,18 @@ def test_quantified_merging_alone_prints_what_the_program_prints(opt):
     assert r.outcomes == outcome_set_over(b, [range(0, 8)] + [b"\0 x"] * 6)
     assert qm.stats.merged_states > 0
     assert_tests_replay(b, r)
+
+
+@pytest.mark.parametrize("opt", ["O0", pytest.param("O2", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("mode", ["ite", "pat"])
+def test_a_merged_path_prints_no_byte_the_program_does_not_write(mode, opt):
+    """``printf("acc %s\\n", words[k])`` with ``k`` computed without a branch in a merged state:
+    the string's length is symbolic (4, 5 or 3 bytes); stock angr printed the longest case, so
+    "acc big" came out as "acc big\\x00\\x00". The state forks per length: the outcomes and stdout
+    are the native program's, and the tests replay."""
+    from .groundtruth import outcome_set_over
+    b = os.fspath(BUILD / f"swparse_{opt}")
+    r = explore(b, 4, merge=mode, merge_points="auto", tests=True)
+    assert r.errors == [] and r.outcomes == outcome_set_over(b, [b"abc;x"] * 4)
+    assert all(b"\0" not in out for _, out in r.outcomes)
+    assert_tests_replay(b, r)

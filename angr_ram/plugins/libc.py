@@ -89,3 +89,34 @@ def complete_format_replace(stock_replace, self, va_arg):
         return v
 
     return stock_replace(self, checked)
+
+
+@declare(format_parser.FormatString, "_get_str_at", gate=value_forking_enabled)
+def complete_format_string(stock_get_str_at, self, str_addr, max_length=None):
+    """``%s`` of a string whose length is symbolic (a merged state's pointer to one of several
+    strings, an input buffer): stock angr prints the longest case, so a shorter one came out with
+    its NUL and the bytes after it (``acc big\\x00s``). The state forks once per feasible length,
+    each fork constrained by the string's own bytes (non-zero before the length, zero at it), which
+    a re-executed step reads again (angr's ``strlen`` makes a fresh symbol each time)."""
+    if max_length is not None:
+        return stock_get_str_at(self, str_addr, max_length=max_length)
+    state = self.parser.state
+    strlen = self.parser._sim_strlen(str_addr)
+    if not strlen.symbolic:
+        return stock_get_str_at(self, str_addr)
+    vals = state.solver.eval_upto(strlen, MAX_FORMAT_VALUES + 1)
+    if len(vals) <= 1:
+        return stock_get_str_at(self, str_addr)
+    if len(vals) > MAX_FORMAT_VALUES:
+        if forking_enabled():
+            raise MemoryFault("symbolic-format-argument",
+                              f"printf string argument has more than {MAX_FORMAT_VALUES} lengths")
+        raise angr.errors.SimProcedureError(f"printf string argument has more than {MAX_FORMAT_VALUES} lengths")
+    top = max(vals)
+    data = state.memory.load(str_addr, top + 1)
+    byte = [claripy.Extract(8 * (top - i) + 7, 8 * (top - i), data) for i in range(top + 1)]
+    targets = []
+    for v in sorted(vals):
+        cons = [byte[i] != 0 for i in range(v)] + [byte[v] == 0]
+        targets.append(Target(claripy.And(*cons), "value"))
+    raise ForkRequest(targets, "printf string length")
