@@ -123,12 +123,15 @@ def test_a_cloned_z3_solver_keeps_its_timeout():
 def test_a_run_timeout_bounds_its_z3_calls():
     """With ``timeout``, no z3 call runs past it: the deferred hard paths of the uthash lookup are
     resumed with claripy's 300 s budget, yet the run stops within seconds of its timeout, the hard
-    paths reported as unknown, not lost."""
+    paths reported, not lost: as unknown (z3 gave up on a finished path's outcome) or as unfinished
+    (still running or set aside when the timeout came; which of the two depends on the machine's
+    speed)."""
     b = os.fspath(BUILD / "uthash_key4_O0")
     t = time.time()
     res = explore(b, 4, timeout=60, defer_ms=100)
     assert time.time() - t < 60 + 20
-    assert res.stopped == "timeout" and res.unknown > 0 and not res.errors
+    assert res.stopped == "timeout" and not res.errors
+    assert res.unknown + res.unfinished > 0
     assert res.outcomes <= {(2, b""), (3, b""), (4, b"")}
 
 
