@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .errors import AngrRamError
 from .plugins.environment import ENVIRONMENTS
+from .plugins.uninitialized import UNINITIALIZED
 from .technique import MODELS
 
 
@@ -72,6 +73,8 @@ def cmd_run(args) -> int:
             "profile": args.profile} if args.engine == "ram" else {}
     if args.environment is not None:
         opts["environment"] = args.environment
+    if args.uninitialized is not None and args.engine == "ram":
+        opts["uninitialized"] = args.uninitialized
     if args.merge is not None:
         points = ["auto"] if args.merge_points == "auto" else [
             int(p, 0) if p[:1].isdigit() else p for p in args.merge_points.split(",") if p]
@@ -233,6 +236,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--environment", choices=ENVIRONMENTS, default=None,
                    help="getrandom and clocks: symbolic (every random value, angr's clock; the default) or "
                         "fixed (one fixed environment, like a replay: seeded hashes become concrete)")
+    r.add_argument("--uninitialized", choices=UNINITIALIZED, default=None,
+                   help="what memory and registers no one wrote hold: zero (as a fresh process reads them, "
+                        "so tests replay natively; the default, as for scripts) or symbolic (any content)")
     r.add_argument("--emit-tests", metavar="DIR", default=None,
                    help="write a test input per path and outcome, and tests.jsonl, to DIR")
     r.add_argument("--model", choices=MODELS, default="fork", help="multiple-resolution model")

@@ -30,6 +30,7 @@ from .plugins.ram_memory import RamMemory, RamRegisters
 from .plugins.solver import RamSolver
 from .plugins.strings import STRING_PROCEDURES
 from .plugins.threads import install_threads
+from .plugins.uninitialized import apply_uninitialized, check_uninitialized
 from .profile import Profile, step_site
 from .scope import RunScope
 from .stats import RunStats
@@ -129,6 +130,13 @@ class RelocatableMemory(angr.ExplorationTechnique):
     :param step_memory_mb: the most the process may grow during one step (None: no limit). A step
         that grows it more is abandoned and its state set aside (``deferred`` on its first pass,
         else ``unknown``).
+    :param uninitialized: what memory and registers no one wrote hold on the states the technique
+        manages: ``"zero"`` (the default, for a script's ``entry_state`` as for ``explore`` and the
+        CLI: angr's ``ZERO_FILL_UNCONSTRAINED_MEMORY``/``_REGISTERS`` are turned on, as a fresh
+        process's heap pages and registers read natively, so each path's test replays) or
+        ``"symbolic"`` (they are turned off: any content, one stable ``uninit_`` variable per byte,
+        the same in every fork and re-execution; paths that depend on that content are found, and
+        their tests replay only where the native content happens to match).
 
     :meth:`guarded` bounds a whole run: ``with tech.guarded(timeout=60): simgr.run()`` stops the
     run at its deadline or on the first Ctrl-C (no z3 call or step outlives it) and leaves every
@@ -142,8 +150,10 @@ class RelocatableMemory(angr.ExplorationTechnique):
                  max_symbolic_size: int = 64 * 1024, solver_timeout_ms: int | None = None,
                  cache_limit: int = 100_000, profile: bool = False, seeded_models: bool = True,
                  defer_ms: int | None = 1000, environment: str = "symbolic", string_procedures: bool = True,
-                 step_seconds: float | None = None, step_memory_mb: float | None = 768):
+                 step_seconds: float | None = None, step_memory_mb: float | None = 768,
+                 uninitialized: str = "zero"):
         super().__init__()
+        self.uninitialized = check_uninitialized(uninitialized)
         if model not in MODELS:
             raise AngrRamError(f"unknown model {model!r}; supported: {', '.join(MODELS)}")
         if not isinstance(context_k, int) or context_k < 0:
@@ -268,6 +278,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         if self._regions is None:
             self._regions = fixed_regions(state.project, state)
         state.memory.__class__ = RamMemory
+        apply_uninitialized(state, self.uninitialized)
         if type(state.registers) is DefaultMemory:      # (another plugin class is left alone)
             state.registers.__class__ = RamRegisters
         if not state.has_plugin("heap"):

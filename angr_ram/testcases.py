@@ -189,12 +189,45 @@ def _bytes_of(exprs) -> list:
     return out
 
 
-def choose_inputs(state, extra=(), budget: InputBudget | None = None):
+# names angr and angr-ram give to the content of memory and registers no one wrote (symbolic
+# ``uninitialized``): stable ``uninit_*``, heap objects' ``ram_uninit_*``, angr's ``mem_*``/``reg_*``
+UNWRITTEN_PREFIXES = ("uninit_", "ram_uninit", "mem_", "reg_")
+UNWRITTEN_NOTE = (" [the path needs memory no one wrote to hold other than zero: it replays only where "
+                  "that memory happens to hold such content]")
+
+
+def _unwritten_leaves(state, extra) -> list:
+    """The variables for unwritten memory and registers that ``state``'s path constraints (and
+    ``extra``) name; none when both of angr's zero-fill options are on."""
+    opts = state.options
+    if (angr.options.ZERO_FILL_UNCONSTRAINED_MEMORY in opts
+            and angr.options.ZERO_FILL_UNCONSTRAINED_REGISTERS in opts):
+        return []
+    cons = [*state.solver.constraints, *extra]
+    names = set()
+    for c in cons:
+        names |= {n for n in c.variables if n.startswith(UNWRITTEN_PREFIXES)}
+    if not names:
+        return []
+    out, seen = [], set()
+    for c in cons:
+        for leaf in c.leaf_asts():
+            if leaf.op == "BVS" and leaf.args[0] in names and leaf.args[0] not in seen:
+                seen.add(leaf.args[0])
+                out.append(leaf)
+    return out
+
+
+def choose_inputs(state, extra=(), budget: InputBudget | None = None, notes: list | None = None):
     """(stdin, argv[1:], files, how) for ``state``'s path (and ``extra`` constraints): ``how`` is
     ``readable`` (every byte that can be is zero or printable), ``plain`` (a model, some bytes left
     as the solver chose them: out of time), ``unsolved`` (zero bytes: no model within the budget;
     they may not drive the path) or None when the path has no model (an undecided branch that
-    turned out infeasible). Bounded by ``budget`` and never raises (see :class:`InputBudget`)."""
+    turned out infeasible). Bounded by ``budget`` and never raises (see :class:`InputBudget`).
+
+    With unwritten memory symbolic (``uninitialized="symbolic"``), the input is chosen with that
+    memory zero where the path allows it (a fresh process's heap pages and registers), so the test
+    replays natively; where it does not, :data:`UNWRITTEN_NOTE` is appended to ``notes``."""
     budget = budget if budget is not None else InputBudget()
     inputs = list(program_inputs(state))
     exprs = [i.expr for i in inputs if i.expr is not None]
@@ -212,6 +245,18 @@ def choose_inputs(state, extra=(), budget: InputBudget | None = None):
 
         def sat(more):
             return solver.satisfiable(extra_constraints=[*cons, *more])
+
+        unwritten = _unwritten_leaves(state, cons)
+        if unwritten:
+            zero = [v == 0 for v in unwritten]
+            try:
+                zeroable = budget.ask(lambda: sat(zero))
+            except (NoAnswer, NoModel):
+                zeroable = False
+            if zeroable:
+                cons.extend(zero)
+            elif notes is not None:
+                notes.append(UNWRITTEN_NOTE)
 
         raw = None
         try:
@@ -271,12 +316,15 @@ UNSOLVED_NOTE = " [input not solved in time: zero bytes, may not drive this path
 
 
 def _case(state, n: int, kind: str, extra=(), budget: InputBudget | None = None, **fields) -> TestCase | None:
-    chosen = choose_inputs(state, extra, budget)
+    notes: list[str] = []
+    chosen = choose_inputs(state, extra, budget, notes)
     if chosen is None:
         return None
     stdin, args, files, how = chosen
     if how == "unsolved":
-        fields["message"] = fields.get("message", "") + UNSOLVED_NOTE
+        notes.append(UNSOLVED_NOTE)
+    if notes:
+        fields["message"] = fields.get("message", "") + "".join(notes)
     try:
         addr = state.addr if state.regs.ip.concrete else None
     except Exception:  # noqa: BLE001 - a state without a concrete ip has no block to name

@@ -1,9 +1,9 @@
 """The same answers and the same work however angr-ram is driven (issue: drive parity).
 
-Users attach the techniques to their own ``entry_state`` with angr's default options (unwritten
-memory and registers are unconstrained symbols, not zeros) and one wide ``claripy.BVS``; the CLI and
-``explore()`` use one variable per byte and zero-filled memory. These tests run both ways and
-compare what the mechanisms do, not only the outcomes."""
+Users attach the techniques to their own ``entry_state`` with angr's default options and one wide
+``claripy.BVS``; the CLI and ``explore()`` use one variable per byte. What unwritten memory holds is
+the technique's decision (``uninitialized``, the same default for both). These tests run both ways
+and compare what the mechanisms do, not only the outcomes."""
 
 import os
 
@@ -21,16 +21,16 @@ from .test_loop_corpus import native as loop_native
 ZERO_FILL = {angr.options.ZERO_FILL_UNCONSTRAINED_MEMORY, angr.options.ZERO_FILL_UNCONSTRAINED_REGISTERS}
 
 
-def script(binary: str, nbytes: int, wide: bool = True, options=frozenset(), merge: str | None = None):
+def script(binary: str, nbytes: int, wide: bool = True, options=frozenset(), merge: str | None = None, **tech):
     """A user's script: their entry state (angr's default options plus ``options``), the
-    techniques attached, ``simgr.run()``."""
+    techniques attached (RelocatableMemory with ``tech``), ``simgr.run()``."""
     proj = angr.Project(binary, auto_load_libs=False)
     content = (claripy.BVS("stdin", 8 * nbytes) if wide
                else claripy.Concat(*[claripy.BVS(f"in{k}", 8) for k in range(nbytes)]))
     st = proj.factory.entry_state(stdin=angr.SimFileStream(name="stdin", content=content, size=nbytes, has_end=True),
                                   add_options=set(options))
     simgr = proj.factory.simulation_manager(st)
-    tech = simgr.use_technique(angr_ram.RelocatableMemory())
+    tech = simgr.use_technique(angr_ram.RelocatableMemory(**tech))
     if merge:
         simgr.use_technique(angr_ram.QuantifiedMerging(mode=merge, merge_points="auto"))
     simgr.run()
@@ -55,13 +55,13 @@ def test_a_fully_written_array_read_at_a_symbolic_index_has_no_uninitialized_def
     assert any(n.startswith("ram_uninit") for n in partial.read(i << 3, 8).variables)
 
 
-def test_merging_under_angr_default_options_merges_as_with_zero_fill():
-    """wordcount under pattern merging from a script with angr's default options: unwritten
-    registers read as stable ``uninit_reg_*`` variables, so forks that read ``xmm0`` at different
-    times still merge; the merges and outcomes equal those of the zero-filled set-up."""
+def test_merging_with_symbolic_uninitialized_memory_merges_as_with_zero_fill():
+    """wordcount under pattern merging with ``uninitialized="symbolic"``: unwritten registers read
+    as stable ``uninit_reg_*`` variables, so forks that read ``xmm0`` at different times still
+    merge; the merges and outcomes equal those of the zero-filled default."""
     b = os.fspath(BUILD / "wordcount6_O0")
-    plain = script(b, 7, merge="pat")
-    zero = script(b, 7, options=ZERO_FILL, merge="pat")
+    plain = script(b, 7, merge="pat", uninitialized="symbolic")
+    zero = script(b, 7, merge="pat")
     assert plain.errors == [] and plain.unknown == 0
     assert plain.outcomes == zero.outcomes == loop_native("wordcount", "O0", 6)
     assert plain.stats["merge_merged_states"] == zero.stats["merge_merged_states"]
@@ -126,3 +126,87 @@ def test_a_merged_path_prints_no_byte_the_program_does_not_write(mode, opt):
     assert r.errors == [] and r.outcomes == outcome_set_over(b, [b"abc;x"] * 4)
     assert all(b"\0" not in out for _, out in r.outcomes)
     assert_tests_replay(b, r)
+
+
+@pytest.mark.parametrize("opt", ["O0", "O2"])
+@pytest.mark.parametrize("wide", [True, False])
+def test_uninitialized_memory_is_the_techniques_decision_with_one_default(opt, wide):
+    """A malloc'd block of which only the first byte was written, read at four input-chosen
+    indices. The default (``uninitialized="zero"``) is the same for a user's script (angr's
+    default options) and for ``explore()``: unwritten bytes read 0 as natively, the outcomes are
+    the native ones and every test replays. ``"symbolic"``, from a script or ``explore()``, finds
+    the paths where an unwritten byte holds anything else (exit codes 50..53), as stable
+    variables (no re-fork loop); each test's input is chosen with unwritten bytes zero where its
+    path allows, so those tests replay, and the others say they depend on unwritten memory."""
+    import itertools
+    import subprocess
+
+    from angr_ram.replay import replay
+    from angr_ram.testcases import UNWRITTEN_NOTE
+    b = os.fspath(BUILD / f"heapuninit_{opt}")
+    # run as a fresh process each (the fork server's children inherit a used heap)
+    want = {(subprocess.run([b], input=bytes(t), capture_output=True, check=False).returncode, b"")
+            for t in itertools.product(b"\x00\x01\x3f", repeat=4)}
+    assert want == {(k, b"") for k in range(5)}
+    r = script(b, 4, wide=wide)
+    assert r.errors == [] and r.unknown == 0 and r.outcomes == want
+    assert explore(b, 4).outcomes == want
+    assert_tests_replay(b, r)
+    sym = script(b, 4, wide=wide, uninitialized="symbolic")
+    assert sym.errors == [] and sym.unknown == 0
+    assert sym.outcomes == want | {(k, b"") for k in range(50, 54)}
+    assert explore(b, 4, uninitialized="symbolic").outcomes == sym.outcomes
+    # each input is chosen with the unwritten bytes zero where the path allows: those tests replay;
+    # the others (every exit 50..53, and hits counted on an unwritten 7) say so in their message
+    plain = [t for t in sym.tests if t.kind == "exit" and UNWRITTEN_NOTE not in t.message]
+    assert {t.exit for t in plain} == set(range(5))
+    assert all(UNWRITTEN_NOTE in t.message for t in sym.tests if t.kind == "exit" and t.exit >= 50)
+    runs = replay(plain, b, jobs=2)
+    assert all(x.status in ("ok", "confirmed") for x in runs), [x for x in runs if x.status != "ok"][:3]
+
+
+def test_the_uninitialized_option_is_checked_and_applied_to_managed_states():
+    b = os.fspath(BUILD / "heapuninit_O0")
+    with pytest.raises(angr_ram.AngrRamError, match="uninitialized"):
+        angr_ram.RelocatableMemory(uninitialized="random")
+    with pytest.raises(angr_ram.AngrRamError, match="uninitialized"):
+        angr_ram.QuantifiedMerging(uninitialized="ones")
+    proj = angr.Project(b, auto_load_libs=False)
+    for mode, has in (("zero", True), ("symbolic", False)):
+        simgr = proj.factory.simulation_manager(proj.factory.entry_state(add_options=set(ZERO_FILL) if not has
+                                                                         else set()))
+        simgr.use_technique(angr_ram.RelocatableMemory(uninitialized=mode))
+        simgr.step()
+        assert simgr.active and all(all(o in s.options for o in ZERO_FILL) == has for s in simgr.active)
+    simgr = proj.factory.simulation_manager(proj.factory.entry_state())
+    simgr.use_technique(angr_ram.RelocatableMemory(uninitialized="zero"))
+    simgr.use_technique(angr_ram.QuantifiedMerging(merge_points="main", uninitialized="symbolic"))
+    with pytest.raises(angr_ram.AngrRamError, match="differs"):
+        simgr.step()
+
+
+def test_quantified_merging_alone_zero_fills_by_default():
+    """QuantifiedMerging on its own applies the same default to the states it steps."""
+    b = os.fspath(BUILD / "heapuninit_O0")
+    proj = angr.Project(b, auto_load_libs=False)
+    st = proj.factory.entry_state(stdin=angr.SimFileStream(name="stdin", content=claripy.BVS("stdin", 32), size=4,
+                                                           has_end=True))
+    simgr = proj.factory.simulation_manager(st)
+    simgr.use_technique(angr_ram.QuantifiedMerging(mode="ite", merge_points="auto"))
+    simgr.step()
+    assert simgr.active and all(o in s.options for s in simgr.active for o in ZERO_FILL)
+
+
+def test_the_drives_table_shows_the_symbolic_drive_beside_the_three():
+    from angr_ram.bench.drives import format_drives
+
+    def cell(sec, outs):
+        return {"seconds": sec, "paths": len(outs), "outcomes": outs, "errors": 0, "unknown": 0, "rss_mb": 100.0}
+
+    rows = [{"program": "p", "drives": {"explore": cell(2.0, [[0, ""]]), "wide": cell(3.0, [[0, ""]]),
+                                        "bytes": cell(2.5, [[0, ""]]), "symbolic": cell(5.0, [[0, ""], [50, ""]])}}]
+    text = format_drives(rows)
+    head, line = text.splitlines()[:2]
+    assert head.split()[-2:] == ["symbolic", "symbolic/fastest"]
+    assert line.split()[13:15] == ["1.50", "yes"] and line.split()[-1] == "2.50"
+    assert "geometric mean 1.50" in text

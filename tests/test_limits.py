@@ -225,12 +225,12 @@ def test_ctrl_c_while_tests_are_collected_still_writes_every_test(monkeypatch):
     original = tc.choose_inputs
     sent = []
 
-    def slow(state, extra=(), budget=None):
+    def slow(state, extra=(), budget=None, notes=None):
         if not sent:
             sent.append(1)
             os.kill(os.getpid(), signal.SIGINT)
             time.sleep(0.3)
-        return original(state, extra, budget)
+        return original(state, extra, budget, notes)
     monkeypatch.setattr(tc, "choose_inputs", slow)
     res = explore(os.fspath(BUILD / "matrix10_O0"), 2, tests=True)
     assert sent and res.stopped is None

@@ -3,7 +3,10 @@
 * ``explore``: :func:`angr_ram.runner.explore` (what the CLI runs): one variable per input byte;
 * ``wide``: a user's script: ``entry_state`` with stdin one ``claripy.BVS`` of all the bytes,
   angr's default state options, ``RelocatableMemory()`` (and ``QuantifiedMerging``) attached;
-* ``bytes``: the same script with one ``claripy.BVS`` per byte.
+* ``bytes``: the same script with one ``claripy.BVS`` per byte;
+* ``symbolic`` (shown beside them, not one of the three): the ``wide`` script with
+  ``RelocatableMemory(uninitialized="symbolic")``: unwritten memory and registers are any content
+  (stable variables) instead of the default zeros; its time over the fastest drive's is shown.
 
 Each run is a child process (its own peak RSS), killed at the time limit. Per program the table
 shows each drive's seconds, finished paths, outcomes and RSS, and the slowest drive's time over
@@ -25,6 +28,7 @@ import time
 from . import sample_path
 
 DRIVES = ("explore", "wide", "bytes")
+EXTRA = ("symbolic",)
 
 # name: (binary, stdin bytes, merging mode or None, what)
 PROGRAMS = {
@@ -34,6 +38,8 @@ PROGRAMS = {
     "matrix2x-O2": ("matrix2x_O2", 16, None, "the same at -O2"),
     **{f"{p}{m}-pat": (f"{p}{m}_O0", m + 1, "pat", f"loop corpus {p} at M = {m}, pattern merging")
        for p in ("wordcount", "c_strspn", "b64class") for m in (8, 12)},
+    **{f"heapuninit-{o}": (f"heapuninit_{o}", 4, None, "reads of a malloc'd block one byte of which was written")
+       for o in ("O0", "O2")},
 }
 
 
@@ -49,7 +55,7 @@ def _child(drive: str, binary: str, nbytes: int, merge: str | None) -> dict:
         r = explore(binary, nbytes, merge=merge, merge_points="auto" if merge else ())
     else:
         proj = angr.Project(binary, auto_load_libs=False)
-        if drive == "wide":
+        if drive in ("wide", "symbolic"):
             content = claripy.BVS("stdin", 8 * nbytes)
         else:
             parts = [claripy.BVS(f"stdin_byte{k}", 8) for k in range(nbytes)]
@@ -57,7 +63,8 @@ def _child(drive: str, binary: str, nbytes: int, merge: str | None) -> dict:
         state = proj.factory.entry_state(stdin=angr.SimFileStream(name="stdin", content=content, size=nbytes,
                                                                   has_end=True))
         simgr = proj.factory.simulation_manager(state)
-        tech = simgr.use_technique(angr_ram.RelocatableMemory())
+        tech = simgr.use_technique(angr_ram.RelocatableMemory(
+            **({"uninitialized": "symbolic"} if drive == "symbolic" else {})))
         if merge:
             simgr.use_technique(angr_ram.QuantifiedMerging(mode=merge, merge_points="auto"))
         simgr.run()
@@ -89,13 +96,15 @@ def drives_rows(names=None, samples_dir=None, timeout: float = 300.0) -> list[di
         binary, nbytes, merge, _ = PROGRAMS[name]
         path = sample_path(binary, samples_dir)
         row = {"program": name, "drives": {}}
-        for d in DRIVES:
+        for d in (*DRIVES, *EXTRA):
             row["drives"][d] = run_drive(d, path, nbytes, merge, timeout)
         rows.append(row)
     return rows
 
 
 def _cell(r: dict) -> str:
+    if r.get("failed") == "not run":
+        return "-"
     if r.get("timeout"):
         return f">{r['seconds']:.0f}s"
     if r.get("failed"):
@@ -104,7 +113,7 @@ def _cell(r: dict) -> str:
 
 
 def format_drives(rows: list[dict]) -> str:
-    head = ("program", *DRIVES, "slowest/fastest", "same outcomes")
+    head = ("program", *DRIVES, "slowest/fastest", "same outcomes", *EXTRA, "symbolic/fastest")
     lines = [head]
     ratios = []
     for row in rows:
@@ -117,8 +126,11 @@ def format_drives(rows: list[dict]) -> str:
         same = done and len({json.dumps(ds[d]["outcomes"]) for d in DRIVES}) == 1 and all(
             ds[d]["unknown"] == 0 for d in DRIVES)
         row["same"] = same
+        sym = ds.get("symbolic", {"failed": "not run"})
+        sym_done = done and not sym.get("timeout") and not sym.get("failed")
         lines.append((row["program"], *[_cell(ds[d]) for d in DRIVES],
-                      f"{ratio:.2f}" if done else "-", "yes" if same else "NO"))
+                      f"{ratio:.2f}" if done else "-", "yes" if same else "NO", _cell(sym),
+                      f"{sym['seconds'] / min(secs):.2f}" if sym_done and min(secs) > 0 else "-"))
     widths = [max(len(x[i]) for x in lines) for i in range(len(head))]
     text = ["  ".join(c.ljust(w) for c, w in zip(x, widths, strict=True)) for x in lines]
     finite = [r for r in ratios if math.isfinite(r)]

@@ -36,6 +36,7 @@ from ..context import setting
 from ..dag import count_nodes
 from ..errors import AngrRamError
 from ..patches import declare, install_all
+from ..plugins.uninitialized import apply_uninitialized, check_uninitialized
 from ..scope import RunScope
 from .clauses import PREFIX, ClauseTable, QuantifiedClause, SolveStats
 from .fragments import FRAGMENT_KEY, Fragment, resolve_merge_points
@@ -192,11 +193,16 @@ class QuantifiedMerging(ExplorationTechnique):
     :param validate: check Theorem 3.7 for every pattern merge (each leaf's path condition is
         equivalent to the merged one at ``k = k_j``, and the merged registers agree), and compare
         every answer of the quantified solving procedure with z3's on the real ``ForAll`` query.
+    :param uninitialized: what unwritten memory and registers hold on the states it steps alone
+        (``"zero"`` or ``"symbolic"``, see :class:`~angr_ram.RelocatableMemory`; None: ``"zero"``).
+        With RelocatableMemory attached, that technique's option decides (a different one given
+        here is an error).
     """
 
     def __init__(self, mode: str = "ite", merge_points=(), max_patterns: int = 10, validate: bool = False,
-                 incremental: bool | None = None, patterns: str = "smaller"):
+                 incremental: bool | None = None, patterns: str = "smaller", uninitialized: str | None = None):
         super().__init__()
+        self.uninitialized = None if uninitialized is None else check_uninitialized(uninitialized)
         if mode not in MODES:
             raise AngrRamError(f"unknown merging mode {mode!r}; supported: {', '.join(MODES)}")
         if patterns not in PATTERN_POLICIES:
@@ -248,8 +254,13 @@ class QuantifiedMerging(ExplorationTechnique):
         from ..errors import ForkRequest
         from ..strategies.fork import value_forking
         from ..technique import RelocatableMemory
-        if any(isinstance(t, RelocatableMemory) for t in simgr._techniques):
+        ram = next((t for t in simgr._techniques if isinstance(t, RelocatableMemory)), None)
+        if ram is not None:
+            if self.uninitialized is not None and self.uninitialized != ram.uninitialized:
+                raise AngrRamError(f"QuantifiedMerging(uninitialized={self.uninitialized!r}) differs from "
+                                   f"RelocatableMemory(uninitialized={ram.uninitialized!r}); give it there only")
             return simgr.step_state(state, **kwargs)
+        apply_uninitialized(state, self.uninitialized or "zero")
         try:
             with value_forking():
                 return simgr.step_state(state, **kwargs)

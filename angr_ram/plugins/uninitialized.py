@@ -22,6 +22,31 @@ import claripy
 from angr import sim_options as o
 from angr.storage.memory_mixins.memory_mixin import MemoryMixin
 
+from ..errors import AngrRamError
+
+# What a technique's ``uninitialized`` option does to the states it manages
+UNINITIALIZED = ("zero", "symbolic")
+ZERO_FILL = (o.ZERO_FILL_UNCONSTRAINED_MEMORY, o.ZERO_FILL_UNCONSTRAINED_REGISTERS)
+
+
+def check_uninitialized(mode: str) -> str:
+    """``mode`` if it is one of :data:`UNINITIALIZED`, else a clear error."""
+    if mode not in UNINITIALIZED:
+        raise AngrRamError(f"unknown uninitialized {mode!r}; use one of {', '.join(UNINITIALIZED)}")
+    return mode
+
+
+def apply_uninitialized(state, mode: str) -> None:
+    """Memory and registers no one wrote read as zeros (``"zero"``: angr's ``ZERO_FILL_*`` options
+    on; the first-use content of fresh heap and stack pages and of the registers at a process's
+    start on Linux, so a path's test replays natively; KLEE fills them with a constant too) or as
+    any value (``"symbolic"``: the options off; one stable ``uninit_`` variable per byte)."""
+    if mode == "zero":
+        state.options.update(ZERO_FILL)
+    elif mode == "symbolic":
+        for opt in ZERO_FILL:
+            state.options.discard(opt)
+
 
 def uninit_value(memory_id: str, addr: int, size: int, byte_width: int = 8) -> claripy.ast.BV:
     """The initial content of ``size`` bytes at ``addr`` of memory ``memory_id``: one variable per
