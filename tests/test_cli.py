@@ -23,6 +23,16 @@ def test_run_json_reports_outcomes_errors_and_stats(capsys):
         assert key in out["stats"]
 
 
+@pytest.mark.parametrize("mode", [None, "zero", "symbolic"])
+def test_run_uninitialized_option(mode, capsys):
+    """``--uninitialized``: zero (the default) gives heapuninit's native exit codes 0..4, symbolic
+    also the ones an unwritten heap byte other than 0 and 7 gives (50..53)."""
+    extra = [] if mode is None else ["--uninitialized", mode]
+    assert main(["run", os.fspath(BUILD / "heapuninit_O0"), "--stdin-bytes", "4", "--json", *extra]) == 0
+    codes = {o["exit"] for o in json.loads(capsys.readouterr().out)["outcomes"]}
+    assert codes == set(range(5)) | (set(range(50, 54)) if mode == "symbolic" else set())
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["run", "/no/such/binary", "--stdin-bytes", "1"], "no such file"),
     (["run", __file__, "--stdin-bytes", "1"], "not an ELF file"),
@@ -48,6 +58,9 @@ def test_unknown_option_values_are_rejected():
         angr_ram.RelocatableMemory(context_k=-1)
     r = subprocess.run([sys.executable, "-m", "angr_ram.cli", "run", "x", "--stdin-bytes", "1", "--model", "nope"],
                        capture_output=True, text=True)
+    assert r.returncode == 2 and "invalid choice" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "angr_ram.cli", "run", "x", "--stdin-bytes", "1", "--uninitialized",
+                        "random"], capture_output=True, text=True)
     assert r.returncode == 2 and "invalid choice" in r.stderr
 
 
