@@ -210,3 +210,18 @@ def test_the_drives_table_shows_the_symbolic_drive_beside_the_three():
     assert head.split()[-2:] == ["symbolic", "symbolic/fastest"]
     assert line.split()[13:15] == ["1.50", "yes"] and line.split()[-1] == "2.50"
     assert "geometric mean 1.50" in text
+
+
+@pytest.mark.parametrize("opt", ["O0", "O2"])
+@pytest.mark.parametrize("name", ["aes_sbox", "crc32_zlib", "strspn_generic"])
+@pytest.mark.parametrize("wide", [True, False])
+def test_corpus_programs_driven_by_a_script(name, opt, wide):
+    """Programs not written for angr-ram (FIPS-197's S-box, Debian zlib's crc32 table, strspn from
+    the C standard) driven as a user would: the script drives reach the native outcome set over the
+    whole two-byte input domain, and their tests replay."""
+    from .test_corpus import native
+    b = os.fspath(BUILD / f"{name}_{opt}")
+    r = script(b, 2, wide=wide)
+    assert r.errors == [] and r.unknown == 0
+    assert r.outcomes == native(b)
+    assert_tests_replay(b, r)
