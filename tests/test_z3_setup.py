@@ -207,3 +207,34 @@ def test_tactic_checks_answer_from_a_clone_and_keep_only_the_answer():
                  z3.UGT(v, 1))
         assert hard.check() == z3.unknown and hard.reason_unknown() in ("timeout", "canceled")
         assert s.num_scopes() == 0 and len(s.assertions()) == 3
+
+
+def test_a_busy_machine_does_not_make_a_check_slow(monkeypatch):
+    """Whether a tactic check was slow (its solver then keeps an incremental one, and so do its
+    clones) is decided by the CPU time the check took, not the wall time: with the wall clock
+    running 1 s per reading (a loaded machine), a small check leaves the solver fast; a check
+    that really works (64-bit products, re-blasted) still marks it slow."""
+    import time
+
+    from angr_ram.plugins import z3_setup as zs
+    install_all()
+    backend = claripy.backends.z3
+    ticks = iter(range(10**6))
+    monkeypatch.setattr(time, "perf_counter", lambda: float(next(ticks)))
+    x = claripy.BVS("x", 8)
+    with RunScope().active():
+        s = backend.solver(timeout=60000)
+        s.add(backend.convert(x * 3 == 21))
+        assert s.check() == z3.sat and not s.slow
+    monkeypatch.undo()
+    v = [claripy.BVS(f"w{i}", 64) for i in range(4)]
+    h = v[0]
+    for w in v[1:]:
+        h = (h * 0x9E3779B97F4A7C15 + w) * (w | 1)
+    with RunScope().active():
+        s = backend.solver(timeout=60000)
+        s.add(backend.convert(h == 0x1234567887654321))
+        t0 = time.thread_time()
+        s.check()
+        took = time.thread_time() - t0
+        assert s.slow == (took > zs.SLOW_CHECK_SECONDS) and took > zs.SLOW_CHECK_SECONDS
