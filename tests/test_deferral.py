@@ -72,7 +72,9 @@ def test_an_undecided_successor_leaves_its_sibling_going():
     seen = {k: st[k] for k in ("undecided_successors", "unknown", "unknown_states", "deferred_states",
                                "deferred_resumed", "steps_abandoned")}
     assert st["undecided_successors"] >= 12 and st["unknown"] == st["unknown_states"] > 0, seen
-    assert st["deferred_resumed"] == st["deferred_states"] >= st["unknown_states"], seen
+    # every deferred state was resumed; on a busy machine an early step may be deferred whole (its
+    # descendants then run resumed, with the full budget, and their hard successors end unknown)
+    assert st["deferred_resumed"] == st["deferred_states"] > 0, seen
 
 
 def test_validation_of_defer_ms():
