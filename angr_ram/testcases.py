@@ -25,6 +25,7 @@ from .errors import AngrRamError
 from .guard import RunGuard, StepAbandoned
 from .inputs import program_inputs
 from .outcomes import Outcome, ending
+from .plugins.uninitialized import UNWRITTEN_PREFIXES, zero_filled
 from .undecided import gave_up
 
 MANIFEST = "tests.jsonl"
@@ -189,9 +190,6 @@ def _bytes_of(exprs) -> list:
     return out
 
 
-# names angr and angr-ram give to the content of memory and registers no one wrote (symbolic
-# ``uninitialized``): stable ``uninit_*``, heap objects' ``ram_uninit_*``, angr's ``mem_*``/``reg_*``
-UNWRITTEN_PREFIXES = ("uninit_", "ram_uninit", "mem_", "reg_")
 UNWRITTEN_NOTE = (" [the path needs memory no one wrote to hold other than zero: it replays only where "
                   "that memory happens to hold such content]")
 
@@ -199,9 +197,7 @@ UNWRITTEN_NOTE = (" [the path needs memory no one wrote to hold other than zero:
 def _unwritten_leaves(state, extra) -> list:
     """The variables for unwritten memory and registers that ``state``'s path constraints (and
     ``extra``) name; none when both of angr's zero-fill options are on."""
-    opts = state.options
-    if (angr.options.ZERO_FILL_UNCONSTRAINED_MEMORY in opts
-            and angr.options.ZERO_FILL_UNCONSTRAINED_REGISTERS in opts):
+    if zero_filled(state):
         return []
     cons = [*state.solver.constraints, *extra]
     names = set()

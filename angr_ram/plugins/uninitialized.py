@@ -27,6 +27,9 @@ from ..errors import AngrRamError
 # What a technique's ``uninitialized`` option does to the states it manages
 UNINITIALIZED = ("zero", "symbolic")
 ZERO_FILL = (o.ZERO_FILL_UNCONSTRAINED_MEMORY, o.ZERO_FILL_UNCONSTRAINED_REGISTERS)
+# names of the variables that stand for unwritten content: this module's stable ``uninit_*``, heap
+# objects' ``ram_uninit_*`` (plugins.heap, plugins.object_store), angr's own ``mem_*``/``reg_*``
+UNWRITTEN_PREFIXES = ("uninit_", "ram_uninit", "mem_", "reg_")
 
 
 def check_uninitialized(mode: str) -> str:
@@ -34,6 +37,11 @@ def check_uninitialized(mode: str) -> str:
     if mode not in UNINITIALIZED:
         raise AngrRamError(f"unknown uninitialized {mode!r}; use one of {', '.join(UNINITIALIZED)}")
     return mode
+
+
+def zero_filled(state) -> bool:
+    """Whether unwritten memory and registers of ``state`` read as zeros (both options on)."""
+    return all(opt in state.options for opt in ZERO_FILL)
 
 
 def apply_uninitialized(state, mode: str) -> None:

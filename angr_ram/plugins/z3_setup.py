@@ -123,9 +123,8 @@ class BitBlastingSolver(z3.Solver):
     incremental solver with the same assertions, and so do its clones; later checks go to that
     solver first, for at most :data:`INCREMENTAL_TRY_MS` (the general solver is slow on some
     formulas the tactic decides at once, such as a hash preimage), and to the tactic if it times
-    out. A formula outside
-    bit-vectors and booleans (floats, strings) is declined by the tactic and checked by the general
-    solver. ``model()``, ``reason_unknown()`` and ``unsat_core()`` answer from the solver that
+    out. A formula outside bit-vectors and booleans (floats, strings) is declined by the tactic and
+    checked by the general solver. ``model()``, ``reason_unknown()`` and ``unsat_core()`` answer from the solver that
     answered the last check."""
 
     def __init__(self, solver=None, ctx=None):
