@@ -26,18 +26,23 @@ produces, so satisfiability, value sets and extrema are those of the inputs.
 
 from __future__ import annotations
 
+import functools
 import itertools
+import operator
 
 import claripy
 import numpy as np
 
 from ..scope import LRU, memo
+from .enumeration import LET_PREFIX
 
 MAX_CUT_BITS = 16        # effective bits of the cut nodes together (rows of the evaluation, at most)
 MAX_ROWS = 1 << 16       # rows of the joint image
 MAX_JOINT_BITS = 22      # input bits enumerated together where nodes share variables
 MAX_PRODUCT = 1 << 20    # value pairs combined when an operation's operands are independent
 MAX_IMAGE = 1 << 18      # values of one node's image
+MAX_PORTS = 64           # terms of a port search (:func:`_ports`)
+MAX_PORT_STEPS = 512     # replacements of a port search
 
 
 class NoCut(Exception):
@@ -45,8 +50,7 @@ class NoCut(Exception):
 
 
 def _is_let(name: str) -> bool:
-    from .enumeration import is_let
-    return is_let(name)
+    return name.startswith(LET_PREFIX)
 
 
 def _input_only(x) -> bool:
@@ -130,24 +134,53 @@ def find_cut(roots, lets: dict) -> dict:
     """The cut nodes (hash -> node) of the slice with ``roots``; its let definitions are ``lets``.
     Input-only roots (constraints on inputs alone) are not cut: they restrict the image."""
     cache = memo("narrow_cut.narrowest", lambda: LRU(65536))
+    below = memo("narrow_cut.below", lambda: LRU(65536))
     cut: dict = {}
-    seen: set = set()
-    todo = list(roots) + list(lets.values())
-    while todo:
-        x = todo.pop()
-        if not hasattr(x, "op") or not x.variables:
-            continue
+    for x in [*roots, *lets.values()]:
+        if hasattr(x, "op") and x.variables:
+            cut.update(_cut_below(x, below, cache))
+    return _share(cut, cache)
+
+
+_NONE: dict = {}
+
+
+def _cut_below(root, below, cache) -> dict:
+    """The cut nodes under ``root`` (hash -> node; do not modify): the narrowest cuts of the
+    input-only nodes reached through nodes that mention lets. Kept per node across queries: the
+    let definitions of table lookups are selections of thousands of nodes, which every query of a
+    path would otherwise walk again. Iterative (post-order), so a deep selection needs no deep
+    Python recursion."""
+    stack = [(root, False)]
+    while stack:
+        x, ready = stack.pop()
         h = x.hash()
-        if h in seen:
+        if below.lookup(h) is not None:
             continue
-        seen.add(h)
         if x.op == "BVS" and _is_let(x.args[0]):
+            below.put(h, _NONE)
             continue
         if _input_only(x):
-            cut.update(_narrowest(x, cache)[1])
+            below.put(h, _narrowest(x, cache)[1])
             continue
-        todo.extend(_children(x))
-    return _share(cut, cache)
+        kids = _children(x)
+        if not ready:
+            stack.append((x, True))
+            stack.extend((k, False) for k in kids if below.lookup(k.hash()) is None)
+            continue
+        r = _NONE
+        for k in kids:
+            sub = below.lookup(k.hash())
+            if sub is None:             # evicted meanwhile: computed again, recursively bounded by the cache
+                sub = _cut_below(k, below, cache)
+            if not sub or sub is r:
+                continue
+            if not r:
+                r = sub
+            elif not sub.keys() <= r.keys():
+                r = {**r, **sub}
+        below.put(h, r)
+    return below.lookup(root.hash()) or _NONE
 
 
 def _bits(nodes: dict) -> int:
@@ -291,24 +324,49 @@ def _columns(bits: dict, variables: dict):
     for n in sorted(bits):
         m, col, p = bits[n], np.zeros(1 << total, dtype=np.uint64), 0
         while m:
-            if m & 1:
-                col |= ((idx >> np.uint64(j)) & np.uint64(1)) << np.uint64(p)
-                j += 1
-            m >>= 1
-            p += 1
+            if m & 1:               # a run of consecutive bits of the mask: one shift and mask
+                run = ((m + 1) & ~m).bit_length() - 1
+                col |= ((idx >> np.uint64(j)) & np.uint64((1 << run) - 1)) << np.uint64(p)
+                j += run
+                m >>= run
+                p += run
+            else:
+                m >>= 1
+                p += 1
         cols[n] = col
+    for n in variables or ():
+        if n not in cols:               # mentioned, but no bit of it matters (masked away): zero
+            cols[n] = np.zeros(1 << total, dtype=np.uint64)
     return 1 << total, cols
 
 
 def _enumerate_together(nodes: list, filters: list) -> np.ndarray:
     """Rows (one column per node) of the values ``nodes`` take together over every assignment of
-    the input bits they use that satisfies ``filters``."""
-    from .enumeration import Evaluator, _leaves
+    the input bits they use that satisfies ``filters``. Kept per (nodes, filters) while at most
+    :data:`MAX_ROWS` rows: a step that is set aside and resumed asks for the same image again."""
+    cache = memo("narrow_cut.together", lambda: LRU(32))
+    key = (tuple(x.hash() for x in nodes), tuple(c.hash() for c in filters))
+    r = cache.lookup(key)
+    if r is None:
+        r = _enumerate(nodes, filters)
+        if len(r) <= MAX_ROWS:
+            cache.put(key, r)
+    return r
+
+
+def _enumerate(nodes: list, filters: list) -> np.ndarray:
+    from .enumeration import MAX_BITS, Evaluator, _leaves, unique_rows
     leaves = _leaves([*nodes, *filters])
     if any(v.op != "BVS" or v.length > 64 for v in leaves.values()):
         raise NoCut("an input that is not a bit-vector variable")
     bits = _merged([*nodes, *filters])
-    if _width(bits) > MAX_JOINT_BITS:
+    width = _width(bits)
+    if width > MAX_BITS:
+        try:
+            return _through_ports(nodes, filters, min(width, MAX_JOINT_BITS))
+        except NoCut:
+            pass
+    if width > MAX_JOINT_BITS:
         raise NoCut("a component too wide to enumerate")
     size, cols = _columns(bits, leaves)
     ev = Evaluator.over(cols, size, {}, shared=False)
@@ -318,7 +376,153 @@ def _enumerate_together(nodes: list, filters: list) -> np.ndarray:
     out = [np.broadcast_to(np.asarray(ev.ev(x), dtype=np.uint64), mask.shape)[mask] for x in nodes]
     if not out:
         return np.zeros((1 if mask.any() else 0, 0), dtype=np.uint64)
-    return np.unique(np.stack(out, axis=1), axis=0)
+    return unique_rows(out)
+
+
+def _canonical(x):
+    """``x`` with a low mask pushed inside: ``E & (2**k - 1)`` becomes ``ZeroExt(Extract(k - 1, 0,
+    E))`` (the same value), which claripy distributes over concatenations and bitwise operations.
+    gcc -O2 keeps an index as ``(hi .. lo) & 0x7ff`` and its top bits as an extraction elsewhere:
+    after the rewrite both mention the same sub-terms."""
+    if x.op == "__and__" and len(x.args) == 2 and not isinstance(x, claripy.ast.Bool):
+        for a, b in (x.args, x.args[::-1]):
+            if a.op == "BVV" and b.variables:
+                m = a.args[0]
+                k = m.bit_length()
+                if m == (1 << k) - 1 and 0 < k < x.length:
+                    return claripy.ZeroExt(x.length - k, _bits_of(b, k - 1, 0, 64))
+    return x
+
+
+_BITWISE = {"__xor__": operator.xor, "__or__": operator.or_, "__and__": operator.and_}
+
+
+def _bits_of(x, hi: int, lo: int, fuel: int):  # noqa: C901 - one rule per operation
+    """``Extract(hi, lo, x)`` with the extraction pushed through concatenations, extensions,
+    constant shifts and bitwise operations (claripy stops at shifts), at most ``fuel`` levels."""
+    n = x.length
+    if hi == n - 1 and lo == 0:
+        return x
+    op, args = x.op, x.args
+    width = hi - lo + 1
+    if fuel <= 0 or op in ("BVS",):
+        return claripy.Extract(hi, lo, x)
+    if op == "BVV":
+        return claripy.BVV((args[0] >> lo) & ((1 << width) - 1), width)
+    if op == "Extract":
+        return _bits_of(args[2], hi + args[1], lo + args[1], fuel - 1)
+    if op == "ZeroExt":
+        m = args[1].length
+        if lo >= m:
+            return claripy.BVV(0, width)
+        if hi < m:
+            return _bits_of(args[1], hi, lo, fuel - 1)
+        return claripy.Concat(claripy.BVV(0, hi - m + 1), _bits_of(args[1], m - 1, lo, fuel - 1))
+    if op == "Concat":
+        parts, pos = [], n
+        for a in args:
+            a_hi, a_lo = pos - 1, pos - a.length
+            pos = a_lo
+            if a_lo > hi or a_hi < lo:
+                continue
+            parts.append(_bits_of(a, min(hi, a_hi) - a_lo, max(lo, a_lo) - a_lo, fuel - 1))
+        return parts[0] if len(parts) == 1 else claripy.Concat(*parts)
+    if op in ("__lshift__", "LShR") and args[1].op == "BVV":
+        c = args[1].args[0]
+        if op == "LShR":
+            if lo + c >= n:
+                return claripy.BVV(0, width)
+            if hi + c < n:
+                return _bits_of(args[0], hi + c, lo + c, fuel - 1)
+            return claripy.Concat(claripy.BVV(0, hi + c - n + 1), _bits_of(args[0], n - 1, lo + c, fuel - 1))
+        if hi < c:
+            return claripy.BVV(0, width)
+        if lo >= c:
+            return _bits_of(args[0], hi - c, lo - c, fuel - 1)
+        return claripy.Concat(_bits_of(args[0], hi - c, 0, fuel - 1), claripy.BVV(0, c - lo))
+    if op in _BITWISE:
+        return functools.reduce(_BITWISE[op], [_bits_of(a, hi, lo, fuel - 1) for a in args])
+    if op == "__invert__":
+        return ~_bits_of(args[0], hi, lo, fuel - 1)
+    if op == "If":
+        return claripy.If(args[0], _bits_of(args[1], hi, lo, fuel - 1), _bits_of(args[2], hi, lo, fuel - 1))
+    return claripy.Extract(hi, lo, x)
+
+
+def _ports(roots) -> list | None:
+    """Input-only sub-terms (*ports*) of ``roots`` that use pairwise disjoint input bits and
+    through which every input bit reaches the roots, or None. Starting from the roots, a term that
+    shares input bits with another is replaced by its operands, the widest first, until none
+    share (at most :data:`MAX_PORT_STEPS` replacements, :data:`MAX_PORTS` terms). Disjoint ports
+    take their values independently: their joint image is the product of their images."""
+    frontier = {x.hash(): x for x in roots if hasattr(x, "op") and x.variables}
+    bits = {h: used_bits(x) for h, x in frontier.items()}
+    for _ in range(MAX_PORT_STEPS):
+        clash = None
+        keys = list(frontier)
+        for i, h in enumerate(keys):
+            for g in keys[i + 1:]:
+                if _overlap(bits[h], bits[g]):
+                    for k in (h, g):
+                        if frontier[k].op in ("BVS", "BoolS"):
+                            continue        # a variable is not split: the term that shares it is
+                        rank = (_width(bits[k]), frontier[k].depth)
+                        if clash is None or rank > clash[0]:
+                            clash = (rank, k)
+                    if clash is None:
+                        return None         # two variables (or their bits) in common: no ports
+        if clash is None:
+            return list(frontier.values())
+        x = frontier.pop(clash[1])
+        kids = _children(x)
+        if not kids:
+            return None
+        for k in kids:
+            if k.hash() not in frontier:
+                frontier[k.hash()] = k
+                bits[k.hash()] = used_bits(k)
+        if len(frontier) > MAX_PORTS:
+            return None
+    return None
+
+
+def _through_ports(nodes: list, filters: list, bits: int) -> np.ndarray:
+    """The rows of :func:`_enumerate_together` computed over the product of the images of the
+    nodes' ports (:func:`_ports`) instead of over the input bits, when that product has fewer than
+    ``2 ** bits`` rows: a 64-bit input xor-folded into an 11-bit index is 2048 rows, not 2 ** 44."""
+    from .enumeration import Evaluator, unique_rows
+    canon = [_canonical(x) for x in nodes]
+    if any(x.length > 64 for x in canon if not isinstance(x, claripy.ast.Bool)):
+        raise NoCut("a node wider than 64 bits")
+    ports = _ports([*canon, *filters])
+    if ports is None:
+        raise NoCut("no disjoint ports")
+    if len(ports) == 1 and len(canon) + len(filters) == 1 and ports[0].hash() == [*canon, *filters][0].hash():
+        raise NoCut("the node is its own port")
+    total = 1
+    images = []
+    for p in ports:
+        im = image(p)
+        images.append(im)
+        total *= len(im)
+        if total >= (1 << bits):
+            raise NoCut("ports' product too large")
+    idx = np.arange(total, dtype=np.uint64)
+    ev = Evaluator.over({}, total, {}, shared=False)
+    stride = 1
+    for p, im in zip(ports, images, strict=True):
+        col = column(p, im[(idx // np.uint64(stride)) % np.uint64(len(im))])
+        ev.cuts[p.hash()] = col
+        if p.op in ("BVS", "BoolS"):
+            ev.vars[p.args[0]] = col         # a whole variable is read as a variable, too
+        stride *= len(im)
+    mask = np.ones(total, dtype=bool)
+    for c in filters:
+        mask &= np.broadcast_to(ev.bool(c), mask.shape)
+    out = [np.broadcast_to(np.asarray(ev.ev(x), dtype=np.uint64), mask.shape)[mask] for x in canon]
+    if not out:
+        return np.zeros((1 if mask.any() else 0, 0), dtype=np.uint64)
+    return unique_rows(out)
 
 
 def image(x, demand: int | None = None) -> np.ndarray:
