@@ -34,7 +34,7 @@ import claripy
 import numpy as np
 
 from ..scope import LRU, memo
-from .enumeration import LET_PREFIX
+from .enumeration import _BIN, LET_PREFIX, MAX_BITS, Evaluator, _leaves, unique_rows
 
 MAX_CUT_BITS = 16        # effective bits of the cut nodes together (rows of the evaluation, at most)
 MAX_ROWS = 1 << 16       # rows of the joint image
@@ -355,7 +355,6 @@ def _enumerate_together(nodes: list, filters: list) -> np.ndarray:
 
 
 def _enumerate(nodes: list, filters: list) -> np.ndarray:
-    from .enumeration import MAX_BITS, Evaluator, _leaves, unique_rows
     leaves = _leaves([*nodes, *filters])
     if any(v.op != "BVS" or v.length > 64 for v in leaves.values()):
         raise NoCut("an input that is not a bit-vector variable")
@@ -370,13 +369,7 @@ def _enumerate(nodes: list, filters: list) -> np.ndarray:
         raise NoCut("a component too wide to enumerate")
     size, cols = _columns(bits, leaves)
     ev = Evaluator.over(cols, size, {}, shared=False)
-    mask = np.ones(size, dtype=bool)
-    for c in filters:
-        mask &= np.broadcast_to(ev.bool(c), mask.shape)
-    out = [np.broadcast_to(np.asarray(ev.ev(x), dtype=np.uint64), mask.shape)[mask] for x in nodes]
-    if not out:
-        return np.zeros((1 if mask.any() else 0, 0), dtype=np.uint64)
-    return unique_rows(out)
+    return _rows(ev, size, nodes, filters)
 
 
 def _canonical(x):
@@ -490,7 +483,6 @@ def _through_ports(nodes: list, filters: list, bits: int) -> np.ndarray:
     """The rows of :func:`_enumerate_together` computed over the product of the images of the
     nodes' ports (:func:`_ports`) instead of over the input bits, when that product has fewer than
     ``2 ** bits`` rows: a 64-bit input xor-folded into an 11-bit index is 2048 rows, not 2 ** 44."""
-    from .enumeration import Evaluator, unique_rows
     canon = [_canonical(x) for x in nodes]
     if any(x.length > 64 for x in canon if not isinstance(x, claripy.ast.Bool)):
         raise NoCut("a node wider than 64 bits")
@@ -516,10 +508,16 @@ def _through_ports(nodes: list, filters: list, bits: int) -> np.ndarray:
         if p.op in ("BVS", "BoolS"):
             ev.vars[p.args[0]] = col         # a whole variable is read as a variable, too
         stride *= len(im)
-    mask = np.ones(total, dtype=bool)
+    return _rows(ev, total, canon, filters)
+
+
+def _rows(ev, size: int, nodes: list, filters: list) -> np.ndarray:
+    """The distinct rows of the values of ``nodes`` over the ``size`` rows of ``ev`` on which every
+    constraint of ``filters`` holds."""
+    mask = np.ones(size, dtype=bool)
     for c in filters:
         mask &= np.broadcast_to(ev.bool(c), mask.shape)
-    out = [np.broadcast_to(np.asarray(ev.ev(x), dtype=np.uint64), mask.shape)[mask] for x in canon]
+    out = [np.broadcast_to(np.asarray(ev.ev(x), dtype=np.uint64), mask.shape)[mask] for x in nodes]
     if not out:
         return np.zeros((1 if mask.any() else 0, 0), dtype=np.uint64)
     return unique_rows(out)
@@ -550,7 +548,6 @@ def _low(demand: int) -> int:
 
 
 def _fold(op, images: list, demand: int) -> np.ndarray:
-    from .enumeration import _BIN
     acc = images[0]
     for im in images[1:]:
         if len(acc) * len(im) > MAX_PRODUCT:
@@ -561,7 +558,6 @@ def _fold(op, images: list, demand: int) -> np.ndarray:
 
 
 def _image(x, demand: int, full: int) -> np.ndarray:  # noqa: C901 - one rule per operation
-    from .enumeration import MAX_BITS, Evaluator
     kids = _children(x) if x.op not in ("BVS", "BoolS") else []
     width = _width(used_bits(x))
     d = np.uint64(demand)
