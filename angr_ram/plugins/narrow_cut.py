@@ -482,19 +482,40 @@ def _ports(roots) -> list | None:
 def _through_ports(nodes: list, filters: list, bits: int) -> np.ndarray:
     """The rows of :func:`_enumerate_together` computed over the product of the images of the
     nodes' ports (:func:`_ports`) instead of over the input bits, when that product has fewer than
-    ``2 ** bits`` rows: a 64-bit input xor-folded into an 11-bit index is 2048 rows, not 2 ** 44."""
+    ``2 ** bits`` rows: a 64-bit input xor-folded into an 11-bit index is 2048 rows, not 2 ** 44.
+    A filter that is a function of the ports is checked on the rows; one that shares input bits
+    with one port only (a byte of the fold kept printable) restricts that port's image instead;
+    otherwise the filters take part in the port search."""
     canon = [_canonical(x) for x in nodes]
     if any(x.length > 64 for x in canon if not isinstance(x, claripy.ast.Bool)):
         raise NoCut("a node wider than 64 bits")
-    ports = _ports([*canon, *filters])
+    ports = _ports(canon)
+    if ports is not None and filters:
+        known = {p.hash() for p in ports}
+        covered = [f for f in filters if {q.hash() for q in _ports([*ports, f]) or ()} == known]
+        own = _attach(ports, [f for f in filters if all(f is not c for c in covered)])
+        if own is not None:
+            try:
+                return _over_ports(canon, covered, ports, own, bits)
+            except NoCut:
+                pass
+    if filters:
+        ports = _ports([*canon, *filters])
     if ports is None:
         raise NoCut("no disjoint ports")
-    if len(ports) == 1 and len(canon) + len(filters) == 1 and ports[0].hash() == [*canon, *filters][0].hash():
+    return _over_ports(canon, filters, ports, [() for _ in ports], bits)
+
+
+def _over_ports(canon: list, filters: list, ports: list, own: list, bits: int) -> np.ndarray:
+    """The rows of ``canon`` over the product of the images of ``ports`` (each under its filters
+    ``own``) on which ``filters`` hold; NoCut when the product has ``2 ** bits`` rows or more."""
+    roots = [*canon, *filters]
+    if len(ports) == 1 and len(roots) == 1 and ports[0].hash() == roots[0].hash():
         raise NoCut("the node is its own port")
     total = 1
     images = []
-    for p in ports:
-        im = image(p)
+    for p, fs in zip(ports, own, strict=True):
+        im = image(p, None, tuple(fs))
         images.append(im)
         total *= len(im)
         if total >= (1 << bits):
@@ -503,11 +524,11 @@ def _through_ports(nodes: list, filters: list, bits: int) -> np.ndarray:
     ev = Evaluator.over({}, total, {}, shared=False)
     stride = 1
     for p, im in zip(ports, images, strict=True):
-        col = column(p, im[(idx // np.uint64(stride)) % np.uint64(len(im))])
+        col = column(p, im[(idx // np.uint64(stride)) % np.uint64(len(im))]) if len(im) else column(p, im)
         ev.cuts[p.hash()] = col
         if p.op in ("BVS", "BoolS"):
             ev.vars[p.args[0]] = col         # a whole variable is read as a variable, too
-        stride *= len(im)
+        stride *= max(1, len(im))
     return _rows(ev, total, canon, filters)
 
 
@@ -523,23 +544,54 @@ def _rows(ev, size: int, nodes: list, filters: list) -> np.ndarray:
     return unique_rows(out)
 
 
-def image(x, demand: int | None = None) -> np.ndarray:
+def image(x, demand: int | None = None, filters: tuple = ()) -> np.ndarray:
     """Every value the input-only node ``x`` takes (sorted, unique), computed exactly; with
     ``demand``, every value of ``x & demand`` (the bits a consumer reads: ``(a ^ b) & 0x7ff`` needs
-    eleven bits of ``a`` and ``b``, not all of them)."""
+    eleven bits of ``a`` and ``b``, not all of them); with ``filters`` (input-only constraints that
+    share bits with ``x``), only over the inputs that satisfy them: ``b0 ^ b2`` with ``b0`` a letter."""
     full = 1 if isinstance(x, claripy.ast.Bool) else (1 << x.length) - 1
     demand = full if demand is None else demand & full
+    filters = tuple(filters)
     cache = memo("narrow_cut.image", lambda: LRU(128))    # at most 2 MiB each
-    key = (x.hash(), demand)
+    key = (x.hash(), demand, tuple(f.hash() for f in filters))
     r = cache.lookup(key)
     if r is None:
-        r = _image(x, demand, full)
+        r = _image(x, demand, full, filters)
         if len(r) > MAX_IMAGE:
             r = False               # more values than any cut could use (and than a memo should keep)
         cache.put(key, r)
     if r is False:
         raise NoCut("image too large")
     return r
+
+
+def _attach(parts: list, filters) -> list | None:
+    """``filters`` distributed over ``parts`` (terms over pairwise disjoint input bits): the
+    filters of each part, or None where that would not keep the parts independent (a filter
+    sharing bits with no part or with several, or two parts' filters sharing bits)."""
+    bits = [dict(used_bits(p)) for p in parts]
+    own: list = [[] for _ in parts]
+    for f in filters:
+        fb = used_bits(f)
+        hits = [i for i, b in enumerate(bits) if _overlap(fb, b)]
+        if len(hits) != 1:
+            return None
+        own[hits[0]].append(f)
+        for n, m in fb.items():
+            bits[hits[0]][n] = bits[hits[0]].get(n, 0) | m
+    if any(_overlap(a, b) for a, b in itertools.combinations(bits, 2)):
+        return None
+    return own
+
+
+_filtered_image = image
+
+
+def _column_values(rows: np.ndarray, d) -> np.ndarray:
+    """The distinct values of the one column of ``rows``, masked by ``d`` (none if no row)."""
+    if not len(rows):
+        return np.zeros(0, dtype=np.uint64)
+    return np.unique(rows[:, 0] & d)
 
 
 def _low(demand: int) -> int:
@@ -557,16 +609,26 @@ def _fold(op, images: list, demand: int) -> np.ndarray:
     return np.unique(acc & np.uint64(demand))
 
 
-def _image(x, demand: int, full: int) -> np.ndarray:  # noqa: C901 - one rule per operation
+def _image(x, demand: int, full: int, filters: tuple = ()) -> np.ndarray:  # noqa: C901 - one rule per operation
     kids = _children(x) if x.op not in ("BVS", "BoolS") else []
-    width = _width(used_bits(x))
+    width = _width(_merged([x, *filters]))
     d = np.uint64(demand)
     if width <= MAX_BITS or not kids:
-        return np.unique(_enumerate_together([x], [])[:, 0] & d)
-    if demand == 0:
+        if width > MAX_JOINT_BITS:
+            raise NoCut("a filtered variable too wide to enumerate")
+        return _column_values(_enumerate_together([x], list(filters)), d)
+    if demand == 0 and not filters:
         return np.zeros(1, dtype=np.uint64)
     var_sets = [used_bits(k) for k in kids]
     independent = not any(_overlap(a, b) for a, b in itertools.combinations(var_sets, 2))
+    own = _attach(kids, filters) if independent else None
+    if filters and own is None:
+        independent = False
+    fs = {k.hash(): tuple(f) for k, f in zip(kids, own or [[] for _ in kids], strict=True)}
+
+    def image(k, dem=None):         # a kid's image, under the filters attached to it
+        return _filtered_image(k, dem, fs.get(k.hash(), ()))
+
     op, args = x.op, x.args
     if independent and not isinstance(x, claripy.ast.Bool):
         consts = [a for a in args if not (hasattr(a, "op") and a.variables)]
@@ -609,7 +671,7 @@ def _image(x, demand: int, full: int) -> np.ndarray:  # noqa: C901 - one rule pe
             return _fold("__or__", ims, demand)
     if not independent:
         if width <= MAX_JOINT_BITS:
-            return np.unique(_enumerate_together([x], [])[:, 0] & d)
+            return _column_values(_enumerate_together([x], list(filters)), d)
         raise NoCut("operands share variables")
     images = [image(k) for k in kids]
     total = 1
