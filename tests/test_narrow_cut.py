@@ -5,6 +5,7 @@ Images are checked against brute force over every input assignment, answers agai
 let-bound chains whose index is folded from one wide ``claripy.BVS`` and from separate bytes, and
 the mechanism end to end through a user's script (one wide BVS, angr's default options)."""
 
+import itertools
 import os
 import random
 
@@ -180,6 +181,16 @@ def test_rows_through_ports_equal_brute_force(seed):
                 e = e ^ (claripy.ZeroExt(24, rng.choice(pool[:2])) << 8)
             nodes.append(e)
         filters = [claripy.ULT(rng.choice(pool[:4]), rng.randrange(1, 200))] if rng.random() < 0.4 else []
+        if rng.random() < 0.4:          # a constraint over the mixed terms (perhaps a function of ports)
+            t = rng.choice(pool[5:])
+            filters.append(claripy.ULT(t & ((1 << rng.randrange(1, t.length + 1)) - 1), rng.randrange(1, 64)))
+        ports = nc._ports([nc._canonical(x) for x in nodes])
+        if ports is not None:           # pairwise disjoint, and every input bit of the nodes reaches one
+            pb = [nc.used_bits(p) for p in ports]
+            assert not any(nc._overlap(x, y) for x, y in itertools.combinations(pb, 2)), ports
+            have = nc._merged(ports)
+            canon = nc._merged([nc._canonical(x) for x in nodes])
+            assert all(m & ~have.get(n, 0) == 0 for n, m in canon.items()), ports
         with en.deep_recursion():
             ev = en.Evaluator([w, a], {})
             mask = np.ones(ev.size, dtype=bool)

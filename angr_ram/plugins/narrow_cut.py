@@ -447,36 +447,87 @@ def _ports(roots) -> list | None:
     through which every input bit reaches the roots, or None. Starting from the roots, a term that
     shares input bits with another is replaced by its operands, the widest first, until none
     share (at most :data:`MAX_PORT_STEPS` replacements, :data:`MAX_PORTS` terms). Disjoint ports
-    take their values independently: their joint image is the product of their images."""
+    take their values independently: their joint image is the product of their images. Kept per
+    roots: the queries of a path ask about the same nodes again and again."""
+    cache = memo("narrow_cut.ports", lambda: LRU(256))
+    key = tuple(x.hash() for x in roots)
+    r = cache.lookup(key)
+    if r is None:
+        r = _search_ports(roots)
+        cache.put(key, r if r is not None else ())
+    return list(r) if r else None
+
+
+def _search_ports(roots) -> list | None:
     frontier = {x.hash(): x for x in roots if hasattr(x, "op") and x.variables}
     bits = {h: used_bits(x) for h, x in frontier.items()}
+    rank = {h: (_width(b), frontier[h].depth) for h, b in bits.items()}
     for _ in range(MAX_PORT_STEPS):
-        clash = None
-        keys = list(frontier)
-        for i, h in enumerate(keys):
-            for g in keys[i + 1:]:
-                if _overlap(bits[h], bits[g]):
-                    for k in (h, g):
-                        if frontier[k].op in ("BVS", "BoolS"):
-                            continue        # a variable is not split: the term that shares it is
-                        rank = (_width(bits[k]), frontier[k].depth)
-                        if clash is None or rank > clash[0]:
-                            clash = (rank, k)
-                    if clash is None:
-                        return None         # two variables (or their bits) in common: no ports
-        if clash is None:
+        x = _widest_clash(frontier, bits, rank)
+        if x is None:
             return list(frontier.values())
-        x = frontier.pop(clash[1])
+        if x is False:
+            return None
+        frontier.pop(x.hash())
         kids = _children(x)
         if not kids:
             return None
         for k in kids:
-            if k.hash() not in frontier:
-                frontier[k.hash()] = k
-                bits[k.hash()] = used_bits(k)
+            h = k.hash()
+            if h not in frontier:
+                frontier[h] = k
+                bits[h] = used_bits(k)
+                rank[h] = (_width(bits[h]), k.depth)
         if len(frontier) > MAX_PORTS:
             return None
     return None
+
+
+def _widest_clash(frontier: dict, bits: dict, rank: dict):
+    """The widest term of ``frontier`` that is not a variable and shares input bits with another
+    term; None if no two terms share bits, False if only variables do. Linear in the terms'
+    variables: per variable, the bits used by two or more terms."""
+    owners: dict = {}
+    for h, b in bits.items():
+        if h in frontier:
+            for n, m in b.items():
+                owners.setdefault(n, []).append((h, m))
+    best = None
+    clash = False
+    for lst in owners.values():
+        if len(lst) < 2:
+            continue
+        seen = dup = 0
+        for _, m in lst:
+            dup |= seen & m
+            seen |= m
+        if not dup:
+            continue
+        for h, m in lst:
+            if m & dup:
+                clash = True
+                x = frontier[h]
+                if x.op not in ("BVS", "BoolS") and (best is None or rank[h] > rank[best]):
+                    best = h
+    if best is None:
+        return False if clash else None
+    return frontier[best]
+
+
+def _built_from(x, known: set) -> bool:
+    """Whether ``x`` is a function of the terms whose hashes are ``known`` (and constants)."""
+    stack, seen = [x], set()
+    while stack:
+        y = stack.pop()
+        h = y.hash()
+        if h in known or h in seen or not y.variables:
+            continue
+        seen.add(h)
+        kids = _children(y) if y.op not in ("BVS", "BoolS") else []
+        if not kids:
+            return False
+        stack.extend(kids)
+    return True
 
 
 def _through_ports(nodes: list, filters: list, bits: int) -> np.ndarray:
@@ -492,7 +543,7 @@ def _through_ports(nodes: list, filters: list, bits: int) -> np.ndarray:
     ports = _ports(canon)
     if ports is not None and filters:
         known = {p.hash() for p in ports}
-        covered = [f for f in filters if {q.hash() for q in _ports([*ports, f]) or ()} == known]
+        covered = [f for f in filters if _built_from(f, known)]
         own = _attach(ports, [f for f in filters if all(f is not c for c in covered)])
         if own is not None:
             try:

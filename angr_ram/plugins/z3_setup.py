@@ -274,6 +274,28 @@ def simplify_or_keep(original, self, e=None):
         return e
 
 
+def _always() -> bool:
+    return True
+
+
+def _half_built_del(original, self):
+    """z3's ``__del__`` of a reference object that releases the reference its constructor took,
+    read from an attribute the constructor set: a constructor interrupted before that (a
+    ``RecursionError`` deep in claripy's recursion, the run guard's interrupt) left an object
+    whose ``__del__`` raised AttributeError from the garbage collector, which Python reports as an
+    unraisable exception (and pytest as a failed test). Such an object holds no reference."""
+    try:
+        original(self)
+    except AttributeError:
+        pass
+
+
+HALF_BUILT = [declare(cls, "__del__", gate=_always)(_half_built_del)
+              for cls in (z3.ParamsRef, z3.ParamDescrsRef, z3.AstRef, z3.AstVector, z3.AstMap, z3.Goal,
+                          z3.ModelRef, z3.FuncInterp, z3.FuncEntry, z3.Solver, z3.Tactic, z3.ApplyResult,
+                          z3.Probe, z3.Statistics)]
+
+
 TIMED_SIMPLIFY_MS = 10_000    # within this much of a step's deadline, simplification runs under z3.TryFor
 _TIMED_TACTICS: dict = {}     # (context, ms bucket) -> claripy's simplification tactics under z3.TryFor
 
