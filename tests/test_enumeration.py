@@ -207,3 +207,26 @@ def test_constraint_masks_outlive_the_node_values(monkeypatch):
         assert 0 < made[-1].nodes
     assert first is again is True
     assert goal == claripy.Solver().satisfiable(extra_constraints=[*cons, e == 7])
+
+
+def test_signed_division_is_evaluated_as_c_does():
+    """``SDiv``/``SMod`` (gcc's ``idiv``: ``in % 1792`` of a 16-bit input at -O2) round towards zero
+    and keep the dividend's sign, as z3's ``bvsdiv``/``bvsrem``: 8-bit pairs are compared with z3;
+    a query over them is answered without z3; a zero divisor leaves the query to z3."""
+    import z3
+
+    x, y = claripy.BVS("x", 8), claripy.BVS("y", 8)
+    ev = en.Evaluator([x, y], {})
+    xs, ys = (np.broadcast_to(ev.ev(v), (ev.size,)) for v in (x, y))
+    for op, ref in (("SDiv", lambda a, b: a / b), ("SMod", z3.SRem)):
+        got = np.broadcast_to(ev.ev(getattr(x, op)(y | 1)), (ev.size,))
+        for row in [*range(0, ev.size, 61), 0x8001, 0x80FF, 0x7FFF, 0xFF01]:
+            a, b = int(xs[row]), int(ys[row]) | 1
+            want = z3.simplify(ref(z3.BitVecVal(a, 8), z3.BitVecVal(b, 8))).as_long()
+            assert int(got[row]) == want, (op, a, b)
+    d = claripy.BVS("ram_let_d", 8)
+    cons = [d == x + 1, claripy.SLT(x, 0)]
+    values = en.answer(cons, "eval", (x.SMod(7), 20), {})
+    assert sorted(v - 256 if v > 127 else v for v in values) == list(range(-6, 1))
+    with pytest.raises(en._Unsupported):
+        ev.ev(x.SDiv(y))

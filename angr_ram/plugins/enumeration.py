@@ -132,6 +132,20 @@ def _signed(a, n: int):
     return np.where(s >= (1 << (n - 1)), s - (1 << n), s)
 
 
+def _signed_division(op: str, x, y, n: int):
+    """claripy's ``SDiv``/``SMod`` (z3's ``bvsdiv``/``bvsrem``, C's ``/`` and ``%``: the quotient
+    rounded towards zero, the remainder with the dividend's sign) on unsigned ``n``-bit columns."""
+    if np.any(np.asarray(y) == 0):
+        raise _Unsupported("division by zero")
+    sx, sy = _signed(x, n), _signed(y, n)
+    if n >= 64 and (np.any(sx == np.iinfo(np.int64).min) or np.any(sy == np.iinfo(np.int64).min)):
+        raise _Unsupported("64-bit signed division of the smallest value")
+    q = np.abs(sx) // np.abs(sy)
+    q = np.where((sx < 0) != (sy < 0), -q, q)
+    r = q if op == "SDiv" else sx - q * sy
+    return r.astype(np.int64).view(_U64) & _mask(n)
+
+
 class Evaluator:
     """Vectorized evaluation of claripy expressions over every assignment of the free variables."""
 
@@ -331,6 +345,8 @@ class Evaluator:
             if np.any(y == 0):
                 raise _Unsupported("division by zero")
             return x // y if op == "__floordiv__" else x % y
+        if op in ("SDiv", "SMod") and len(a) == 2:
+            return _signed_division(op, self.ev(a[0]), self.ev(a[1]), e.length)
         if op in _CMP:
             if a[0].length is not None and a[0].length > 64:
                 return self._wide_eq(a[0], a[1], op == "__ne__")

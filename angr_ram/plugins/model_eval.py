@@ -93,6 +93,18 @@ def _mod(a: int, b: int) -> int:
     return a % b
 
 
+def _sdivmod(a: int, b: int, n: int, rem: bool) -> int:
+    """C's ``/`` (rounded towards zero) or ``%`` (the dividend's sign) on ``n``-bit values, as
+    claripy's ``SDiv``/``SMod`` and z3's ``bvsdiv``/``bvsrem``."""
+    sa, sb = _signed(a, n), _signed(b, n)
+    if sb == 0:
+        raise claripy.errors.ClaripyZeroDivisionError
+    q = abs(sa) // abs(sb)
+    if (sa < 0) != (sb < 0):
+        q = -q
+    return (sa - q * sb if rem else q) & ((1 << n) - 1)
+
+
 def _reverse(v: int, n: int) -> int:
     if n % 8:
         raise _Unsupported
@@ -114,6 +126,8 @@ _INT_OPS = {
     "__mul__": lambda v, e: _fold(lambda a, b: a * b, v, e.length),
     "__floordiv__": lambda v, e: _fold(_div, v, e.length),
     "__mod__": lambda v, e: _fold(_mod, v, e.length),
+    "SDiv": lambda v, e: _sdivmod(v[0], v[1], e.length, False),
+    "SMod": lambda v, e: _sdivmod(v[0], v[1], e.length, True),
     "__and__": lambda v, e: _fold(lambda a, b: a & b, v, e.length),
     "__or__": lambda v, e: _fold(lambda a, b: a | b, v, e.length),
     "__xor__": lambda v, e: _fold(lambda a, b: a ^ b, v, e.length),
