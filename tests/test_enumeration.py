@@ -9,7 +9,7 @@ import pytest
 from angr_ram.plugins import enumeration as en
 from angr_ram.plugins.object_store import select
 
-OPS = ("add", "sub", "xor", "and", "or", "mul", "shl", "lshr")
+OPS = ("add", "sub", "xor", "and", "or", "mul", "shl", "lshr", "sdiv", "srem", "rotl")
 
 
 def rand_expr(rng, leaves, depth):
@@ -19,7 +19,8 @@ def rand_expr(rng, leaves, depth):
     a, b = rand_expr(rng, leaves, depth - 1), rand_expr(rng, leaves, depth - 1)
     op = rng.choice(OPS)
     return {"add": a + b, "sub": a - b, "xor": a ^ b, "and": a & b, "or": a | b, "mul": a * b,
-            "shl": a << (b & 7), "lshr": claripy.LShR(a, b & 7)}[op]
+            "shl": a << (b & 7), "lshr": claripy.LShR(a, b & 7), "sdiv": a.SDiv(b | 1), "srem": a.SMod(b | 1),
+            "rotl": claripy.RotateLeft(a, b)}[op]
 
 
 def chain(rng, x, y, hops, table_len):
@@ -209,9 +210,10 @@ def test_constraint_masks_outlive_the_node_values(monkeypatch):
     assert goal == claripy.Solver().satisfiable(extra_constraints=[*cons, e == 7])
 
 
-def test_signed_division_is_evaluated_as_c_does():
+def test_signed_division_and_rotations_are_evaluated_as_z3_does():
     """``SDiv``/``SMod`` (gcc's ``idiv``: ``in % 1792`` of a 16-bit input at -O2) round towards zero
-    and keep the dividend's sign, as z3's ``bvsdiv``/``bvsrem``: 8-bit pairs are compared with z3;
+    and keep the dividend's sign, as z3's ``bvsdiv``/``bvsrem``; rotations (hash functions' ``rol``)
+    rotate by the amount modulo the width: 8-bit pairs and 64-bit rotations are compared with z3;
     a query over them is answered without z3; a zero divisor leaves the query to z3."""
     import z3
 
@@ -223,6 +225,14 @@ def test_signed_division_is_evaluated_as_c_does():
         for row in [*range(0, ev.size, 61), 0x8001, 0x80FF, 0x7FFF, 0xFF01]:
             a, b = int(xs[row]), int(ys[row]) | 1
             want = z3.simplify(ref(z3.BitVecVal(a, 8), z3.BitVecVal(b, 8))).as_long()
+            assert int(got[row]) == want, (op, a, b)
+    wide = claripy.Concat(claripy.BVV(0x0123456789AB, 48), x, x ^ 0x5A)       # 64 bits, rotated
+    for op, ref in (("RotateLeft", z3.RotateLeft), ("RotateRight", z3.RotateRight)):
+        got = np.broadcast_to(ev.ev(getattr(claripy, op)(wide, claripy.ZeroExt(56, y))), (ev.size,))
+        for row in [*range(0, ev.size, 59), 0, 0x40, 0x80, 0xFF]:
+            a, b = int(xs[row]), int(ys[row])
+            want = z3.simplify(ref(z3.BitVecVal((0x0123456789AB << 16) | (a << 8) | (a ^ 0x5A), 64),
+                                   z3.BitVecVal(b, 64))).as_long()
             assert int(got[row]) == want, (op, a, b)
     d = claripy.BVS("ram_let_d", 8)
     cons = [d == x + 1, claripy.SLT(x, 0)]

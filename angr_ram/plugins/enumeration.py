@@ -146,6 +146,17 @@ def _signed_division(op: str, x, y, n: int):
     return r.astype(np.int64).view(_U64) & _mask(n)
 
 
+def _rotate(left: bool, x, y, n: int):
+    """claripy's ``RotateLeft``/``RotateRight`` (z3's rotation by a bit-vector: by ``y mod n``)."""
+    x = np.asarray(x, dtype=_U64)
+    s = np.asarray(y, dtype=_U64) % _U64(n)
+    if not left:
+        s = (_U64(n) - s) % _U64(n)
+    back = np.where(s == 0, _U64(1), _U64(n) - s)      # (unused where s == 0)
+    r = ((x << s) | (x >> back)) & _mask(n)
+    return np.where(s == 0, x, r)
+
+
 class Evaluator:
     """Vectorized evaluation of claripy expressions over every assignment of the free variables."""
 
@@ -345,6 +356,8 @@ class Evaluator:
             if np.any(y == 0):
                 raise _Unsupported("division by zero")
             return x // y if op == "__floordiv__" else x % y
+        if op in ("RotateLeft", "RotateRight"):
+            return _rotate(op == "RotateLeft", self.ev(a[0]), self.ev(a[1]), e.length)
         if op in ("SDiv", "SMod") and len(a) == 2:
             return _signed_division(op, self.ev(a[0]), self.ev(a[1]), e.length)
         if op in _CMP:

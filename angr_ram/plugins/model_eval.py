@@ -105,6 +105,10 @@ def _sdivmod(a: int, b: int, n: int, rem: bool) -> int:
     return (sa - q * sb if rem else q) & ((1 << n) - 1)
 
 
+def _rotl(a: int, s: int, n: int) -> int:
+    return ((a << s) | (a >> (n - s))) & ((1 << n) - 1)
+
+
 def _reverse(v: int, n: int) -> int:
     if n % 8:
         raise _Unsupported
@@ -126,6 +130,8 @@ _INT_OPS = {
     "__mul__": lambda v, e: _fold(lambda a, b: a * b, v, e.length),
     "__floordiv__": lambda v, e: _fold(_div, v, e.length),
     "__mod__": lambda v, e: _fold(_mod, v, e.length),
+    "RotateLeft": lambda v, e: _rotl(v[0], v[1] % e.length, e.length),
+    "RotateRight": lambda v, e: _rotl(v[0], (e.length - v[1] % e.length) % e.length, e.length),
     "SDiv": lambda v, e: _sdivmod(v[0], v[1], e.length, False),
     "SMod": lambda v, e: _sdivmod(v[0], v[1], e.length, True),
     "__and__": lambda v, e: _fold(lambda a, b: a & b, v, e.length),
