@@ -14,7 +14,7 @@ import logging as _logging
 _logging.getLogger("angr.state_plugins.unicorn_engine").setLevel(_logging.CRITICAL)
 
 from .errors import AngrRamError, MemoryErrorInfo, UnsupportedBinary  # noqa: E402
-from .inputs import make_state  # noqa: E402
+from .inputs import Template, make_state  # noqa: E402
 from .merging import QuantifiedMerging  # noqa: E402
 from .plugins.address_space import AddressSpace, MemoryObject  # noqa: E402
 from .replay import replay  # noqa: E402
@@ -29,6 +29,7 @@ __all__ = [
     "MemoryObject",
     "QuantifiedMerging",
     "RelocatableMemory",
+    "Template",
     "TestCase",
     "UnsupportedBinary",
     "collect_tests",

@@ -27,6 +27,28 @@ def _sym_file(text: str) -> tuple[str, int]:
     return name, int(size)
 
 
+def _inputs(args) -> tuple:
+    """stdin (a number of symbolic bytes or a Template) and the symbolic files of ``run``'s arguments."""
+    from .inputs import Template, parse_range
+
+    lo, hi = parse_range(args.template_range)
+    stdin = args.stdin_bytes
+    if args.sym_stdin_template is not None:
+        if stdin:
+            raise AngrRamError("give either --stdin-bytes or --sym-stdin-template, not both")
+        stdin = Template.read(args.sym_stdin_template, lo, hi)
+    files = list(args.sym_file or ())
+    for spec in args.sym_file_template or ():
+        name, sep, path = spec.partition(":")
+        if not sep or not name or not path:
+            raise AngrRamError(f"expected --sym-file-template NAME:FILE, not {spec!r}")
+        files.append((name, Template.read(path, lo, hi)))
+    names = [n for n, _ in files]
+    if len(set(names)) != len(names):
+        raise AngrRamError("a symbolic file is given twice")
+    return stdin, files
+
+
 def _progress(stream):
     def show(simgr):
         stream.write(f"\r  active {len(simgr.active):5d}  finished {len(simgr.deadended):5d}  "
@@ -80,9 +102,10 @@ def cmd_run(args) -> int:
             int(p, 0) if p[:1].isdigit() else p for p in args.merge_points.split(",") if p]
         opts.update(merge=args.merge, merge_points=points, merge_validate=args.merge_validate,
                     merge_incremental=False if args.no_incremental else None, merge_patterns=args.merge_patterns)
-    res = explore(args.binary, args.stdin_bytes, engine=args.engine, model=args.model,
+    stdin, files = _inputs(args)
+    res = explore(args.binary, stdin, engine=args.engine, model=args.model,
                   symbolic_bases=not args.concrete_bases, timeout=args.timeout, progress=progress,
-                  args=args.argv or (), files=args.sym_file or (), find=args.find or (), avoid=args.avoid or (),
+                  args=args.argv or (), files=files, find=args.find or (), avoid=args.avoid or (),
                   num_find=args.num_find, max_paths=args.max_paths, max_states=args.max_states,
                   tests=args.emit_tests is not None, **opts)
     if progress is not None:
@@ -223,6 +246,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a concrete argv string (repeatable; in order with --arg)")
     r.add_argument("--sym-file", action="append", type=_sym_file, metavar="NAME:N",
                    help="a symbolic file NAME of N bytes the program can open (repeatable)")
+    r.add_argument("--sym-stdin-template", metavar="FILE", default=None,
+                   help="stdin is FILE's bytes, each '?' a symbolic byte within --template-range (KLEE's "
+                        "-sym-stdin FILE); instead of --stdin-bytes")
+    r.add_argument("--sym-file-template", action="append", metavar="NAME:FILE", default=None,
+                   help="a file NAME the program can open: FILE's bytes, each '?' symbolic (repeatable)")
+    r.add_argument("--template-range", default="A-z", metavar="LO-HI",
+                   help="the bytes a template's '?' may be: two characters (A-z, KLEE's default) or numbers")
     r.add_argument("--find", action="append", metavar="ADDR|SYMBOL", help="stop paths that reach it (found)")
     r.add_argument("--avoid", action="append", metavar="ADDR|SYMBOL", help="drop paths that reach it")
     r.add_argument("--num-find", type=_positive, default=1, help="with --find: stop after this many found")

@@ -34,6 +34,97 @@ class ProgramInput:
     index: int = 0
 
 
+TEMPLATE_RANGE = (ord("A"), ord("z"))     # KLEE's range for a template's ``?`` bytes (the seeds' runs)
+
+
+@dataclass(frozen=True)
+class Template:
+    """A KLEE-style input template: the bytes of ``data`` as given, except that every ``?`` is a
+    symbolic byte constrained to ``lo..hi`` (inclusive; KLEE's default ``'A'..'z'``). KLEE takes a
+    ``-sym-stdin`` that is not a number as such a file, and ``KLEE_TEMPLATE`` for a symbolic file;
+    the seeds' m4, make, gas and bash runs use templates. Give one where a size is expected:
+    ``stdin_bytes=Template(b"define(a,1)?")`` or ``files=[("A", Template(...))]``."""
+
+    data: bytes
+    lo: int = TEMPLATE_RANGE[0]
+    hi: int = TEMPLATE_RANGE[1]
+
+    def __post_init__(self):
+        if not isinstance(self.data, bytes | bytearray):
+            raise AngrRamError(f"a template is bytes, not {type(self.data).__name__}")
+        object.__setattr__(self, "data", bytes(self.data))
+        if not (0 <= self.lo <= self.hi <= 255):
+            raise AngrRamError(f"template range {self.lo}..{self.hi} is not within 0..255 (low first)")
+        if not self.data:
+            raise AngrRamError("an empty template")
+
+    @classmethod
+    def read(cls, path, lo: int = TEMPLATE_RANGE[0], hi: int = TEMPLATE_RANGE[1]) -> Template:
+        """The template in file ``path`` (a clear error if it cannot be read)."""
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise AngrRamError(f"cannot read template {path}: {e.strerror}") from None
+        if not data:
+            raise AngrRamError(f"template {path} is empty")
+        return cls(data, lo, hi)
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+    @property
+    def holes(self) -> list[int]:
+        """The offsets of the symbolic (``?``) bytes."""
+        return [k for k, b in enumerate(self.data) if b == 0x3F]
+
+    def content(self, prefix: str) -> tuple[claripy.ast.BV, list]:
+        """The template as one bit-vector (a ``{prefix}_{offset}`` variable per ``?``) and the range
+        constraints on its symbolic bytes."""
+        parts, cons, run = [], [], bytearray()
+        for k, b in enumerate(self.data):
+            if b != 0x3F:
+                run.append(b)
+                continue
+            if run:
+                parts.append(claripy.BVV(bytes(run), 8 * len(run)))
+                run = bytearray()
+            v = claripy.BVS(f"{prefix}_{k}", 8)
+            parts.append(v)
+            cons.append(claripy.And(claripy.UGE(v, self.lo), claripy.ULE(v, self.hi)))
+        if run:
+            parts.append(claripy.BVV(bytes(run), 8 * len(run)))
+        return (parts[0] if len(parts) == 1 else claripy.Concat(*parts)), cons
+
+
+def parse_range(text: str) -> tuple[int, int]:
+    """``"A-z"``, ``"f-g"`` or ``"65-122"``: a template's byte range (inclusive)."""
+    if len(text) == 3 and text[1] == "-":
+        lo, hi = ord(text[0]), ord(text[2])
+    else:
+        a, sep, b = text.partition("-")
+        try:
+            lo, hi = int(a, 0), int(b, 0)
+        except ValueError:
+            lo = hi = -1
+        if not sep:
+            lo = hi = -1
+    if not (0 <= lo <= hi <= 255):
+        raise AngrRamError(f"expected a byte range such as A-z or 65-122 (low first), not {text!r}")
+    return lo, hi
+
+
+def _content(prefix: str, spec) -> tuple[claripy.ast.BV | None, int, list]:
+    """(content, size, constraints) of an input given as a number of symbolic bytes or a Template."""
+    if isinstance(spec, Template):
+        expr, cons = spec.content(prefix)
+        return expr, spec.size, cons
+    if isinstance(spec, bool) or not isinstance(spec, int):
+        raise AngrRamError(f"an input size is a number of bytes or a Template, not {spec!r}")
+    return (_symbolic_bytes(prefix, spec) if spec else None), spec, []
+
+
 def _symbolic_bytes(prefix: str, n: int) -> claripy.ast.BV:
     """``n`` symbolic bytes, one variable each (constraints on different bytes stay independent
     for slicing and caching)."""
@@ -52,15 +143,16 @@ def parse_arg(spec: str | int | bytes) -> str | int | bytes:
 
 
 def make_state(proj: angr.Project, stdin_bytes: int = 0, args=(), files=(), **kwargs):
-    """An entry state with ``stdin_bytes`` symbolic stdin bytes (0: empty stdin), argv
-    ``[binary, *args]`` where an int in ``args`` is a symbolic string of that many bytes (like
-    KLEE's ``--sym-arg``) and a str/bytes a concrete argument, and symbolic files ``files``:
-    (name, size) pairs the program can open."""
-    if stdin_bytes < 0:
+    """An entry state with ``stdin_bytes`` symbolic stdin bytes (0: empty stdin; a
+    :class:`Template`: its bytes, each ``?`` symbolic within its range), argv ``[binary, *args]``
+    where an int in ``args`` is a symbolic string of that many bytes (like KLEE's ``--sym-arg``)
+    and a str/bytes a concrete argument, and symbolic files ``files``: (name, size or Template)
+    pairs the program can open."""
+    if isinstance(stdin_bytes, int) and not isinstance(stdin_bytes, bool) and stdin_bytes < 0:
         raise AngrRamError(f"stdin_bytes must not be negative, not {stdin_bytes}")
     inputs: list[ProgramInput] = []
-    data = _symbolic_bytes("stdin", stdin_bytes) if stdin_bytes else None
-    stdin = angr.SimFileStream(name="stdin", content=data if data is not None else b"", size=stdin_bytes,
+    data, size, ranges = _content("stdin", stdin_bytes)
+    stdin = angr.SimFileStream(name="stdin", content=data if data is not None else b"", size=size,
                                has_end=True)
     inputs.append(ProgramInput("stdin", "stdin", data))
     argv: list = [proj.filename]
@@ -76,14 +168,17 @@ def make_state(proj: angr.Project, stdin_bytes: int = 0, args=(), files=(), **kw
         argv.append(expr if expr is not None else "")
         inputs.append(ProgramInput("arg", f"arg{k}", expr, index=k))
     state = proj.factory.entry_state(stdin=stdin, args=argv, add_options=set(STATE_OPTIONS), **kwargs)
-    for name, size in files:
+    for name, spec in files:
         if not name or "\0" in name:
             raise AngrRamError(f"bad file name {name!r}")
-        if size <= 0:
-            raise AngrRamError(f"symbolic file {name!r} needs a positive size, not {size}")
-        expr = _symbolic_bytes(f"file_{name}", size)
+        if isinstance(spec, int) and not isinstance(spec, bool) and spec <= 0:
+            raise AngrRamError(f"symbolic file {name!r} needs a positive size, not {spec}")
+        expr, size, cons = _content(f"file_{name}", spec)
+        ranges += cons
         state.fs.insert(name, angr.SimFile(name, content=expr, size=size, has_end=True))
         inputs.append(ProgramInput("file", name, expr))
+    if ranges:
+        state.solver.add(*ranges)
     state.globals[INPUTS_KEY] = tuple(inputs)
     return state
 
