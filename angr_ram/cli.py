@@ -126,7 +126,7 @@ def cmd_run(args) -> int:
             "warnings": res.warnings,
             "tests": None if res.tests is None else len(res.tests), "tests_seconds": round(res.tests_seconds, 3),
             "tests_plain": res.tests_plain, "tests_unsolved": res.tests_unsolved,
-            "tests_infeasible": res.tests_infeasible, "profile": res.profile,
+            "tests_infeasible": res.tests_infeasible, "profile": res.profile, "stubs": res.stubs,
         }, indent=2))
         return 0
     print(f"{args.binary}: {res.stats.get('paths', 0)} paths in {res.seconds:.2f}s"
@@ -142,6 +142,9 @@ def cmd_run(args) -> int:
     if res.unfinished:
         print(f"unfinished paths: {res.unfinished} (still running when the run stopped, or set aside; "
               "each has a test with the input that drives the program there)")
+    if res.stubs:
+        print("angr stubs called (no model: any return value, no effect; results through them may not "
+              "replay): " + ", ".join(f"{k} ({v} paths)" for k, v in sorted(res.stubs.items())))
     if res.errors:
         print("error paths:")
         for kind, msg, stdin in res.errors:

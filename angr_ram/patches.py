@@ -91,7 +91,7 @@ def uninstall_all() -> None:
 def claripy_fixes():
     """Inside the block every run, stock angr's included, uses angr-ram's claripy fixes (linear
     model evaluation, cheap solver creation): benchmarks compare the models, not claripy's costs."""
-    from .plugins import model_eval, z3_setup  # noqa: F401 - declare their patches
+    from .plugins import model_cache, model_eval, z3_setup  # noqa: F401 - declare their patches
 
     install_all()
     with RunScope().active():

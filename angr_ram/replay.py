@@ -72,8 +72,9 @@ def replay_one(binary: str, test: TestCase, asan: str | None = None, timeout: fl
         if code is None:
             return Replay(test, "timeout", None, out, f"no exit within {timeout:g} s")
         ok = (code, out) == (test.exit, test.stdout)
+        stubs = f"; the path called angr stubs: {', '.join(test.stubs)}" if test.stubs else ""
         return Replay(test, "ok" if ok else "mismatch", code, out,
-                      "" if ok else f"predicted exit {test.exit} stdout={test.stdout!r}")
+                      "" if ok else f"predicted exit {test.exit} stdout={test.stdout!r}{stubs}")
     if test.kind == "error" and test.error in MEMORY_ERRORS:
         if sig is not None:
             return Replay(test, "confirmed", code, out, f"native run killed by signal {sig}")

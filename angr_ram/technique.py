@@ -20,7 +20,7 @@ from angr.storage.memory_mixins import DefaultMemory
 from .errors import AngrRamError, ForkRequest, MemoryErrorInfo, MemoryFault
 from .guard import RunGuard, RunStopped, StepAbandoned, release_memory
 from .patches import install_all
-from .plugins import model_eval, z3_setup  # noqa: F401 - declare their patches
+from .plugins import model_cache, model_eval, z3_setup  # noqa: F401 - declare their patches
 from .plugins.address_space import AddressSpace
 from .plugins.environment import ENVIRONMENTS, install_environment
 from .plugins.heap import HEAP_PROCEDURES
@@ -29,6 +29,7 @@ from .plugins.query_cache import QueryCache
 from .plugins.ram_memory import RamMemory, RamRegisters
 from .plugins.solver import RamSolver
 from .plugins.strings import STRING_PROCEDURES
+from .plugins.stubs import record, stub_addresses
 from .plugins.threads import install_threads
 from .plugins.uninitialized import apply_uninitialized, check_uninitialized
 from .profile import Profile, step_site
@@ -181,6 +182,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
             raise AngrRamError(f"unknown environment {environment!r}; use one of {', '.join(ENVIRONMENTS)}")
         self.environment = environment
         self.string_procedures = bool(string_procedures)
+        self._stubs: dict[int, str] = {}     # hooked address -> name of an angr stub (set up with the project)
         self.solver_timeout_ms = solver_timeout_ms
         full = solver_timeout_ms if solver_timeout_ms is not None else 300_000
         self.defer_ms = defer_ms if defer_ms is not None and defer_ms < full else None
@@ -266,6 +268,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         install_hooks(project, self.string_procedures)
         install_environment(project, self.environment)
         install_threads(project)
+        self._stubs = stub_addresses(project)
         for stash in list(simgr.stashes):
             for state in simgr.stashes[stash]:
                 self.prepare_state(state)
@@ -365,6 +368,11 @@ class RelocatableMemory(angr.ExplorationTechnique):
             out[None] = [s for s in out[None] if s.ram.unknown is None]
         for s in undecided:
             out.setdefault(self._set_aside(s, s.ram.unknown or "solver gave up"), []).append(s)
+        stub = self._stubs.get(state.addr) if self._stubs else None
+        if stub is not None:
+            for states in out.values():
+                for s in states:
+                    record(s, stub)
         return out
 
     def _set_aside(self, state, reason: str) -> str:

@@ -25,6 +25,7 @@ from .errors import AngrRamError
 from .guard import RunGuard, StepAbandoned
 from .inputs import program_inputs
 from .outcomes import Outcome, ending
+from .plugins.stubs import stubs_of
 from .plugins.uninitialized import UNWRITTEN_PREFIXES, zero_filled
 from .undecided import gave_up
 
@@ -58,6 +59,7 @@ class TestCase:
     message: str = ""
     blocks: int = 0
     addr: int | None = None
+    stubs: list[str] = field(default_factory=list)   # angr stubs the path called (the prediction may be wrong)
 
     def manifest(self) -> dict:
         """The manifest line of this test (input files named relative to the test directory)."""
@@ -68,7 +70,7 @@ class TestCase:
             "stdin": f"{self.id}.stdin",
             "args": [f"{self.id}.arg{k}" for k in range(1, len(self.args) + 1)],
             "files": {name: f"{self.id}.file.{_safe(name)}" for name in self.files},
-            "blocks": self.blocks, "addr": self.addr,
+            "blocks": self.blocks, "addr": self.addr, "stubs": self.stubs,
         }
 
     def __repr__(self) -> str:
@@ -326,7 +328,7 @@ def _case(state, n: int, kind: str, extra=(), budget: InputBudget | None = None,
     except Exception:  # noqa: BLE001 - a state without a concrete ip has no block to name
         addr = None
     return TestCase(f"test{n:06d}", kind, stdin, args, files, blocks=state.history.block_count,
-                    addr=addr, **fields)
+                    addr=addr, stubs=sorted(stubs_of(state)), **fields)
 
 
 # stashes whose states are not paths of their own kind: every other stash holds paths that did not
@@ -481,5 +483,5 @@ def read_tests(directory) -> list[TestCase]:
             m["id"], m["kind"], (d / m["stdin"]).read_bytes(), [(d / a).read_bytes() for a in m["args"]],
             {name: (d / f).read_bytes() for name, f in m["files"].items()}, m["exit"],
             None if m["stdout"] is None else m["stdout"].encode("latin-1"), m["error"], m["message"],
-            m["blocks"], m["addr"]))
+            m["blocks"], m["addr"], list(m.get("stubs", []))))
     return tests
