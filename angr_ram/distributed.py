@@ -360,6 +360,8 @@ def _merge_paths(res: RunResult, part: RunResult) -> None:
     res.errors.extend(part.errors)
     res.found += part.found
     res.unknown += part.unknown
+    for k, v in part.stubs.items():
+        res.stubs[k] = res.stubs.get(k, 0) + v
 
 
 def _sum_stats(snapshots: list[dict]) -> dict:

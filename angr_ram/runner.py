@@ -53,7 +53,7 @@ class RunResult:
     unfinished: int = 0           # paths that did not finish: active when stopped, set aside, waiting to merge
     warnings: list = field(default_factory=list)    # one-line notes of what the run went on without (a damaged cache store)
     profile: dict | None = None   # with profile=True: the time breakdown (angr_ram.profile)
-    stubs: dict = field(default_factory=dict)       # angr stub called -> paths that called it (results may be wrong)
+    stubs: dict = field(default_factory=dict)       # angr stub -> ended paths that called it (results may be wrong)
 
 
 def load_project(binary: str) -> angr.Project:
@@ -251,9 +251,9 @@ def collect_paths(simgr, res: RunResult, budget: InputBudget | None = None) -> R
         except (NoAnswer, NoModel):     # the reason is still reported without an input
             stdin = None
         res.errors.append(("angr-error", errored_reason(rec.error), stdin))
-    paths = [*simgr.deadended, *simgr.stashes.get(ERROR_STASH, []), *(rec.state for rec in simgr.errored),
-             *simgr.stashes.get("found", []), *unfinished_states(simgr)]
-    for s in paths:
+    ended = [*simgr.deadended, *simgr.stashes.get(ERROR_STASH, []), *(rec.state for rec in simgr.errored),
+             *simgr.stashes.get("found", [])]
+    for s in ended:
         for name in stubs_of(s):
             res.stubs[name] = res.stubs.get(name, 0) + 1
     res.found += len(simgr.stashes.get("found", []))
