@@ -28,6 +28,7 @@ from .plugins.libc import RamLibcStartMain, install_error_fix
 from .plugins.query_cache import QueryCache
 from .plugins.ram_memory import RamMemory, RamRegisters
 from .plugins.solver import RamSolver
+from .plugins.startup import install_startup
 from .plugins.strings import STRING_PROCEDURES
 from .plugins.stubs import record, stub_addresses
 from .plugins.threads import install_threads
@@ -268,6 +269,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         install_hooks(project, self.string_procedures)
         install_environment(project, self.environment)
         install_threads(project)
+        install_startup(project)
         self._stubs = stub_addresses(project)
         for stash in list(simgr.stashes):
             for state in simgr.stashes[stash]:

@@ -1,0 +1,209 @@
+"""Models of what GNU programs call at start-up and for output, where angr has none.
+
+angr hooks a library function it has no model of with a stub (any return value, no effect,
+:mod:`.stubs`). Debian's coreutils call several at start-up (``setlocale``, ``bindtextdomain``,
+``textdomain``, ``__cxa_atexit``) and for their messages (``dcgettext``, ``__fprintf_chk``), and
+decide on their options with ``getopt_long``: a stubbed ``getopt_long`` returns any value, so
+``base64`` took its usage path on every input. These models are exact for a process in the C
+locale (what a replay runs in, and where message catalogues translate nothing):
+
+* ``setlocale`` returns ``"C"``; ``bindtextdomain``/``textdomain`` return their argument (the
+  default when it is NULL); ``gettext``, ``dgettext``, ``dcgettext`` return the message itself,
+  ``ngettext`` and ``dcngettext`` the singular or plural form by ``n``;
+* ``__cxa_atexit``, ``atexit`` and ``posix_fadvise`` succeed (return 0); the handlers registered
+  are not run at exit (angr writes output when it is made, nothing is left to flush);
+* ``__fprintf_chk`` and ``__sprintf_chk`` are ``fprintf`` and ``sprintf`` with the fortify flag;
+  ``__overflow`` (``putc``'s slow path) writes its byte;
+* ``strrchr`` of a concrete string (a program's name) finds the last occurrence;
+* ``getopt_long`` and ``getopt_long_only`` return -1 (no option) when no argument from ``optind`` on
+  can be an option (starts with ``-`` and has more after it); otherwise they stay a stub (recorded on the path).
+"""
+
+from __future__ import annotations
+
+import angr
+import claripy
+from angr.procedures.stubs.format_parser import FormatParser
+from cle.backends.externs.simdata.io_file import io_file_data_for_arch
+
+from .libc import single_value
+from .stubs import record
+
+_STRINGS_KEY = "angr_ram_startup_strings"
+
+
+def _static_string(proc, text: bytes) -> int:
+    """The address of a constant string, stored once per project in the extern object."""
+    table = proc.project.__dict__.setdefault(_STRINGS_KEY, {})
+    addr = table.get(text)
+    if addr is None:
+        addr = table[text] = proc.project.loader.extern_object.allocate(size=len(text) + 1)
+    proc.state.memory.store(addr, claripy.BVV(text + b"\0"))
+    return addr
+
+
+def _or_default(proc, ptr, default: bytes):
+    if not ptr.symbolic and ptr.concrete_value == 0:
+        return _static_string(proc, default)
+    if ptr.symbolic:
+        return claripy.If(ptr == 0, _static_string(proc, default), ptr)
+    return ptr
+
+
+class Setlocale(angr.SimProcedure):
+    def run(self, category, locale):  # pylint: disable=arguments-differ,unused-argument
+        return _static_string(self, b"C")
+
+
+class Bindtextdomain(angr.SimProcedure):
+    def run(self, domain, dirname):  # pylint: disable=arguments-differ,unused-argument
+        return _or_default(self, dirname, b"/usr/share/locale")
+
+
+class Textdomain(angr.SimProcedure):
+    def run(self, domain):  # pylint: disable=arguments-differ
+        return _or_default(self, domain, b"messages")
+
+
+class Gettext(angr.SimProcedure):
+    def run(self, msgid):  # pylint: disable=arguments-differ
+        return msgid
+
+
+class Dgettext(angr.SimProcedure):
+    def run(self, domain, msgid):  # pylint: disable=arguments-differ,unused-argument
+        return msgid
+
+
+class Dcgettext(angr.SimProcedure):
+    def run(self, domain, msgid, category):  # pylint: disable=arguments-differ,unused-argument
+        return msgid
+
+
+class Ngettext(angr.SimProcedure):
+    def run(self, singular, plural, n):  # pylint: disable=arguments-differ
+        return claripy.If(n == 1, singular, plural)
+
+
+class Dcngettext(angr.SimProcedure):
+    def run(self, domain, singular, plural, n, category):  # pylint: disable=arguments-differ,unused-argument
+        return claripy.If(n == 1, singular, plural)
+
+
+class Succeed(angr.SimProcedure):
+    """Returns 0: ``__cxa_atexit``, ``atexit``, ``posix_fadvise``."""
+
+    def run(self):  # pylint: disable=arguments-differ
+        return 0
+
+
+class FprintfChk(FormatParser):
+    def run(self, file_ptr, flag, fmt):  # pylint: disable=arguments-differ,unused-argument
+        fd_offset = io_file_data_for_arch(self.state.arch)["fd"]
+        fileno = self.state.mem[file_ptr + fd_offset:].int.resolved
+        simfd = self.state.posix.get_fd(fileno)
+        if simfd is None:
+            return -1
+        out = self._parse(fmt).replace(self.va_arg)
+        simfd.write_data(out, out.size() // 8)
+        return out.size() // 8
+
+
+class SprintfChk(FormatParser):
+    def run(self, dst, flag, size, fmt):  # pylint: disable=arguments-differ,unused-argument
+        out = self._parse(fmt).replace(self.va_arg)
+        self.state.memory.store(dst, out)
+        self.state.memory.store(dst + out.size() // 8, claripy.BVV(0, 8))
+        return out.size() // 8
+
+
+class Overflow(angr.SimProcedure):
+    """``__overflow(FILE *f, int c)``: ``putc``'s slow path writes the byte ``c`` (EOF: nothing)."""
+
+    def run(self, file_ptr, c):  # pylint: disable=arguments-differ
+        fd_offset = io_file_data_for_arch(self.state.arch)["fd"]
+        fileno = self.state.mem[file_ptr + fd_offset:].int.resolved
+        simfd = self.state.posix.get_fd(fileno)
+        byte = c[7:0]
+        if simfd is None:
+            return -1
+        if not c.symbolic and c.concrete_value & 0xFFFFFFFF == 0xFFFFFFFF:
+            return 0
+        simfd.write_data(byte, 1)
+        return byte.zero_extend(24)
+
+
+MAX_CONCRETE_STRING = 4096
+
+
+class Strrchr(angr.SimProcedure):
+    """``strrchr(s, c)`` of a concrete string and byte (a program's name in ``argv[0]``); a
+    symbolic one is left to a stub (recorded on the path)."""
+
+    def run(self, s, c):  # pylint: disable=arguments-differ
+        ch = single_value(self.state, c)
+        base = single_value(self.state, s)
+        if ch is not None and base is not None:
+            ch &= 0xFF
+            found = None
+            for k in range(MAX_CONCRETE_STRING):
+                b = single_value(self.state, self.state.memory.load(base + k, 1))
+                if b is None:
+                    break
+                if b == ch:
+                    found = k
+                if b == 0:
+                    return 0 if found is None else base + found
+        record(self.state, "strrchr")
+        return claripy.BVS("unconstrained_ret_strrchr", 64)
+
+
+class GetoptLong(angr.SimProcedure):
+    """``getopt_long``: -1 when no argument from ``optind`` on can be an option, else a stub."""
+
+    name_for_stub = "getopt_long"
+
+    def run(self, argc, argv, optstring, longopts, longindex):  # pylint: disable=arguments-differ,unused-argument
+        n = single_value(self.state, argc)
+        if n is not None and n < 4096 and all(not self._may_be_option(argv, k) for k in range(self._optind(), n)):
+            return -1
+        record(self.state, self.name_for_stub)
+        return claripy.BVS(f"unconstrained_ret_{self.name_for_stub}", 32)
+
+    def _optind(self) -> int:
+        sym = self.project.loader.find_symbol("optind")
+        if sym is None:
+            return 1
+        v = single_value(self.state, self.state.memory.load(sym.rebased_addr, 4, endness="Iend_LE"))
+        return 1 if v is None else v
+
+    def _may_be_option(self, argv, k: int) -> bool:
+        p = self.state.memory.load(argv + 8 * k, 8, endness="Iend_LE")
+        head = self.state.memory.load(p, 2)
+        dash = claripy.And(head[15:8] == 0x2D, head[7:0] != 0)
+        return self.state.solver.satisfiable(extra_constraints=[dash])
+
+
+class GetoptLongOnly(GetoptLong):
+    name_for_stub = "getopt_long_only"
+
+
+STARTUP_PROCEDURES = {
+    "setlocale": Setlocale, "bindtextdomain": Bindtextdomain, "textdomain": Textdomain,
+    "gettext": Gettext, "dgettext": Dgettext, "dcgettext": Dcgettext, "ngettext": Ngettext,
+    "dcngettext": Dcngettext, "__cxa_atexit": Succeed, "atexit": Succeed, "posix_fadvise": Succeed,
+    "__fprintf_chk": FprintfChk, "__sprintf_chk": SprintfChk, "__overflow": Overflow,
+    "getopt_long": GetoptLong, "getopt_long_only": GetoptLongOnly, "strrchr": Strrchr,
+}
+
+
+def install_startup(project) -> None:
+    """Hook the functions of :data:`STARTUP_PROCEDURES` that ``project`` imports and angr stubs."""
+    for name, cls in STARTUP_PROCEDURES.items():
+        sym = project.loader.find_symbol(name)
+        if sym is None:
+            continue
+        hooked = project._sim_procedures.get(sym.rebased_addr)
+        if hooked is not None and not getattr(hooked, "is_stub", False):
+            continue            # angr (or the user) has a model of it already
+        project.hook_symbol(name, cls(), replace=True)

@@ -1,0 +1,52 @@
+"""A GNU program's start-up and messages are modelled, not stubbed: locale and catalogue set-up, exit
+handlers, getopt_long without options, gettext, the fortified printf family. Debian's own ``tr``
+runs its real path, and what is still a stub is named."""
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from angr_ram.replay import replay
+from angr_ram.runner import explore
+
+from .conftest import BUILD, assert_tests_replay
+from .groundtruth import outcome_set
+
+
+@pytest.mark.parametrize("opt", ["O0", "O2"])
+def test_a_gnu_style_program_reaches_its_native_outcomes_without_stubs(opt):
+    """gnustart: setlocale, bindtextdomain, textdomain, atexit, getopt_long, strrchr(argv[0]),
+    gettext/ngettext/dcgettext, printf and fprintf (``__printf_chk``/``__fprintf_chk`` at -O2)."""
+    b = os.fspath(BUILD / f"gnustart_{opt}")
+    r = explore(b, 1, tests=True)
+    assert r.outcomes == outcome_set(b, 1)
+    assert r.stubs == {} and not r.errors
+    assert_tests_replay(b, r)
+
+
+def test_an_argument_that_may_be_an_option_leaves_getopt_long_a_named_stub():
+    """``-v`` is an option: getopt_long is not modelled for it and stays angr's stub, whose any-value
+    return keeps the option loop going for ever (as in stock angr); the run stops at its limit and
+    every path and test says it went through the stub."""
+    b = os.fspath(BUILD / "gnustart_O0")
+    r = explore(b, 1, args=["-v"], tests=True, timeout=15)
+    assert r.stopped == "timeout" and set(r.stubs) == {"getopt_long"}
+    assert r.tests and all(t.stubs == ["getopt_long"] for t in r.tests)
+    plain = explore(b, 1, args=["plain"], tests=True)      # not an option: exact again
+    assert plain.stubs == {} and plain.outcomes == outcome_set(b, 1)
+
+
+@pytest.mark.skipif(shutil.which("tr") is None, reason="no tr on this machine")
+def test_debians_tr_translates_stdin_and_every_test_replays():
+    """``tr a b`` on one symbolic stdin byte: angr's stubs sent every path to the usage message
+    (exit 1, all 41 tests mismatching natively); now its outcomes are the native ones."""
+    tr = shutil.which("tr")
+    r = explore(tr, 1, args=["a", "b"], tests=True, timeout=240)
+    native = {(p.returncode, p.stdout) for p in
+              (subprocess.run([tr, "a", "b"], input=bytes([x]), capture_output=True) for x in range(256))}
+    assert r.stopped is None and r.outcomes == native
+    assert r.stubs == {}
+    runs = replay(r.tests, tr)
+    assert runs and all(run.status == "ok" for run in runs if run.test.kind == "exit")
