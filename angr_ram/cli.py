@@ -217,6 +217,9 @@ def cmd_bench(args) -> int:
     if args.drives:
         from .bench.drives import drives_table
         return drives_table(args.samples or None, samples_dir=d, timeout=args.timeout)
+    if args.subjects:
+        from .bench.subjects import subjects_table
+        return subjects_table(args.samples or None, budget=args.timeout, samples_dir=d)
     if args.limits:
         from .bench.limits import limits_table
         return limits_table(args.samples or None, samples_dir=d)
@@ -326,6 +329,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--drives", action="store_true",
                    help="each program driven by explore(), by a script with one wide BVS and angr's default "
                         "options, and by a script with a BVS per byte: time, paths, outcomes, RSS")
+    b.add_argument("--subjects", action="store_true",
+                   help="the seed papers' subjects (libyaml, expat, libosip, libxml2 drivers) on templates under "
+                        "stock angr, fork, dsmm and aa with --timeout as the budget: time, paths, outcomes, z3, "
+                        "errors, RSS, replay mismatches")
     b.add_argument("--limits", action="store_true",
                    help="runs stopped by --timeout 10, 30 and Ctrl-C at 5 s on hard programs: time past the limit, "
                         "RSS, paths, unfinished paths, tests written")

@@ -33,6 +33,8 @@ from .plugins.strings import STRING_PROCEDURES
 from .plugins.stubs import record, stub_addresses
 from .plugins.threads import install_threads
 from .plugins.uninitialized import apply_uninitialized, check_uninitialized
+from .plugins.varargs import install_varargs
+from .plugins.weak_imports import resolve_weak_imports
 from .profile import Profile, step_site
 from .scope import RunScope
 from .stats import RunStats
@@ -266,10 +268,12 @@ class RelocatableMemory(angr.ExplorationTechnique):
         project = simgr._project
         if project.arch.name != "AMD64":
             raise AngrRamError(f"angr-ram supports x86-64 binaries only, not {project.arch.name}")
+        resolve_weak_imports(project)
         install_hooks(project, self.string_procedures)
         install_environment(project, self.environment)
         install_threads(project)
         install_startup(project)
+        install_varargs(project)
         self._stubs = stub_addresses(project)
         for stash in list(simgr.stashes):
             for state in simgr.stashes[stash]:

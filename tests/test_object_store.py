@@ -143,3 +143,31 @@ def test_reversed_symbolic_read_selects_whole_words():
     uoff = (k & 15) + 1
     s.add(store.read(uoff, 4, 1, reverse=True) != store.read(uoff, 4, 1).reversed)
     assert not s.satisfiable()
+
+
+def test_symbolic_read_after_symbolic_writes_grows_with_keys_plus_writes():
+    """A hash table (4 KiB, every byte written) with entries stored at hashed offsets, then a
+    lookup at a hashed offset: the writes apply once at the read offset over one selection of the
+    stored bytes, so the read's size is about (stored bytes + writes) per byte read, not their
+    product (libxml2's dictionary: minutes for one read)."""
+    size = 4096
+    store = ObjectStore(size)
+    for o in range(0, size, 8):
+        store.write(o, claripy.BVV(o * 0x100000001, 64), 8)     # both halves hold o
+    keys = [claripy.BVS(f"h{i}", 64) for i in range(6)]
+    vals = [claripy.BVS(f"v{i}", 64 if i % 2 else 32) for i in range(6)]
+    for i, (k, val) in enumerate(zip(keys, vals, strict=True)):
+        store.write(k * 32 % size, val, 8 if i % 2 else 4)
+    store.write(64, claripy.BVV(0xABCD, 32), 4)          # a concrete write after them
+    q = claripy.BVS("q", 64)
+    v = store.read(q * 32 % size, 4)
+    assert count_ifs(v) <= 5 * size           # the product would be over 4 * size * len(keys)
+    pins = {**{k: 10 + i for i, k in enumerate(keys)},
+            **{x: (0x1111111111111111 if i % 2 else 0x11111111) * (i + 1) for i, x in enumerate(vals)}}
+    # slot 13: written by keys[2] (4 bytes) then keys[3] (8 bytes): the newest covering write wins
+    assert value_under(v, {**pins, keys[2]: 13, keys[3]: 13, q: 13}) == 0x44444444
+    assert value_under(v, {**pins, keys[3]: 12, keys[2]: 13, q: 13}) == 0x33333333
+    assert value_under(v, {**pins, q: 20}) == 20 * 32         # no entry there: the stored word
+    # slot 2: keys[0]'s entry, then the concrete write at offset 64 (newer) wins
+    assert value_under(v, {**pins, keys[0]: 2, q: 2}) == 0xABCD
+    assert value_under(v, {**pins, keys[0]: 2, q: 2, keys[1]: 2}) == 0xABCD   # still the newest

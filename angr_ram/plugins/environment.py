@@ -14,7 +14,8 @@ angr-ram models it, as a libc function and as the system call, in one of two env
   per call. Paths that depend on the random value or the time are explored for that value only.
 
 In both, ``sysconf`` and ``getpagesize`` answer the x86-64 Linux machine's constants (stock angr:
-unconstrained, so glib's slice allocator sized from the page size fails on some path).
+unconstrained, so glib's slice allocator sized from the page size fails on some path), and
+``rand_r`` computes glibc's generator from the seed it is given.
 """
 
 from __future__ import annotations
@@ -162,4 +163,21 @@ class RamGetpagesize(angr.SimProcedure):
         return claripy.BVV(4096, 32)
 
 
-MACHINE = {"sysconf": RamSysconf, "getpagesize": RamGetpagesize}
+class RamRandR(angr.SimProcedure):
+    """``rand_r(seedp)``: glibc's reentrant generator, exact (three steps of its linear
+    congruential recurrence; the state is written back to ``*seedp``). Stock angr has no model: any
+    value, and the seed is left unchanged (libxml2 seeds its dictionaries' hashes with it)."""
+
+    def run(self, seedp):  # pylint: disable=arguments-differ
+        e = self.state.arch.memory_endness
+        nxt = self.state.memory.load(seedp, 4, endness=e)
+        result = claripy.BVV(0, 32)
+        for bits in (11, 10, 10):
+            nxt = nxt * 1103515245 + 12345
+            part = claripy.LShR(nxt, 16) & ((1 << bits) - 1)
+            result = part if bits == 11 else (result << 10) ^ part
+        self.state.memory.store(seedp, nxt, endness=e)
+        return result
+
+
+MACHINE = {"sysconf": RamSysconf, "getpagesize": RamGetpagesize, "rand_r": RamRandR}

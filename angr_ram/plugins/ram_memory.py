@@ -15,6 +15,7 @@ in an upgrade carry over; angr-ram inserts four:
 
 from __future__ import annotations
 
+import claripy
 from angr.storage.memory_mixins import (
     AddressConcretizationMixin,
     DefaultFillerMixin,
@@ -34,7 +35,13 @@ from .uninitialized import StableUninitMixin
 class SpeculativeFindMixin(MemoryMixin):
     """Marks the loads of angr's ``find`` (strlen, strchr, memchr... search in chunks of 129
     bytes) as speculative: a chunk that may leave its object is not a program error; angr then
-    retries the search byte by byte, where a real over-read is still reported."""
+    retries the search byte by byte, where a real over-read is still reported.
+
+    A start address that selects among a few strings (``buf + strspn(buf, " ")``: symbolic after
+    the address constraints are substituted) is searched once per value, each search from a
+    concrete address (whose chunks are clipped at the object's end), and the results are joined
+    as an if-then-else on the pointer's value; chunks from the symbolic address itself would run
+    past the object for some values and end the path in a false error."""
 
     _speculative = False
 
@@ -42,9 +49,35 @@ class SpeculativeFindMixin(MemoryMixin):
         prev = self._speculative
         self._speculative = True
         try:
+            split = self._find_by_cases(addr, data, max_search, kwargs)
+            if split is not None:
+                return split
             return super().find(addr, data, max_search, **kwargs)
         finally:
             self._speculative = prev
+
+    def _find_by_cases(self, addr, data, max_search, kwargs):
+        """``find`` from each value of a selected start address, joined; None when ``addr`` is
+        concrete after substitution or has no few readable values."""
+        state = self.state
+        if isinstance(addr, int) or not addr.symbolic or not state.has_plugin("ram"):
+            return None
+        if not state.ram.substitute(addr).symbolic:
+            return None
+        from .strings import pointer_cases
+        cases = pointer_cases(state, addr)
+        if not cases:
+            return None
+        found = [(cond, super(SpeculativeFindMixin, self).find(p, data, max_search, **kwargs))
+                 for cond, p, _ in cases]
+        r = found[-1][1][0]
+        for cond, (rk, _, _) in reversed(found[:-1]):
+            r = claripy.If(cond, rk, r)
+        constraints = []
+        if any(ck for _, (_, ck, _) in found):
+            constraints.append(claripy.Or(*(claripy.And(cond, *ck) if ck else cond for cond, (_, ck, _) in found)))
+        indices = sorted(set().union(*(ik for _, (_, _, ik) in found)))
+        return r, constraints, indices
 
 
 def compose(default=DefaultMemory) -> tuple[type, ...]:

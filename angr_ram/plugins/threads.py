@@ -11,7 +11,7 @@ program never takes. Here, as in a process with one thread:
 * ``pthread_key_create`` writes a fresh key (1, 2, ... per path) and succeeds;
   ``pthread_setspecific``/``pthread_getspecific`` store and read the key's value (NULL until set);
 * locks, attributes, ``pthread_sigmask`` and naming succeed (the only thread always gets the lock);
-  ``pthread_self`` is one constant thread id.
+  ``pthread_self`` is one constant thread id (``pthread_equal`` compares ids).
 """
 
 from __future__ import annotations
@@ -85,6 +85,13 @@ class Self(angr.SimProcedure):
         return claripy.BVV(THREAD_ID, self.state.arch.bits)
 
 
+class Equal(angr.SimProcedure):
+    """``pthread_equal(a, b)``: non-zero when the ids are the same."""
+
+    def run(self, a, b):  # pylint: disable=arguments-differ
+        return claripy.If(a == b, claripy.BVV(1, 32), claripy.BVV(0, 32))
+
+
 SUCCEEDING = (
     "pthread_key_delete", "pthread_mutex_init", "pthread_mutex_destroy", "pthread_mutex_trylock",
     "pthread_mutex_timedlock", "pthread_mutex_consistent",
@@ -97,7 +104,7 @@ SUCCEEDING = (
     "pthread_sigmask", "pthread_setname_np", "pthread_detach",
 )
 THREAD_PROCEDURES = {"pthread_key_create": KeyCreate, "pthread_getspecific": GetSpecific,
-                     "pthread_setspecific": SetSpecific, "pthread_self": Self,
+                     "pthread_setspecific": SetSpecific, "pthread_self": Self, "pthread_equal": Equal,
                      **{name: Succeed for name in SUCCEEDING}}
 
 

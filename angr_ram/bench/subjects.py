@@ -1,0 +1,124 @@
+"""Subjects benchmark: the seed papers' evaluation subjects at binary level (issue 45 item 4).
+
+Each subject is a driver of our own that calls a library's public API as the seeds' drivers do
+(samples/subjects: libyaml's scanner, expat, libosip's parser, libxml2's HTML parser), statically
+linked against Debian's ``-dev`` package, run on a KLEE-style template under stock angr, angr-ram's
+default (``fork``), ``dsmm`` and address-aware caching (``aa``), each in a child process with a
+time budget. Per run: seconds (``+``: stopped by the budget), finished paths, the outcomes found of
+those the native driver gives over the template's domain, z3 checks, error paths, peak RSS, and
+tests whose native replay contradicts them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ..inputs import Template
+from ..replay import replay
+from ..runner import explore
+from . import sample_path
+from .native import run_inputs
+
+MAX_NATIVE = 20000      # a template with more inputs than this gets no native outcome set
+
+# name: (binary, template, low, high, what)
+SUBJECTS = {
+    "yaml-2": ("yaml_scan_O2", b"??", "A", "z", "libyaml yaml_parser_scan loop, 2 bytes"),
+    "yaml-3": ("yaml_scan_O2", b"???", "A", "z", "libyaml yaml_parser_scan loop, 3 bytes"),
+    "expat-2": ("expat_parse_O2", b"??", "A", "z", "expat XML_Parse, hash salt 17, 2 bytes"),
+    "expat-4": ("expat_parse_O2", b"<??>", "A", "z", "expat XML_Parse of an element, 2 bytes"),
+    "osip-req": ("osip_parse_O2", b"?NVITE sip:a@? SIP/2.0\r\n\r\n", "A", "z",
+                 "libosip osip_message_parse, method and host bytes"),
+    "osip-status": ("osip_parse_O2", b"SIP/2.0 ?0? OK\r\n\r\n", "0", "9", "libosip, two status digits"),
+    "html-2": ("html_parse_O0", b"??", "A", "z", "libxml2 htmlParseDocument, 2 bytes"),
+    "html-4": ("html_parse_O0", b"<?>?", "A", "z", "libxml2 htmlParseDocument of an element, 2 bytes"),
+}
+CONFIGS = (("stock", {"engine": "stock"}), ("fork", {"model": "fork"}), ("dsmm", {"model": "dsmm"}),
+           ("aa", {"model": "fork", "cache": "aa"}))
+
+
+def template_of(name: str) -> Template:
+    _, data, lo, hi, _ = SUBJECTS[name]
+    return Template(data, ord(lo), ord(hi))
+
+
+def native_outcomes(binary: str, t: Template) -> set | None:
+    """The (exit, stdout) pairs the native binary gives over the template's domain (None if large)."""
+    holes = [k for k, b in enumerate(t.data) if b == ord("?")]
+    if (t.hi - t.lo + 1) ** len(holes) > MAX_NATIVE:
+        return None
+    inputs = []
+    for vals in itertools.product(range(t.lo, t.hi + 1), repeat=len(holes)):
+        data = bytearray(t.data)
+        for k, v in zip(holes, vals, strict=True):
+            data[k] = v
+        inputs.append(bytes(data))
+    return set(run_inputs(binary, inputs))
+
+
+def _child(binary: str, name: str, kw: dict, budget: float) -> None:
+    r = explore(binary, template_of(name), timeout=budget, tests=True, **kw)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    results = replay(r.tests, binary)
+    print(json.dumps({"paths": r.stats.get("paths", 0), "errors": len(r.errors), "stopped": r.stopped,
+                      "z3": r.stats.get("z3_checks", 0), "rss_mb": round(rss), "unknown": r.unknown,
+                      "outcomes": sorted((c, o.hex()) for c, o in r.outcomes if c is not None),
+                      "tests": len(r.tests), "mismatches": sum(x.failed for x in results),
+                      "stubs": sorted(r.stubs)}))
+
+
+def run(binary: str, name: str, kw: dict, budget: float) -> dict:
+    """One run in a child process, killed 60 s after the budget."""
+    t0 = time.perf_counter()
+    cmd = [sys.executable, "-m", "angr_ram.bench.subjects", binary, name, json.dumps(kw), str(budget)]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=budget + 60, check=False)
+        line = next((ln for ln in reversed(p.stdout.splitlines()) if ln.startswith("{")), None)
+        r = json.loads(line) if line else {"failed": (p.stderr.strip().splitlines() or ["no output"])[-1][:100]}
+    except subprocess.TimeoutExpired:
+        r = {"killed": True}
+    r["seconds"] = time.perf_counter() - t0
+    if "outcomes" in r:
+        r["outcomes"] = {(c, bytes.fromhex(o)) for c, o in r["outcomes"]}
+    return r
+
+
+def subjects_table(names=None, budget: float = 600.0, samples_dir: Path | None = None) -> int:
+    """Print the subjects table (``angr-ram bench --subjects``)."""
+    names = names or list(SUBJECTS)
+    for n in names:
+        if n not in SUBJECTS:
+            print(f"unknown subject {n!r}; known: {', '.join(SUBJECTS)}", file=sys.stderr)
+            return 2
+    print(__doc__.strip().splitlines()[0])
+    print(f"{'subject':12} {'setting':6} {'time s':>8} {'paths':>6} {'found':>9} {'z3':>6} {'errors':>6} "
+          f"{'RSS MB':>6} {'mismatch':>8}  stubs")
+    for name in names:
+        binary = sample_path(SUBJECTS[name][0], samples_dir)
+        truth = native_outcomes(binary, template_of(name))
+        for label, kw in CONFIGS:
+            r = run(binary, name, kw, budget)
+            if "outcomes" not in r:
+                why = "killed" if r.get("killed") else r.get("failed", "failed")
+                print(f"{name:12} {label:6} {r['seconds']:8.1f}+ {why}", flush=True)
+                continue
+            found = (f"{len(r['outcomes'] & truth)}/{len(truth)}" if truth is not None
+                     else f"{len(r['outcomes'])}/-")
+            wrong = "" if truth is None or r["outcomes"] <= truth else f"  ({len(r['outcomes'] - truth)} not native!)"
+            mark = "+" if r["stopped"] else " "
+            print(f"{name:12} {label:6} {r['seconds']:7.1f}{mark} {r['paths']:6} {found:>9} {r['z3']:6} "
+                  f"{r['errors']:6} {r['rss_mb']:6} {r['mismatches']:>4}/{r['tests']:<3}  "
+                  f"{','.join(r['stubs']) or '-'}{wrong}", flush=True)
+    print("+ = stopped by the budget (or killed); found = outcomes found of those the native driver gives "
+          "over the template's domain; mismatch = tests whose native replay contradicts them / tests")
+    return 0
+
+
+if __name__ == "__main__":
+    _child(sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), float(sys.argv[4]))

@@ -1,0 +1,92 @@
+"""Weak imports that the program's libraries define, resolved as the dynamic linker resolves them.
+
+Libraries that work with or without threads (libxml2, libstdc++) reference ``pthread_*`` as
+*weak* symbols and test or call them. Natively glibc (2.34 and later: libpthread is part of libc)
+defines them and the dynamic linker binds the references. Loaded without its libraries, CLE
+leaves an unresolved weak reference at 0, so angr calls address 0 (libxml2's
+``htmlCreateMemoryParserCtxt``: "jump to 0x0" at its first ``pthread_mutex_init``).
+
+:func:`resolve_weak_imports` binds each weak function import that a library the program needs
+(``DT_NEEDED``, looked up in this host's library directories, as a replay runs) defines, to angr's
+procedure for it (a stub when angr has none; angr-ram's models replace those afterwards: the
+single-threaded pthread calls of :mod:`.threads`). References that no library defines
+(``__gmon_start__``, ``_ITM_registerTMCloneTable``) stay 0, as natively.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+import angr
+
+LIB_DIRS = ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib")
+FUNCTION_TYPES = frozenset({"STT_FUNC", "STT_GNU_IFUNC", "STT_LOOS"})
+
+
+@lru_cache(maxsize=64)
+def library_functions(path: str) -> frozenset:
+    """The function names ``path`` (a shared library) defines in its dynamic symbol table."""
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+    names = set()
+    try:
+        with open(path, "rb") as f:
+            dynsym = ELFFile(f).get_section_by_name(".dynsym")
+            if dynsym is None:
+                return frozenset()
+            for sym in dynsym.iter_symbols():
+                if sym["st_shndx"] != "SHN_UNDEF" and sym["st_info"]["type"] in FUNCTION_TYPES:
+                    names.add(sym.name.split("@")[0])
+    except (OSError, ELFError):
+        return frozenset()
+    return frozenset(names)
+
+
+def _find_library(name: str, extra_dirs=()) -> str | None:
+    for d in (*extra_dirs, *LIB_DIRS):
+        p = os.path.join(d, name)
+        if os.path.isfile(p):
+            return p
+    return None
+
+
+def needed_functions(obj) -> frozenset:
+    """The functions defined by the libraries ``obj`` needs, as found on this host."""
+    extra = tuple(getattr(obj, "extra_load_path", ()) or ())
+    names = set()
+    for dep in getattr(obj, "deps", ()) or ():
+        path = _find_library(dep, extra)
+        if path is not None:
+            names |= library_functions(path)
+    return frozenset(names)
+
+
+def unresolved_weak_imports(project) -> list[str]:
+    """Names of the main object's weak imports that CLE left unresolved (at 0)."""
+    out = []
+    for name, reloc in project.loader.main_object.imports.items():
+        sym = reloc.symbol
+        if getattr(sym, "is_weak", False) and reloc.resolvedby is None and project.loader.find_symbol(name) is None:
+            out.append(name)
+    return sorted(out)
+
+
+def resolve_weak_imports(project) -> list[str]:
+    """Bind the unresolved weak imports that a needed library defines to angr's procedures (see
+    module doc); returns the names bound."""
+    weak = unresolved_weak_imports(project)
+    if not weak:
+        return []
+    defined = needed_functions(project.loader.main_object)
+    libc = angr.SIM_LIBRARIES.get("libc.so.6")
+    libc = libc[0] if isinstance(libc, list) else libc
+    bound = []
+    for name in weak:
+        if name not in defined:
+            continue
+        proc = libc.get(name, project.arch) if libc is not None else angr.SIM_PROCEDURES["stubs"]["ReturnUnconstrained"](
+            display_name=name, is_stub=True)
+        if project.hook_symbol(name, proc, replace=True) is not None:
+            bound.append(name)
+    return bound

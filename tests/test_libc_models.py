@@ -1,0 +1,131 @@
+"""libc functions angr has no model of, or only a placeholder for (issue 45 item 3): strspn,
+strcspn, strpbrk and strchr answered from the bytes; angr's searches (strlen, strncpy...) from a
+pointer that selects among a few positions; weak imports bound as the dynamic linker binds them;
+the v*printf family over a va_list; glibc's rand_r. Semantics against C on every assignment of
+small alphabets, whole programs against native ground truth at -O0 and -O2."""
+
+import itertools
+import os
+
+import angr
+import claripy
+import pytest
+
+from angr_ram.plugins import strings
+from angr_ram.plugins.environment import RamRandR
+from angr_ram.plugins.weak_imports import resolve_weak_imports, unresolved_weak_imports
+from angr_ram.runner import explore, load_project
+
+from .conftest import BUILD, assert_tests_replay
+from .groundtruth import outcome_set
+
+ALPHA = b"\x00ab:"
+
+
+def _heap_string(state, data):
+    obj = state.ram.allocate(len(data))
+    for i, b in enumerate(data):
+        state.memory.store(obj.base + i, b if isinstance(b, claripy.ast.BV) else claripy.BVV(b, 8))
+    return obj.base
+
+
+def _c_strspn(s: bytes, accept: bytes, reject: bool) -> int:
+    s, accept = s[:s.index(0)], accept[:accept.index(0)]
+    i = 0
+    while i < len(s) and ((s[i] in accept) != reject):
+        i += 1
+    return i
+
+
+@pytest.fixture
+def state(ram_state):
+    return ram_state.copy()
+
+
+def test_span_functions_match_c_on_every_assignment(state):
+    """strspn, strcspn, strpbrk and strchr with symbolic bytes in the string and in the set: the
+    value equals C's on every assignment over {NUL, 'a', 'b', ':'}, with no new symbol."""
+    xs = [claripy.BVS(f"x{i}", 8) for i in range(2)]
+    y = claripy.BVS("y", 8)
+    s = _heap_string(state, [xs[0], ord("a"), xs[1], ord("b"), 0])
+    accept = _heap_string(state, [ord("a"), y, 0])
+    results = {"spn": strings.span(state, s, accept, reject=False),
+               "cspn": strings.span(state, s, accept, reject=True),
+               "pbrk": strings.first_of(state, s, accept),
+               "chr": strings.find_byte(state, s, y.zero_extend(24))}
+    assert all(r is not None for r in results.values())
+    for r in results.values():
+        assert r.variables <= (xs[0].variables | xs[1].variables | y.variables | s.variables)
+    base = state.solver.eval(s)
+    for vx0, vx1, vy in itertools.product(ALPHA, repeat=3):
+        cs = bytes([vx0, ord("a"), vx1, ord("b"), 0])
+        ca = bytes([ord("a"), vy, 0])
+        fix = [xs[0] == vx0, xs[1] == vx1, y == vy]
+        got = {k: state.solver.eval(r, extra_constraints=fix) for k, r in results.items()}
+        assert got["spn"] == _c_strspn(cs, ca, False)
+        n = _c_strspn(cs, ca, True)
+        assert got["cspn"] == n
+        assert got["pbrk"] == (0 if cs[n] == 0 else base + n)
+        c_string = cs[:cs.index(0) + 1]            # strchr looks up to the first NUL, included
+        k = c_string.find(bytes([vy]))
+        assert got["chr"] == (0 if k < 0 else base + k), (cs, vy)
+
+
+def test_angr_search_from_a_selected_pointer(state):
+    """angr's own strlen (a chunked memory search) from ``buf + k``, ``k`` chosen by an input byte:
+    every value searched from its position, no error, the length of each case."""
+    x = claripy.BVS("x", 8)
+    buf = _heap_string(state, [ord(" "), ord("a"), ord("b"), 0])
+    k = claripy.If(x == 1, claripy.BVV(1, 64), claripy.If(x == 2, claripy.BVV(2, 64), claripy.BVV(0, 64)))
+    proc = angr.SIM_PROCEDURES["libc"]["strlen"]()
+    n = proc.execute(state, arguments=[buf + k]).ret_expr
+    for vx, want in ((0, 3), (1, 2), (2, 1), (9, 3)):
+        assert state.solver.eval_upto(n, 2, extra_constraints=[x == vx]) == [want]
+
+
+@pytest.mark.parametrize("opt", ("O0", "O2"))
+def test_libc_calls_reach_the_native_outcomes(opt):
+    """samples/libcalls.c: every outcome over the two-byte domain, no error, no stub on any path,
+    every test replays natively (stock angr: strspn/strcspn/strpbrk are stubs, vsnprintf writes
+    an empty string, and the weak pthread_mutex_init is address 0)."""
+    b = os.fspath(BUILD / f"libcalls_{opt}")
+    r = explore(b, 2, tests=True)
+    assert r.errors == []
+    assert r.stubs == {}
+    assert r.outcomes == outcome_set(b, 2)
+    assert_tests_replay(b, r)
+    assert r.stats["string_exact"] > 0
+
+
+def test_weak_imports_bound_only_where_a_library_defines_them():
+    proj = load_project(os.fspath(BUILD / "libcalls_O0"))
+    weak = unresolved_weak_imports(proj)
+    assert "pthread_mutex_init" in weak and "__gmon_start__" in weak
+    bound = resolve_weak_imports(proj)
+    assert {"pthread_mutex_init", "pthread_mutex_lock", "pthread_mutex_unlock"} <= set(bound)
+    assert "__gmon_start__" not in bound            # glibc defines no such function: stays 0
+    assert proj.loader.find_symbol("pthread_mutex_init") is not None
+    assert proj.loader.find_symbol("__gmon_start__") is None
+
+
+def _glibc_rand_r(seed: int) -> tuple[int, int]:
+    out = 0
+    for bits in (11, 10, 10):
+        seed = (seed * 1103515245 + 12345) & 0xFFFFFFFF
+        part = (seed >> 16) & ((1 << bits) - 1)
+        out = part if bits == 11 else ((out << 10) ^ part)
+    return out, seed
+
+
+def test_rand_r_is_glibcs_generator(state):
+    """rand_r's result and the seed it writes back, for a symbolic seed, equal glibc's (the
+    algorithm of stdlib/rand_r.c) on sample seeds."""
+    s = claripy.BVS("seed", 32)
+    ptr = _heap_string(state, [0, 0, 0, 0])
+    state.memory.store(ptr, s, endness="Iend_LE")
+    proc = RamRandR().execute(state, arguments=[ptr])
+    after = proc.state.memory.load(ptr, 4, endness="Iend_LE")
+    for seed in (0, 1, 17, 0xFFFFFFFF, 123456789):
+        want, nxt = _glibc_rand_r(seed)
+        assert proc.state.solver.eval(proc.ret_expr, extra_constraints=[s == seed]) == want
+        assert proc.state.solver.eval(after, extra_constraints=[s == seed]) == nxt

@@ -1,0 +1,65 @@
+"""The seed papers' evaluation subjects at binary level (issue 45 item 2): drivers of our own that
+call each library's public API as the seeds' drivers do, statically linked against Debian's
+``-dev`` packages (samples/subjects), run on KLEE-style templates at their smallest sizes. Each run
+reaches the outcome set the native driver gives over the template's whole domain, with no error
+path and no stub on any path, and every test replays natively. ``angr-ram bench --subjects``
+runs them at larger sizes beside stock angr."""
+
+import os
+
+import pytest
+
+from angr_ram.inputs import Template
+from angr_ram.runner import explore
+
+from .conftest import BUILD, assert_tests_replay
+from .groundtruth import outcome_set_over
+
+
+def _domain(t: Template):
+    return [range(t.lo, t.hi + 1) if b == ord("?") else [b] for b in t.data]
+
+
+def check(name: str, opt: str, template: Template, at_least: int):
+    b = os.fspath(BUILD / f"{name}_{opt}")
+    r = explore(b, template, tests=True)
+    want = outcome_set_over(b, _domain(template))
+    assert len(want) >= at_least                  # the template's bytes do decide something
+    assert r.stopped is None and r.errors == [], r.errors[:3]
+    assert r.stubs == {}
+    assert r.outcomes == want
+    assert_tests_replay(b, r)
+    return r
+
+
+@pytest.mark.parametrize("opt", (pytest.param("O0", marks=pytest.mark.slow), "O2"))
+def test_expat_parses_a_two_byte_document(opt):
+    """expat (XML_Parse with a fixed hash salt): well-formed, no element, or each syntax error."""
+    check("expat_parse", opt, Template(b"??"), 3)
+
+
+@pytest.mark.slow   # make test-slow (CI): 20 s per run
+@pytest.mark.parametrize("opt", ("O0", "O2"))
+def test_libosip_parses_a_request_line_with_a_symbolic_method_and_host(opt):
+    """osip_message_parse: INVITE, another method, or a parse error (the method's first byte and
+    the host decide); strspn/strcspn/strchr from pointers the input moves."""
+    check("osip_parse", opt, Template(b"?NVITE sip:a@? SIP/2.0\r\n\r\n"), 3)
+
+
+def test_libosip_parses_a_status_line_with_symbolic_digits():
+    """A response's status code from two symbolic digits: every status class, or an error."""
+    check("osip_parse", "O2", Template(b"SIP/2.0 ?0? OK\r\n\r\n", ord("0"), ord("9")), 11)
+
+
+@pytest.mark.slow   # make test-slow (CI): 25-30 s per run
+@pytest.mark.parametrize("opt", ("O0", "O2"))
+def test_libyaml_scans_two_symbolic_bytes(opt):
+    """yaml_parser_scan over two bytes: each token sequence and each scanner error."""
+    check("yaml_scan", opt, Template(b"??"), 9)
+
+
+@pytest.mark.slow   # make test-slow (CI): 25 s; libxml2's start-up (weak pthread imports, rand_r)
+def test_libxml2_parses_a_two_byte_html_document():
+    """htmlParseDocument: libxml2 initialises its globals through weak pthread references and
+    seeds its dictionaries with rand_r; the document is built on every input."""
+    check("html_parse", "O0", Template(b"??"), 1)
