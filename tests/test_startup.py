@@ -50,3 +50,15 @@ def test_debians_tr_translates_stdin_and_every_test_replays():
     assert r.stubs == {}
     runs = replay(r.tests, tr)
     assert runs and all(run.status == "ok" for run in runs if run.test.kind == "exit")
+
+
+@pytest.mark.parametrize("opt", ["O0", "O2"])
+def test_signal_sets_strsignal_and_isatty_are_modelled(opt):
+    """sigcalls: a signal chosen by the input added to a sigset_t (one 1024-bit value, no fork),
+    strsignal's glibc text (m4 calls it at start-up; the stub's pointer went to strlen anywhere),
+    isatty 0 as on a replay's pipe: both native outcomes, no stub, tests replay."""
+    b = os.fspath(BUILD / f"sigcalls_{opt}")
+    r = explore(b, 1, tests=True)
+    assert r.outcomes == outcome_set(b, 1) and len(r.outcomes) == 2
+    assert r.stubs == {} and not r.errors
+    assert_tests_replay(b, r)

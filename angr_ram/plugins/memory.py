@@ -81,6 +81,8 @@ def object_constraint(addr, obj: MemoryObject, size: int):
     return claripy.And(claripy.UGE(addr, start), claripy.ULE(addr, start + (obj.size - size)))
 
 
+MAX_SHOWN = 3      # faulting places named in one error path's message
+
 class RelocatableMixin(MemoryMixin):
     """Memory layer that implements the relocatable addressing model for heap objects."""
 
@@ -274,15 +276,26 @@ class RelocatableMixin(MemoryMixin):
         return v
 
     def _targets(self, addr, a, size, hits: list[Hit]) -> list[Target]:
-        out = []
+        """One target per object or region hit, in order, then one error target per kind of fault:
+        an access that may hit several unmapped gaps (a pointer with any value) is one error path,
+        not one per gap."""
+        out, faults = [], {}
         for h in hits:
             if h.kind == "object":
                 out.append(Target(object_constraint(addr, h.obj, size), "object", obj_id=h.obj.id))
             elif h.kind == "region":
                 out.append(Target(in_interval(addr, h.lo, h.hi), "region"))
             else:
-                out.append(Target(in_interval(a, h.lo, h.hi), "error", h.error,
-                                  f"access of {size} bytes may hit {h.describe()}"))
+                faults.setdefault(h.error, []).append(h)
+        for kind, hs in faults.items():
+            if len(hs) == 1:
+                out.append(Target(in_interval(a, hs[0].lo, hs[0].hi), "error", kind,
+                                  f"access of {size} bytes may hit {hs[0].describe()}"))
+                continue
+            shown = ", ".join(h.describe() for h in hs[:MAX_SHOWN])
+            more = f" and {len(hs) - MAX_SHOWN} more" if len(hs) > MAX_SHOWN else ""
+            out.append(Target(claripy.Or(*(in_interval(a, h.lo, h.hi) for h in hs)), "error", kind,
+                              f"access of {size} bytes may hit any of {len(hs)}: {shown}{more}"))
         return out
 
     def _serve(self, addr, a, size, hits, what, condition=None):
@@ -308,7 +321,7 @@ class RelocatableMixin(MemoryMixin):
             if forking:
                 raise self._fork_request(targets, what)
             self._fault(hits[0].error, f"{what} of {size} bytes hits {hits[0].describe()}", None, condition)
-        good_targets = [t for h, t in zip(hits, targets, strict=True) if h.kind != "error"]
+        good_targets = [t for t in targets if t.kind != "error"]
         if len(good) < len(hits):
             errors = [t for t in targets if t.kind == "error"]
             if forking:

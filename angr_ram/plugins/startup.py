@@ -14,7 +14,10 @@ locale (what a replay runs in, and where message catalogues translate nothing):
   are not run at exit (angr writes output when it is made, nothing is left to flush);
 * ``__fprintf_chk`` and ``__sprintf_chk`` are ``fprintf`` and ``sprintf`` with the fortify flag;
   ``__overflow`` (``putc``'s slow path) writes its byte;
-* ``strrchr`` of a concrete string (a program's name) finds the last occurrence;
+* ``strrchr`` of a concrete string (a program's name) finds the last occurrence; ``strsignal``
+  returns glibc's description; ``isatty`` is 0 (a replay runs on pipes); the ``sigset_t``
+  functions set and test bits; ``fstat``, ``lseek``, ``munmap`` and ``sigprocmask`` are angr's
+  models of the system calls;
 * ``getopt_long`` and ``getopt_long_only`` return -1 (no option) when no argument from ``optind`` on
   can be an option (starts with ``-`` and has more after it); otherwise they stay a stub (recorded on the path).
 """
@@ -188,12 +191,132 @@ class GetoptLongOnly(GetoptLong):
     name_for_stub = "getopt_long_only"
 
 
+SIGNAL_NAMES = ("Hangup", "Interrupt", "Quit", "Illegal instruction", "Trace/breakpoint trap", "Aborted",
+                "Bus error", "Floating point exception", "Killed", "User defined signal 1",
+                "Segmentation fault", "User defined signal 2", "Broken pipe", "Alarm clock", "Terminated",
+                "Stack fault", "Child exited", "Continued", "Stopped (signal)", "Stopped",
+                "Stopped (tty input)", "Stopped (tty output)", "Urgent I/O condition",
+                "CPU time limit exceeded", "File size limit exceeded", "Virtual timer expired",
+                "Profiling timer expired", "Window changed", "I/O possible", "Power failure", "Bad system call")
+SIGRTMIN, SIGRTMAX = 34, 64
+
+
+def signal_description(sig: int) -> bytes:
+    """glibc's ``strsignal(sig)`` text in the C locale."""
+    if 1 <= sig <= len(SIGNAL_NAMES):
+        return SIGNAL_NAMES[sig - 1].encode()
+    if SIGRTMIN <= sig <= SIGRTMAX:
+        return f"Real-time signal {sig - SIGRTMIN}".encode()
+    return f"Unknown signal {sig}".encode()
+
+
+class Strsignal(angr.SimProcedure):
+    """``strsignal(sig)``: glibc's description of a signal (m4 names SIGSEGV's at start-up; the
+    stub's pointer went to ``strlen`` anywhere); a symbolic number with several values stays a stub."""
+
+    def run(self, sig):  # pylint: disable=arguments-differ
+        k = single_value(self.state, sig[31:0])
+        if k is None:
+            record(self.state, "strsignal")
+            return claripy.BVS("strsignal_ret", 64)
+        k = k - (1 << 32) if k & (1 << 31) else k
+        return _static_string(self, signal_description(k))
+
+
+class _Syscall2(angr.SimProcedure):
+    """A libc wrapper of two arguments that is angr's model of the system call ``syscall``."""
+
+    syscall = ""
+
+    def run(self, a0, a1):  # pylint: disable=arguments-differ
+        return self.inline_call(angr.SIM_PROCEDURES["linux_kernel"][self.syscall], a0, a1).ret_expr
+
+
+class _Syscall3(angr.SimProcedure):
+    """A libc wrapper of three arguments that is angr's model of the system call ``syscall``."""
+
+    syscall = ""
+
+    def run(self, a0, a1, a2):  # pylint: disable=arguments-differ
+        return self.inline_call(angr.SIM_PROCEDURES["linux_kernel"][self.syscall], a0, a1, a2).ret_expr
+
+
+def _system_call(name: str, nargs: int) -> type:
+    """The libc wrapper of the system call ``name`` (angr's model of it)."""
+    return type(f"Syscall_{name}", (_Syscall2 if nargs == 2 else _Syscall3,), {"syscall": name})
+
+
+SIGSET_BYTES = 128      # glibc's sigset_t: 1024 bits
+
+
+class Sigemptyset(angr.SimProcedure):
+    def run(self, setp):  # pylint: disable=arguments-differ
+        self.state.memory.store(setp, claripy.BVV(0, SIGSET_BYTES * 8))
+        return claripy.BVV(0, 32)
+
+
+class Sigfillset(angr.SimProcedure):
+    def run(self, setp):  # pylint: disable=arguments-differ
+        self.state.memory.store(setp, claripy.BVV(-1 & ((1 << SIGSET_BYTES * 8) - 1), SIGSET_BYTES * 8))
+        return claripy.BVV(0, 32)
+
+
+class _SigBit(angr.SimProcedure):
+    """A signal's bit in a sigset_t: bit ``(sig - 1) % 8`` of byte ``(sig - 1) // 8``; a number
+    outside 1..1024 is refused (-1, EINVAL). The whole set is one 1024-bit value, so a symbolic
+    signal number (chosen by the input) needs no fork."""
+
+    BITS = SIGSET_BYTES * 8
+
+    def parts(self, setp, sig):
+        k = sig[31:0]
+        valid = claripy.And(claripy.SGE(k, 1), claripy.SLE(k, self.BITS))
+        i = (k - 1).zero_extend(self.BITS - 32)
+        pos = claripy.BVV(self.BITS - 8, self.BITS) - claripy.LShR(i, 3) * 8 + (i & 7)   # memory order
+        mask = claripy.BVV(1, self.BITS) << pos
+        return valid, self.state.memory.load(setp, SIGSET_BYTES), mask
+
+    def update(self, setp, sig, op):
+        valid, old, mask = self.parts(setp, sig)
+        self.state.memory.store(setp, claripy.If(valid, op(old, mask), old))
+        return claripy.If(valid, claripy.BVV(0, 32), claripy.BVV(-1 & 0xFFFFFFFF, 32))
+
+
+class Sigaddset(_SigBit):
+    def run(self, setp, sig):  # pylint: disable=arguments-differ
+        return self.update(setp, sig, lambda old, mask: old | mask)
+
+
+class Sigdelset(_SigBit):
+    def run(self, setp, sig):  # pylint: disable=arguments-differ
+        return self.update(setp, sig, lambda old, mask: old & ~mask)
+
+
+class Sigismember(_SigBit):
+    def run(self, setp, sig):  # pylint: disable=arguments-differ
+        valid, old, mask = self.parts(setp, sig)
+        member = claripy.If(old & mask == 0, claripy.BVV(0, 32), claripy.BVV(1, 32))
+        return claripy.If(valid, member, claripy.BVV(-1 & 0xFFFFFFFF, 32))
+
+
+class Isatty(angr.SimProcedure):
+    """``isatty(fd)``: 0 (a replay's stdin and stdout are pipes, not terminals)."""
+
+    def run(self, fd):  # pylint: disable=arguments-differ,unused-argument
+        return claripy.BVV(0, 32)
+
+
 STARTUP_PROCEDURES = {
     "setlocale": Setlocale, "bindtextdomain": Bindtextdomain, "textdomain": Textdomain,
     "gettext": Gettext, "dgettext": Dgettext, "dcgettext": Dcgettext, "ngettext": Ngettext,
     "dcngettext": Dcngettext, "__cxa_atexit": Succeed, "atexit": Succeed, "posix_fadvise": Succeed,
     "__fprintf_chk": FprintfChk, "__sprintf_chk": SprintfChk, "__overflow": Overflow,
     "getopt_long": GetoptLong, "getopt_long_only": GetoptLongOnly, "strrchr": Strrchr,
+    "strsignal": Strsignal, "isatty": Isatty, "sigemptyset": Sigemptyset, "sigfillset": Sigfillset,
+    "sigaddset": Sigaddset, "sigdelset": Sigdelset, "sigismember": Sigismember,
+    "fstat": _system_call("fstat", 2), "fstat64": _system_call("fstat", 2), "lseek": _system_call("lseek", 3),
+    "lseek64": _system_call("lseek", 3), "munmap": _system_call("munmap", 2),
+    "sigprocmask": _system_call("sigprocmask", 3),
 }
 
 
