@@ -25,14 +25,14 @@ from ..runner import explore
 from . import sample_path
 from .native import run_inputs
 
-MAX_NATIVE = 20000      # a template with more inputs than this gets no native outcome set
+MAX_NATIVE = 250_000    # a template with more inputs than this gets no native outcome set
 
 # name: (binary, template, low, high, what)
 SUBJECTS = {
     "yaml-2": ("yaml_scan_O2", b"??", "A", "z", "libyaml yaml_parser_scan loop, 2 bytes"),
     "yaml-3": ("yaml_scan_O2", b"???", "A", "z", "libyaml yaml_parser_scan loop, 3 bytes"),
     "expat-2": ("expat_parse_O2", b"??", "A", "z", "expat XML_Parse, hash salt 17, 2 bytes"),
-    "expat-4": ("expat_parse_O2", b"<??>", "A", "z", "expat XML_Parse of an element, 2 bytes"),
+    "expat-4": ("expat_parse_O2", b"<??>", "A", "z", "expat XML_Parse of an element tag, 2 bytes"),
     "osip-req": ("osip_parse_O2", b"?NVITE sip:a@? SIP/2.0\r\n\r\n", "A", "z",
                  "libosip osip_message_parse, method and host bytes"),
     "osip-status": ("osip_parse_O2", b"SIP/2.0 ?0? OK\r\n\r\n", "0", "9", "libosip, two status digits"),
