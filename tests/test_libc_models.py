@@ -18,15 +18,9 @@ from angr_ram.runner import explore, load_project
 
 from .conftest import BUILD, assert_tests_replay
 from .groundtruth import outcome_set
+from .test_strings_env import _heap_string
 
 ALPHA = b"\x00ab:"
-
-
-def _heap_string(state, data):
-    obj = state.ram.allocate(len(data))
-    for i, b in enumerate(data):
-        state.memory.store(obj.base + i, b if isinstance(b, claripy.ast.BV) else claripy.BVV(b, 8))
-    return obj.base
 
 
 def _c_strspn(s: bytes, accept: bytes, reject: bool) -> int:

@@ -196,7 +196,12 @@ def _compare(state, a, ra: int, b, rb: int, n: int | None, strings: bool):
                 stop = claripy.Or(stop, x == 0)
             arms.append((stop, _diff(x, y)))
         i += 1
-    r = end
+    return _first_of(arms, end)
+
+
+def _first_of(arms, last):
+    """``If(c1, v1, If(c2, v2, ... last))`` for ``arms`` = [(c1, v1), (c2, v2), ...]."""
+    r = last
     for cond, v in reversed(arms):
         r = claripy.If(cond, v, r)
     return r
@@ -347,10 +352,7 @@ def _scan(state, s, rs: int, members, reject: bool, value):
         if stop is not False:
             arms.append((stop, value(i, c)))
         i += 1
-    r = end
-    for cond, v in reversed(arms):
-        r = claripy.If(cond, v, r)
-    return r
+    return _first_of(arms, end)
 
 
 def span(state, s, chars, reject: bool):
