@@ -83,6 +83,7 @@ def object_constraint(addr, obj: MemoryObject, size: int):
 
 MAX_SHOWN = 3      # faulting places named in one error path's message
 
+
 class RelocatableMixin(MemoryMixin):
     """Memory layer that implements the relocatable addressing model for heap objects."""
 
