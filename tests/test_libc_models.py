@@ -123,3 +123,14 @@ def test_rand_r_is_glibcs_generator(state):
         want, nxt = _glibc_rand_r(seed)
         assert proc.state.solver.eval(proc.ret_expr, extra_constraints=[s == seed]) == want
         assert proc.state.solver.eval(after, extra_constraints=[s == seed]) == nxt
+
+
+@pytest.mark.parametrize("opt", ("O0", "O2"))
+def test_integer_conversions_print_as_glibc_does(opt):
+    """printf's %x, %X, %o, %p (NULL: "(nil)"), widths and %c of a byte above 0x7f: angr prints
+    ``f"{v:x}"[2:]`` (two digits lost), %X in lower case, %p without "0x" and %c as UTF-8; inside a
+    run they are glibc's text, and the tests replay natively."""
+    b = os.fspath(BUILD / f"intfmt_{opt}")
+    r = explore(b, 1, tests=True)
+    assert r.outcomes == outcome_set(b, 1) and len(r.outcomes) == 2
+    assert_tests_replay(b, r)

@@ -88,7 +88,57 @@ def complete_format_replace(stock_replace, self, va_arg):
                     raise ForkRequest([Target(v == x, "value") for x in sorted(vals)], "printf argument")
         return v
 
-    return stock_replace(self, checked)
+    if not any(getattr(c, "spec_type", None) in FIXED_SPECS for c in self.components):
+        return stock_replace(self, checked)
+    return _replace_fixed(self, checked)
+
+
+# conversions stock angr gets wrong: ``f"{v:x}"[2:]`` drops two digits, %X prints lower case, %p has no
+# "0x" (and no "(nil)"), %c of a byte above 0x7f comes out as two bytes of UTF-8
+FIXED_SPECS = frozenset({b"x", b"o", b"p", b"c"})     # spec_type is lower-cased: b"x" is %X too
+
+
+def _int_text(spec, v: int) -> str:
+    """glibc's text for integer conversion ``spec`` of the value ``v`` (already sized and signed)."""
+    t = spec.string[-1:]          # angr's spec_type is lower-cased: %X would print as %x
+    if t in (b"d", b"i", b"u"):
+        s = str(v)
+    elif t == b"c":
+        s = chr(v & 0xFF)
+    elif t == b"x":
+        s = format(v, "x")
+    elif t == b"X":
+        s = format(v, "X")
+    elif t == b"o":
+        s = format(v, "o")
+    elif t == b"p":
+        s = f"0x{v:x}" if v else "(nil)"
+    else:
+        raise angr.errors.SimProcedureError(f"Unimplemented format specifier '{t.decode(errors='replace')}'")
+    if isinstance(spec.length_spec, int):
+        s = s.rjust(spec.length_spec, spec.pad_chr)
+    return s
+
+
+def _replace_fixed(fmt, va_arg):
+    """``FormatString.replace`` with glibc's text for every integer conversion (the same as angr's
+    for ``%d %i %u %c %s``)."""
+    state = fmt.parser.state
+    out = None
+    for comp in fmt.components:
+        if isinstance(comp, bytes):
+            out = fmt._add_to_string(out, claripy.BVV(comp))
+        elif isinstance(comp, claripy.ast.BV):
+            out = fmt._add_to_string(out, comp)
+        elif comp.spec_type == b"s":
+            n = va_arg("size_t") if comp.length_spec == b".*" else None
+            out = fmt._add_to_string(out, fmt._get_str_at(va_arg("char*"), max_length=n))
+        else:
+            v = int(state.solver.eval(va_arg("void*"))) & ((1 << (comp.size * 8)) - 1)
+            if comp.signed and v & (1 << (comp.size * 8 - 1)):
+                v -= 1 << (comp.size * 8)
+            out = fmt._add_to_string(out, claripy.BVV(_int_text(comp, v).encode("latin-1")))   # %c: one byte
+    return out
 
 
 @declare(format_parser.FormatString, "_get_str_at", gate=value_forking_enabled)
