@@ -63,3 +63,32 @@ def test_libxml2_parses_a_two_byte_html_document():
     """htmlParseDocument: libxml2 initialises its globals through weak pthread references and
     seeds its dictionaries with rand_r; the document is built on every input."""
     check("html_parse", "O0", Template(b"??"), 1)
+
+
+def test_libosip_from_a_users_script_with_one_wide_variable():
+    """Driven as an angr user drives it: their own entry_state (angr's default options), stdin the
+    status line with one 16-bit BVS for the two digits (constrained to '0'..'9' by the script),
+    RelocatableMemory() attached, simgr.run(): the same 11 native outcomes, and the tests replay."""
+    import angr
+    import claripy
+
+    import angr_ram
+    from angr_ram.runner import summarize
+
+    b = os.fspath(BUILD / "osip_parse_O2")
+    digits = claripy.BVS("digits", 16)
+    content = claripy.Concat(claripy.BVV(b"SIP/2.0 "), digits[15:8], claripy.BVV(b"0"), digits[7:0],
+                             claripy.BVV(b" OK\r\n\r\n"))
+    n = content.size() // 8
+    proj = angr.Project(b, auto_load_libs=False)
+    st = proj.factory.entry_state(stdin=angr.SimFileStream(name="stdin", content=content, size=n, has_end=True))
+    for byte in (digits[15:8], digits[7:0]):
+        st.solver.add(byte >= ord("0"), byte <= ord("9"))
+    simgr = proj.factory.simulation_manager(st)
+    tech = simgr.use_technique(angr_ram.RelocatableMemory())
+    simgr.run()
+    r = summarize(simgr, tech, tests=True)
+    t = Template(b"SIP/2.0 ?0? OK\r\n\r\n", ord("0"), ord("9"))
+    assert r.outcomes == outcome_set_over(b, _domain(t))
+    assert not r.errors and r.stubs == {}
+    assert_tests_replay(b, r)
