@@ -289,7 +289,7 @@ class RunGuard:
     """
 
     def __init__(self, deadline: float | None = None, step_seconds: float | None = None,
-                 step_memory_mb: float | None = None, grace: float = 0.5, catch_sigint: bool = True,
+                 step_memory_mb: float | None = None, grace: float = 0.2, catch_sigint: bool = True,
                  on_stop=None):
         self.deadline = deadline
         self.step_seconds = step_seconds

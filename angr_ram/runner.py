@@ -20,13 +20,16 @@ from .plugins.stubs import stubs_of
 from .technique import DEFERRED_STASH, ERROR_STASH, UNKNOWN_STASH, RelocatableMemory, stats
 from .testcases import InputBudget, NoAnswer, NoModel, collect_tests, errored_reason, unfinished_states
 
+# seconds past a run's time limit that choosing its tests' inputs may take (after them, a plain model
+# or zero bytes: see testcases.InputBudget); after a Ctrl-C the user waits, so less: the improving
+# queries get INTERRUPT_TEST_SECONDS and the plain models INTERRUPT_LAST_SECONDS in all
+TEST_SECONDS = 0.75
+INTERRUPT_TEST_SECONDS = 0.4
+INTERRUPT_LAST_SECONDS = 0.3
+
 # exceptions raised while stepping one path that end that path in the ``errored`` stash (with a
 # reason and an input) instead of ending the whole run; angr-ram's own control-flow signals
 # (ForkRequest, MemoryFault) are plain Exceptions outside this set and reach the technique
-# seconds past a run's time limit that choosing its tests' inputs may take (after them, a plain model
-# or zero bytes: see testcases.InputBudget)
-TEST_SECONDS = 0.75
-
 RESILIENCE = (angr.errors.AngrError, angr.errors.SimError, claripy.ClaripyError, KeyError, IndexError,
               TypeError, ValueError, ArithmeticError, AttributeError, AssertionError, NotImplementedError,
               RecursionError, MemoryError)
@@ -161,8 +164,11 @@ def _finish(simgr, tech, guard, res: RunResult, t0: float, timeout, tests: bool)
     res.timed_out = res.stopped in ("timeout", "max-states", "interrupted")
     res.seconds = time.perf_counter() - t0
     now = time.perf_counter()
-    end = now if res.stopped == "interrupted" else None if timeout is None else max(t0 + timeout, now)
-    budget = InputBudget(deadline=None if end is None else end + TEST_SECONDS, guard=guard)
+    if res.stopped == "interrupted":
+        budget = InputBudget(deadline=now + INTERRUPT_TEST_SECONDS, last_total=INTERRUPT_LAST_SECONDS, guard=guard)
+    else:
+        end = None if timeout is None else max(t0 + timeout, now)
+        budget = InputBudget(deadline=None if end is None else end + TEST_SECONDS, guard=guard)
     return summarize(simgr, tech, res, tests, budget)
 
 
