@@ -22,7 +22,8 @@ from ..dag import count_nodes
 from ..plugins import enumeration
 from ..plugins.enumeration import Evaluator, _Unsupported, deep_recursion
 
-MAX_DOMAIN_BITS = 8         # a variable of at most this many bits is changed to every value it can take
+MAX_DOMAIN_BITS = 8         # a variable of at most this many bits is changed to every value it can take;
+                            # a wider one byte by byte (the bytes the expressions read)
 MAX_ROWS = 1 << 14          # candidate rows evaluated per model
 MAX_ROUNDS = 64             # models searched around per call
 FULL_DOMAINS = 1 << 22      # changed variables x 256 x expression nodes up to which every byte value is tried
@@ -51,47 +52,89 @@ def _small_values(exprs) -> set[int]:
     return out
 
 
-def _reads(e, lets: dict) -> set:
-    """The variables ``e`` depends on, through the definitions of the let symbols it uses."""
-    out, todo = set(), list(e.variables)
+def _reads(exprs, lets: dict, variables: dict) -> set:
+    """The units of change the expressions ``exprs`` depend on, through the definitions of the let
+    symbols they use: ``(name, lo, width)`` for each input variable, a whole one of at most
+    :data:`MAX_DOMAIN_BITS` bits, else each byte of it that is read (an input given as one wide
+    ``claripy.BVS`` is read byte by byte through ``Extract``s, as separate byte variables are)."""
+    out: set = set()
+    seen: set = set()
+    todo = list(exprs)
     while todo:
-        name = todo.pop()
-        if name in out:
+        x = todo.pop()
+        h = x.hash()
+        if h in seen or not x.variables:
             continue
-        out.add(name)
-        if name in lets:
-            todo += list(lets[name].variables)
+        seen.add(h)
+        if x.op == "BVS":
+            name = x.args[0]
+            if name in lets:
+                todo.append(lets[name])
+            elif name in variables:
+                out |= _units(name, x.length, 0, x.length - 1)
+        elif x.op == "Extract" and x.args[2].op == "BVS" and x.args[2].args[0] not in lets \
+                and x.args[2].args[0] in variables:
+            out |= _units(x.args[2].args[0], x.args[2].length, x.args[1], x.args[0])
+        elif x.op == "BoolS":
+            continue
+        else:
+            todo += [a for a in x.args if isinstance(a, claripy.ast.Base)]
     return out
 
 
-def _domains(names, variables: dict, clauses, exprs, named) -> dict[str, np.ndarray]:
-    """The values each variable of ``names`` is changed to: every value of a byte while the
-    evaluation stays cheap (``len(names)`` x 256 x the nodes of ``exprs`` up to
+def _units(name: str, length: int, lo: int, hi: int) -> set:
+    """The units of change of variable ``name`` (``length`` bits) that bits ``lo..hi`` lie in."""
+    if length <= MAX_DOMAIN_BITS:
+        return {(name, 0, length)}
+    return {(name, 8 * b, min(8, length - 8 * b)) for b in range(lo // 8, hi // 8 + 1)}
+
+
+def _domains(units, variables: dict, clauses, exprs, named) -> dict[tuple, np.ndarray]:
+    """The values each unit of ``units`` (:func:`_reads`) is changed to: every value of a byte
+    while the evaluation stays cheap (``len(units)`` x 256 x the nodes of ``exprs`` up to
     :data:`FULL_DOMAINS`), else :func:`_small_values` of the formulas ``named``; the ``k`` of a
-    clause among ``names`` takes the clause's ``k_j``."""
-    changed = [n for n in names if variables[n].op == "BVS" and variables[n].length <= MAX_DOMAIN_BITS]
+    clause among them takes the clause's ``k_j``."""
+    changed = sorted(u for u in units if variables[u[0]].op == "BVS")
     if len(changed) * count_nodes(*exprs) << MAX_DOMAIN_BITS <= FULL_DOMAINS:
         small = set(range(1 << MAX_DOMAIN_BITS))      # cheap enough to try every value
     else:
         small = _small_values(named)
-    domains: dict[str, np.ndarray] = {}
-    for name in changed:
-        domains[name] = np.array(sorted(x for x in small if x < 1 << variables[name].length), dtype=np.uint64)
+    domains: dict[tuple, np.ndarray] = {}
+    for unit in changed:
+        domains[unit] = np.array(sorted(x for x in small if x < 1 << unit[2]), dtype=np.uint64)
     for cl in clauses:
-        if cl.k.args[0] in names:
-            domains[cl.k.args[0]] = np.array(sorted(cl.ks), dtype=np.uint64)
+        name = cl.k.args[0]
+        unit = (name, 0, variables[name].length) if name in variables else None
+        if unit is not None and any(u[0] == name for u in units):
+            for u in [u for u in domains if u[0] == name]:
+                del domains[u]
+            domains[unit] = np.array(sorted(cl.ks), dtype=np.uint64)
     return domains
 
 
-def _rows(base: dict, domains: dict, free: list) -> tuple[dict, int]:
-    """The assignments that change one variable of ``base`` to each value of its domain, as
-    columns of the variables ``free``, and their number."""
+def _column(base: dict, n: str, length: int, size: int):
+    value = base.get(n, 0)
+    if length > 64:
+        return enumeration.WideColumn.full(length, value, size)
+    return np.full(size, value, dtype=np.uint64)
+
+
+def _rows(base: dict, domains: dict, free: list, variables: dict) -> tuple[dict, int]:
+    """The assignments that change one unit of ``base`` to each value of its domain, as columns
+    of the variables ``free``, and their number."""
     cols = {n: [] for n in free}
-    for name, dom in domains.items():
+    for (name, lo, width), dom in domains.items():
         for n in free:
-            cols[n].append(dom if n == name else np.full(len(dom), base.get(n, 0), dtype=np.uint64))
+            col = _column(base, n, variables[n].length, len(dom))
+            if n == name:
+                if isinstance(col, enumeration.WideColumn):
+                    col = col.set_bits(lo, width, dom)
+                else:
+                    m = np.uint64(((1 << width) - 1) << lo)
+                    col = (col & ~m) | (dom << np.uint64(lo))
+            cols[n].append(col)
     size = sum(len(d) for d in domains.values())
-    return {n: np.concatenate(parts) for n, parts in cols.items()}, size
+    return {n: enumeration.concatenate_columns(parts) for n, parts in cols.items()}, size
 
 
 def _holding(ev, rest, clauses, cols: dict, size: int):
@@ -110,7 +153,7 @@ def _holding(ev, rest, clauses, cols: dict, size: int):
 
 def _model_at(i: int, base: dict, cols: dict, ev, size: int, lets: dict, variables: dict) -> dict:
     """The full model of row ``i``: ``base`` with the row's free variables and let symbols."""
-    m = {n: int(c[i]) for n, c in cols.items()}
+    m = {n: c.value(i) if isinstance(c, enumeration.WideColumn) else int(c[i]) for n, c in cols.items()}
     for name in lets:
         leaf = variables.get(name)
         if leaf is not None:
@@ -136,8 +179,7 @@ def neighbour_values(model: dict, e, qf: list, clauses: list, variables: dict, k
     if free is None or e.length > 64:
         return {}
     # a change of a variable that ``e`` does not read (through let definitions too) keeps its value
-    reads = _reads(e, lets)
-    domains = _domains([n for n in variables if n in reads and n not in lets], variables, clauses, [e, *rest], [e, *qf])
+    domains = _domains(_reads([e], lets, variables), variables, clauses, [e, *rest], [e, *qf])
     if not domains:
         return {}
     found: dict[int, dict] = {}
@@ -154,8 +196,8 @@ def neighbour_values(model: dict, e, qf: list, clauses: list, variables: dict, k
             take = min(len(queue), MAX_ROUNDS - expanded, MAX_ROWS // per_base)
             bases, queue = queue[:take], queue[take:]
             expanded += take
-            parts = [_rows(b, domains, free)[0] for b in bases]
-            cols = {n: np.concatenate([p[n] for p in parts]) for n in free}
+            parts = [_rows(b, domains, free, variables)[0] for b in bases]
+            cols = {n: enumeration.concatenate_columns([p[n] for p in parts]) for n in free}
             owner = np.repeat(np.arange(take), per_base)
             size = take * per_base
             ev = Evaluator.over(cols, size, lets, shared=False)
@@ -193,13 +235,10 @@ def neighbour_model(model: dict, failing: list, qf: list, clauses: list, variabl
     free = _free(variables, lets)
     if free is None:
         return None
-    reads: set = set()
-    for f in failing:
-        reads |= _reads(f, lets)
-    domains = _domains([n for n in variables if n in reads and n not in lets], variables, clauses, rest, qf)
+    domains = _domains(_reads(failing, lets, variables), variables, clauses, rest, qf)
     if not domains:
         return None
-    cols, size = _rows(model, domains, free)
+    cols, size = _rows(model, domains, free, variables)
     if size > MAX_ROWS:
         return None
     with deep_recursion():

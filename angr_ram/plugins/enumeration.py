@@ -115,6 +115,77 @@ class _Unsupported(Exception):
     """The slice uses something the vectorized evaluator does not model."""
 
 
+class WideColumn:
+    """The values of a variable wider than 64 bits over an evaluator's rows, as 64-bit limbs
+    (``limbs[j]`` holds bits ``64j .. 64j+63``). Only its bit ranges of at most 64 bits are read
+    (:meth:`Evaluator.bits`): an input read as one wide ``claripy.BVS`` is used byte by byte."""
+
+    __slots__ = ("length", "limbs")
+
+    def __init__(self, length: int, limbs: list):
+        self.length = length
+        self.limbs = limbs
+
+    @classmethod
+    def full(cls, length: int, value: int, size: int) -> WideColumn:
+        """``size`` rows of ``value``."""
+        return cls(length, [np.full(size, (value >> lo) & 0xFFFFFFFFFFFFFFFF, dtype=_U64)
+                            for lo in range(0, length, 64)])
+
+    def __len__(self) -> int:
+        return len(self.limbs[0])
+
+    def __getitem__(self, idx) -> WideColumn:
+        return WideColumn(self.length, [limb[idx] for limb in self.limbs])
+
+    def value(self, i: int) -> int:
+        """Row ``i`` as an int."""
+        return sum(int(limb[i]) << (64 * j) for j, limb in enumerate(self.limbs))
+
+    def set_bits(self, lo: int, width: int, values) -> WideColumn:
+        """A copy whose bits ``lo .. lo+width-1`` (inside one limb) are ``values``."""
+        j, sh = divmod(lo, 64)
+        limbs = [limb.copy() for limb in self.limbs]
+        m = _U64(((1 << width) - 1) << sh)
+        limbs[j] = (limbs[j] & ~m) | ((np.asarray(values, dtype=_U64) << _U64(sh)) & m)
+        return WideColumn(self.length, limbs)
+
+    def bits(self, hi: int, lo: int):
+        """Bits ``[hi:lo]`` (at most 64) of every row."""
+        out = None
+        for j, limb in enumerate(self.limbs):
+            l_lo, l_hi = 64 * j, 64 * j + 63
+            if l_hi < lo or l_lo > hi:
+                continue
+            a, b = max(lo, l_lo), min(hi, l_hi)
+            part = ((limb >> _U64(a - l_lo)) & _mask(b - a + 1)) << _U64(a - lo)
+            out = part if out is None else out | part
+        return out
+
+    def tobytes(self) -> bytes:
+        return b"".join(limb.tobytes() for limb in self.limbs)
+
+    @staticmethod
+    def concatenate(parts: list) -> WideColumn:
+        return WideColumn(parts[0].length, [np.concatenate([p.limbs[j] for p in parts])
+                                            for j in range(len(parts[0].limbs))])
+
+
+def column_of(values: list, length: int):
+    """The column of a ``length``-bit variable taking ``values`` (ints) over the rows."""
+    if length <= 64:
+        return np.array(values, dtype=_U64)
+    return WideColumn(length, [np.array([(v >> lo) & 0xFFFFFFFFFFFFFFFF for v in values], dtype=_U64)
+                               for lo in range(0, length, 64)])
+
+
+def concatenate_columns(parts: list):
+    """``np.concatenate`` of columns, wide ones included."""
+    if isinstance(parts[0], WideColumn):
+        return WideColumn.concatenate(parts)
+    return np.concatenate(parts)
+
+
 def is_let(name: str) -> bool:
     """True for the names of let-bound symbols."""
     return name.startswith(LET_PREFIX)
@@ -268,6 +339,14 @@ class Evaluator:
             return np.where(self.ev(e.args[0]), self.bits(e.args[1], hi, lo), self.bits(e.args[2], hi, lo))
         if op == "BVV":
             return _U64((e.args[0] >> lo) & ((1 << (hi - lo + 1)) - 1))
+        if op == "BVS":
+            v = self.vars.get(e.args[0])
+            if isinstance(v, WideColumn):
+                return v.bits(hi, lo)
+            d = self.lets.get(e.args[0])
+            if d is None:
+                raise _Unsupported(f"unbound {e.args[0]}")
+            return self.bits(d, hi, lo)
         if op == "Extract":
             return self.bits(e.args[2], hi + e.args[1], lo + e.args[1])
         if op == "ZeroExt":
@@ -315,6 +394,8 @@ class Evaluator:
             name = e.args[0]
             v = self.vars.get(name)
             if v is not None:
+                if isinstance(v, WideColumn):
+                    raise _Unsupported("wide value")   # read through bits() only
                 return v
             d = self.lets.get(name)
             if d is None:
@@ -380,6 +461,8 @@ class Evaluator:
         if op == "Not":
             return ~self.ev(a[0])
         if op == "Extract":
+            if a[2].length > 64:
+                return self.bits(a[2], a[0], a[1])
             return (self.ev(a[2]) >> _U64(a[1])) & _mask(a[0] - a[1] + 1)
         if op == "ZeroExt":
             return self.ev(a[1])

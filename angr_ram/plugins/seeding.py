@@ -49,6 +49,7 @@ from .enumeration import Evaluator, _Unsupported, dag_nodes, deep_recursion
 
 MAX_CANDIDATES = 1024   # assignments evaluated per batch (at most three batches per query)
 MAX_VARIABLES = 64      # free variables of a query beyond which seeding is not tried
+MAX_WIDE_BITS = 8 * 4096   # a free variable wider than 64 bits (one BVS for a whole input) up to this
 SIBLING_MODELS = 2      # claripy's cached models used as candidates and as bases for placements
 STORE_SCAN_BYTES = 1 << 16   # bytes of one object's store scanned for constants
 RELAXED_ROWS = 1 << 16       # combinations of let values enumerated by the relaxed check
@@ -211,8 +212,14 @@ class Seeder:
         self.constraints = constraints
 
     def usable(self) -> bool:
-        """Whether every free variable is a bit-vector of at most 64 bits, and there are few."""
-        return 0 < len(self.free) <= MAX_VARIABLES and all(v.op == "BVS" and v.length <= 64 for v in self.free)
+        """Whether every free variable is a bit-vector (of at most 64 bits, or of whole bytes up
+        to :data:`MAX_WIDE_BITS`: an input given as one wide ``claripy.BVS``), and there are few."""
+        return 0 < len(self.free) <= MAX_VARIABLES and all(
+            v.op == "BVS" and (v.length <= 64 or (v.length % 8 == 0 and v.length <= MAX_WIDE_BITS))
+            for v in self.free)
+
+    def _columns(self, rows: list[dict]) -> dict:
+        return {v.args[0]: enumeration.column_of([r[v.args[0]] for r in rows], v.length) for v in self.free}
 
     def _bases(self) -> list[dict]:
         names = [v.args[0] for v in self.free]
@@ -266,7 +273,7 @@ class Seeder:
         if not self.models:
             return None
         rows = self._bases()[:len(self.models)]
-        cols = {v.args[0]: np.array([r[v.args[0]] for r in rows], dtype=np.uint64) for v in self.free}
+        cols = self._columns(rows)
         ev = Evaluator.over(cols, len(rows), self.lets)
         mask = np.ones(len(rows), dtype=bool)
         own = {id(c) for c in self.extra}
@@ -280,7 +287,7 @@ class Seeder:
     def solve(self, rows: list[dict]):
         """The evaluator over ``rows`` and the index of the first row satisfying every constraint
         (``None`` when none does)."""
-        cols = {v.args[0]: np.array([r[v.args[0]] for r in rows], dtype=np.uint64) for v in self.free}
+        cols = self._columns(rows)
         ev = Evaluator.over(cols, len(rows), self.lets)
         mask = np.ones(len(rows), dtype=bool)
         for c in reversed(self.rest):       # the query's own and the newest constraints first
@@ -291,7 +298,11 @@ class Seeder:
 
     def model(self, ev, i: int) -> dict:
         """The full model of row ``i``: the free variables and the let-bound symbols' values."""
-        out = {v.args[0]: int(np.broadcast_to(ev.ev(v), (ev.size,))[i]) for v in self.free}
+        out = {}
+        for v in self.free:
+            col = ev.vars.get(v.args[0])
+            out[v.args[0]] = (col.value(i) if isinstance(col, enumeration.WideColumn)
+                              else int(np.broadcast_to(ev.ev(v), (ev.size,))[i]))
         for name in self.lets:
             leaf = self.leaves.get(name)
             if leaf is not None:
