@@ -25,6 +25,7 @@ from angr.storage.memory_mixins.memory_mixin import MemoryMixin
 from ..errors import ForkRequest, InfeasibleAccess, MemoryFault, Target
 from ..strategies.arms import value_arms
 from ..strategies.fork import forking_enabled
+from ..strategies.intervals import unsigned_range
 from ..strategies.models import ForkModel
 from ..strategies.resolution import NULL_PAGE, Hit, cancel_base, classify, describe, in_interval, resolve
 from .address_space import MemoryObject
@@ -32,6 +33,7 @@ from .declared import declared_objects
 from .object_store import known_alignment, select
 
 REGION_LIMIT = 4096
+EDGE_PROBES = 3            # brackets of 1, 2 and 4 values tried next to a bound of an address's interval
 # a read whose candidates lie inside one table (a declared array, one section of a loaded object)
 # may have this many: 64 KiB tables are read completely, not ended as symbolic-range-too-large
 TABLE_LIMIT = 1 << 16
@@ -410,15 +412,52 @@ class RelocatableMixin(MemoryMixin):
         region at ``a``'s known alignment."""
         if h.values is not None:
             return sorted(h.values)
-        solver = self.state.solver
-        within = [in_interval(a, h.lo, h.hi)]
-        lo = solver.min(a, extra_constraints=within)
-        hi = solver.max(a, extra_constraints=within)
+        lo, hi = self._extremes(a, h)
         stride = min(known_alignment(a, 8), 8)
         count = (hi - lo) // stride + 1
         if count > REGION_LIMIT and not (table_ok and count <= TABLE_LIMIT and self._one_table(lo, hi + size)):
-            return self._arm_candidates(a, h, within[0], count)
+            return self._arm_candidates(a, h, in_interval(a, h.lo, h.hi), count)
         return list(range(lo, hi + 1, stride))
+
+    def _extremes(self, a, h: Hit) -> tuple[int, int]:
+        """The least and greatest values of ``a`` in the region of ``h``. The interval ``a``'s
+        structure puts it in (:func:`~angr_ram.strategies.intervals.unsigned_range`: a base plus
+        a byte index) is searched from its ends first: the few values next to a bound (a string's
+        NUL excluded by the loop condition) are probed in :data:`EDGE_PROBES` brackets of 1, 2, 4
+        values, and the extremum is then sought inside the first bracket that has a value, not
+        across the whole region (about 2 log2 of the region's size checks)."""
+        solver = self.state.solver
+        s_lo, s_hi = unsigned_range(a)
+        r_lo, r_hi = max(h.lo, s_lo), min(h.hi, s_hi)
+        informative = r_lo <= r_hi and (s_lo >= h.lo or s_hi <= h.hi)
+        if not informative:
+            within = [in_interval(a, h.lo, h.hi)]
+            return solver.min(a, extra_constraints=within), solver.max(a, extra_constraints=within)
+        lo = self._edge(a, r_lo, r_hi, up=True) if s_lo >= h.lo else None
+        if lo is None:
+            lo = solver.min(a, extra_constraints=[in_interval(a, r_lo, r_hi)])
+        hi = self._edge(a, lo, r_hi, up=False) if s_hi <= h.hi else None
+        if hi is None:
+            hi = solver.max(a, extra_constraints=[in_interval(a, lo, r_hi)])
+        return lo, hi
+
+    def _edge(self, a, lo: int, hi: int, up: bool) -> int | None:
+        """The least (``up``) or greatest value of ``a`` in ``[lo, hi]`` when it lies within a few
+        values of that end (brackets of 1, 2, 4, ... values from it), else None."""
+        solver = self.state.solver
+        width = 1
+        for _ in range(EDGE_PROBES):
+            if lo > hi:
+                return None
+            b_lo, b_hi = (lo, min(lo + width - 1, hi)) if up else (max(hi - width + 1, lo), hi)
+            bracket = [in_interval(a, b_lo, b_hi)]
+            if solver.satisfiable(extra_constraints=bracket):
+                if b_lo == b_hi:
+                    return b_lo
+                return solver.min(a, extra_constraints=bracket) if up else solver.max(a, extra_constraints=bracket)
+            lo, hi = (b_hi + 1, hi) if up else (lo, b_lo - 1)
+            width *= 2
+        return None
 
     def _one_table(self, lo: int, end: int) -> bool:
         """Whether ``[lo, end)`` lies inside one table: a declared stack or global array
