@@ -14,6 +14,8 @@ from .plugins.environment import ENVIRONMENTS
 from .plugins.uninitialized import UNINITIALIZED
 from .technique import MODELS
 
+PRINTED_OUTCOMES = 64      # outcome lines the summary prints (--json has all)
+
 
 def _positive(text: str) -> int:
     v = int(text, 0)
@@ -129,13 +131,20 @@ def cmd_run(args) -> int:
             "tests": None if res.tests is None else len(res.tests), "tests_seconds": round(res.tests_seconds, 3),
             "tests_plain": res.tests_plain, "tests_unsolved": res.tests_unsolved,
             "tests_infeasible": res.tests_infeasible, "profile": res.profile, "stubs": res.stubs,
+            "outcomes_partial": res.outcomes_partial,
         }, indent=2))
         return 0
     print(f"{args.binary}: {res.stats.get('paths', 0)} paths in {res.seconds:.2f}s"
           + (f" (stopped: {res.stopped})" if res.stopped else ""))
     print("outcomes (exit code, stdout):")
-    for code, out in sorted(res.outcomes, key=repr):
+    listed = sorted(res.outcomes, key=repr)
+    for code, out in listed[:PRINTED_OUTCOMES]:
         print(f"  exit {code}: {out!r}" if code is not None else f"  no exit: {out!r}")
+    if len(listed) > PRINTED_OUTCOMES:
+        print(f"  ... {len(listed) - PRINTED_OUTCOMES} more (all of them with --json)")
+    if res.outcomes_partial:
+        print(f"paths with more outcomes than listed: {res.outcomes_partial} (the output depends on the "
+              "input: some outcomes and one per exit code are listed; each path has its tests)")
     print("paths by ending: " + (", ".join(f"{k}: {v}" for k, v in sorted(res.endings.items())) or "none"))
     if res.found:
         print(f"paths that reached a find target: {res.found}")

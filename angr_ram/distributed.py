@@ -355,6 +355,7 @@ def explore_distributed(binary: str, stdin_bytes: int = 0, workers: int = 2, sch
 
 def _merge_paths(res: RunResult, part: RunResult) -> None:
     res.outcomes |= part.outcomes
+    res.outcomes_partial += part.outcomes_partial
     for k, v in part.endings.items():
         res.endings[k] = res.endings.get(k, 0) + v
     res.errors.extend(part.errors)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import time
+
 import claripy
+from angr.errors import SimUnsatError
 
 
 def exit_code_expr(state):
@@ -64,12 +67,50 @@ class Outcome:
 
 def path_outcomes(state, limit: int = 4096) -> set[tuple[int | None, bytes]]:
     """Every (exit code, stdout) pair this path can produce (all solutions, up to ``limit``: a
-    merged path stands for many paths, and the exit code alone has up to 256 values)."""
+    merged path stands for many paths, and the exit code alone has up to 256 values), however
+    long that takes: what a comparison with the native program's outcomes needs."""
+    return listed_outcomes(state, limit, seconds=float("inf"))[0]
+
+
+# outcomes a run's summary lists per path: every exit code of a merged path fits. Past the first
+# LISTED_QUICKLY, more are asked for in batches while the path has taken less than LISTED_SECONDS:
+# a path whose stdout echoes its input (base64 of 4 symbolic bytes: 2^32 outputs; cksum's CRC in
+# digits, a divider circuit per digit) is listed in part, with one stdout per exit code
+LISTED_PER_PATH = 256
+LISTED_QUICKLY = 16
+LISTED_SECONDS = 2.0
+
+
+def listed_outcomes(state, limit: int = LISTED_PER_PATH, seconds: float = LISTED_SECONDS
+                    ) -> tuple[set[tuple[int | None, bytes]], bool]:
+    """(exit code, stdout) pairs this path can produce, and whether that is all of them: up to
+    ``limit``, those after the first :data:`LISTED_QUICKLY` only within ``seconds``. A path with
+    more lists one outcome per exit code it can have (up to 256)."""
     o = Outcome(state)
     if o.expr is None:
-        return {(None, b"")}
-    vals = [o.expr.concrete_value] if not o.expr.symbolic else state.solver.eval_upto(o.expr, limit)
-    return {o.decode(v) for v in vals}
+        return {(None, b"")}, True
+    if not o.expr.symbolic:
+        return {o.decode(o.expr.concrete_value)}, True
+    t0 = time.perf_counter()
+    batch = min(limit, LISTED_QUICKLY) + 1
+    vals = list(state.solver.eval_upto(o.expr, batch))
+    more = len(vals) == batch          # the last batch was full: there may be more
+    while more and len(vals) <= limit and time.perf_counter() - t0 < seconds:
+        try:
+            new = state.solver.eval_upto(o.expr, batch, extra_constraints=[o.expr != v for v in vals])
+        except (SimUnsatError, claripy.errors.UnsatError):      # every value was found
+            new = []
+        vals += new
+        more = len(new) == batch
+    listed = {o.decode(v) for v in vals[:limit]}
+    complete = not more and len(vals) <= limit
+    if not complete and o.exited:       # every exit code, with one stdout each
+        code = o.expr[o.expr.length - 1:o.expr.length - 8]
+        have = {c for c, _ in listed}
+        for c in state.solver.eval_upto(code, 256):
+            if c not in have:
+                listed.add(o.decode(state.solver.eval(o.expr, extra_constraints=[code == c])))
+    return listed, complete
 
 
 def ending(state) -> str:

@@ -13,7 +13,7 @@ import claripy
 from .errors import AngrRamError, UnsupportedBinary
 from .guard import RunGuard, RunStopped
 from .inputs import STATE_OPTIONS, make_state  # noqa: F401 - re-exported for scripts and tests
-from .outcomes import ending, path_outcomes
+from .outcomes import ending, listed_outcomes
 from .plugins.environment import install_environment
 from .plugins.libc import RamLibcStartMain, install_error_fix
 from .plugins.stubs import stubs_of
@@ -57,6 +57,7 @@ class RunResult:
     warnings: list = field(default_factory=list)    # one-line notes of what the run went on without (a damaged cache store)
     profile: dict | None = None   # with profile=True: the time breakdown (angr_ram.profile)
     stubs: dict = field(default_factory=dict)       # angr stub -> ended paths that called it (results may be wrong)
+    outcomes_partial: int = 0     # paths with more outcomes than listed (stdout echoing the input; outcomes.LISTED_PER_PATH)
 
 
 def load_project(binary: str) -> angr.Project:
@@ -237,7 +238,9 @@ def collect_paths(simgr, res: RunResult, budget: InputBudget | None = None) -> R
     budget = budget if budget is not None else InputBudget()
     for s in simgr.deadended:
         try:
-            res.outcomes |= budget.ask(lambda s=s: path_outcomes(s), last=budget.hurry(), whole=True)
+            listed, complete = budget.ask(lambda s=s: listed_outcomes(s), last=budget.hurry(), whole=True)
+            res.outcomes |= listed
+            res.outcomes_partial += not complete
             e = ending(s)
         except (NoAnswer, NoModel):     # z3 gave up on the path's outcomes (or out of time): counted, not fatal
             res.unknown += 1

@@ -29,6 +29,7 @@ from .plugins.query_cache import QueryCache
 from .plugins.ram_memory import RamMemory, RamRegisters
 from .plugins.solver import RamSolver
 from .plugins.startup import install_startup
+from .plugins.stdio_flags import install_stdio
 from .plugins.strings import STRING_PROCEDURES
 from .plugins.stubs import record, stub_addresses
 from .plugins.threads import install_threads
@@ -273,6 +274,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         install_environment(project, self.environment)
         install_threads(project)
         install_startup(project)
+        install_stdio(project)
         install_varargs(project)
         self._stubs = stub_addresses(project)
         for stash in list(simgr.stashes):

@@ -360,8 +360,25 @@ def _unfinished_reason(state) -> str:
     return f"set aside ({why}), {where}" if why else f"still running when the run stopped, {where}"
 
 
+def _one_per_code(state, o: Outcome, values) -> list[int]:
+    """Values of ``o.expr``, one per exit code the path can have (or one, for a path that did not
+    exit), preferring those of ``values``."""
+    if not o.exited:
+        return sorted(values)[:1]
+    e = o.expr
+    code = e[e.length - 1:e.length - 8]
+    by_code = {}
+    for v in sorted(values):
+        by_code.setdefault(v >> (e.length - 8), v)
+    for c in state.solver.eval_upto(code, 256):
+        if c not in by_code:
+            by_code[c] = state.solver.eval(e, extra_constraints=[code == c])
+    return sorted(by_code.values())
+
+
 def collect_tests(simgr, per_path: int = MAX_OUTCOMES_PER_PATH, budget: InputBudget | None = None) -> list[TestCase]:
-    """One test per outcome of every finished path (at most ``per_path`` each), per error path,
+    """One test per outcome of every finished path (at most ``per_path`` each; a path with more,
+    whose output echoes its input, one per exit code), per error path,
     per errored path, per path in the ``found`` stash and per path that did not finish (kind
     ``unfinished``: still active when the run stopped, set aside because z3 gave up, waiting to be
     merged; ``message`` names the block it is at), numbered in that order. Bounded by ``budget``
@@ -388,8 +405,11 @@ def collect_tests(simgr, per_path: int = MAX_OUTCOMES_PER_PATH, budget: InputBud
             elif not e.symbolic:
                 cases = [(o.decode(e.concrete_value), ())]
             else:   # one test per outcome, each input constrained to produce it
-                values = budget.ask(lambda s=s, e=e: s.solver.eval_upto(e, per_path), last=budget.hurry(),
+                values = budget.ask(lambda s=s, e=e: s.solver.eval_upto(e, per_path + 1), last=budget.hurry(),
                                     whole=True)
+                if len(values) > per_path:      # output that echoes the input: one test per exit code
+                    values = budget.ask(lambda s=s, o=o, values=values: _one_per_code(s, o, values),
+                                        last=budget.hurry(), whole=True)
                 cases = [(o.decode(v), (e == v,)) for v in sorted(values)]
         except (NoAnswer, NoModel) as exc:
             add(s, "undecided", message=f"outcome undecided ({exc})")

@@ -5,8 +5,10 @@
   raises a TypeError; angr-ram's writes the message to stderr and exits on a non-zero status.
 * ``printf`` and friends: stock angr formats a symbolic integer argument with one arbitrary value
   and adds no constraint, so the printed text can contradict the path. Inside a RelocatableMemory
-  step a symbolic integer argument forks the state once per feasible value (at most
-  ``MAX_FORMAT_VALUES``; more ends the path as a ``symbolic-format-argument`` error path).
+  step a symbolic integer argument forks the state once per feasible value: a number conversion
+  (``%d %i %u %x %X %o``) up to ``FORK_VALUES`` values, else once per length of its text, with
+  symbolic digits (:mod:`.integer_text`); ``%c`` prints the symbolic byte; others (``%p``) up to
+  ``MAX_FORMAT_VALUES`` values, more ends the path as a ``symbolic-format-argument`` error path.
 """
 
 from __future__ import annotations
@@ -18,8 +20,12 @@ from angr.procedures.stubs import format_parser
 from ..errors import ForkRequest, MemoryFault, Target
 from ..patches import declare
 from ..strategies.fork import forking_enabled, value_forking_enabled
+from .integer_text import base_of, class_on_path, length_classes, symbolic_text
 
 MAX_FORMAT_VALUES = 256
+# a number conversion forks once per value up to this many values, else once per length of its
+# text (symbolic digits): counting 257 values of a CRC took 25 s of z3
+FORK_VALUES = 16
 
 
 def single_value(state, v) -> int | None:
@@ -67,30 +73,68 @@ def install_error_fix(project) -> None:
 
 
 @declare(format_parser.FormatString, "replace", gate=value_forking_enabled)
-def complete_format_replace(stock_replace, self, va_arg):
+def complete_format_replace(stock_replace, self, va_arg):  # pylint: disable=unused-argument
     """FormatString.replace that forks on symbolic integer arguments (while angr-ram steps a state,
-    or QuantifiedMerging alone does) instead of picking one value."""
-    state = self.parser.state
+    or QuantifiedMerging alone does) instead of picking one value: once per value up to
+    ``MAX_FORMAT_VALUES`` values, else (``%d %i %u %x %X %o``) once per length of the text, whose
+    digits are then expressions of the value (:mod:`.integer_text`)."""
+    return _replace_fixed(self, va_arg)
 
-    def checked(ty):
-        v = va_arg(ty)
-        if ty == "void*" and not isinstance(v, int) and v.symbolic:
-            sub = state.ram.substitute(v) if state.has_plugin("ram") else v
-            if sub.symbolic:
-                vals = state.solver.eval_upto(sub, MAX_FORMAT_VALUES + 1)
-                if len(vals) > MAX_FORMAT_VALUES and not forking_enabled():
-                    raise angr.errors.SimProcedureError(
-                        f"printf argument has more than {MAX_FORMAT_VALUES} values")
-                if len(vals) > MAX_FORMAT_VALUES:
-                    raise MemoryFault("symbolic-format-argument",
-                                      f"printf argument has more than {MAX_FORMAT_VALUES} values")
-                if len(vals) > 1:
-                    raise ForkRequest([Target(v == x, "value") for x in sorted(vals)], "printf argument")
-        return v
 
-    if not any(getattr(c, "spec_type", None) in FIXED_SPECS for c in self.components):
-        return stock_replace(self, checked)
-    return _replace_fixed(self, checked)
+def signed_conversion(comp) -> bool:
+    """Whether conversion ``comp`` is signed (``%d``, ``%ld``, ...). angr's ``FormatSpecifier.signed``
+    is the argument's size in bits, true for every conversion: ``%u`` of 0xf72046f9 printed
+    ``-148879623``."""
+    return bool(getattr(comp.ty, "signed", False))
+
+
+def _fault(message: str):
+    if forking_enabled():
+        return MemoryFault("symbolic-format-argument", message)
+    return angr.errors.SimProcedureError(message)
+
+
+def _integer(fmt, comp, raw):
+    """The text of integer conversion ``comp`` of the argument ``raw``."""
+    state = fmt.parser.state
+    bits = comp.size * 8
+    v = raw[bits - 1:0] if isinstance(raw, claripy.ast.BV) and raw.size() > bits else raw
+    if isinstance(v, claripy.ast.BV) and v.symbolic:
+        sub = state.ram.substitute(v) if state.has_plugin("ram") else v
+        if sub.symbolic and comp.string[-1:] == b"c":     # the byte itself, after its padding
+            pad = comp.length_spec - 1 if isinstance(comp.length_spec, int) else 0
+            byte = sub[7:0]
+            return claripy.Concat(claripy.BVV(comp.pad_chr.encode("latin-1") * pad), byte) if pad > 0 else byte
+        base = base_of(comp)
+        if sub.symbolic and base is not None and class_on_path(state, sub, signed_conversion(comp), base):
+            return _symbolic_integer(fmt, comp, sub)     # a fork of this conversion's lengths
+        if sub.symbolic:
+            limit = FORK_VALUES if base_of(comp) is not None else MAX_FORMAT_VALUES
+            vals = state.solver.eval_upto(sub, limit + 1)
+            if len(vals) > limit:
+                return _symbolic_integer(fmt, comp, sub)
+            if len(vals) > 1:
+                if not forking_enabled():
+                    raise angr.errors.SimProcedureError(f"printf argument has {len(vals)} values")
+                raise ForkRequest([Target(v == x, "value") for x in sorted(vals)], "printf argument")
+    c = int(state.solver.eval(v)) & ((1 << bits) - 1)
+    if signed_conversion(comp) and c & (1 << (bits - 1)):
+        c -= 1 << bits
+    return claripy.BVV(_int_text(comp, c).encode("latin-1"))   # %c: one byte
+
+
+def _symbolic_integer(fmt, comp, v):
+    state = fmt.parser.state
+    base = base_of(comp)
+    if base is None:
+        raise _fault(f"printf argument has more than {MAX_FORMAT_VALUES} values")
+    classes = length_classes(state, v, signed_conversion(comp), base)
+    if len(classes) > 1:
+        if not forking_enabled():
+            raise angr.errors.SimProcedureError(f"printf argument has texts of {len(classes)} lengths")
+        raise ForkRequest([Target(c, "value") for _, c in classes], "printf argument length")
+    (negative, ndigits), _ = classes[0]
+    return symbolic_text(comp, v, negative, ndigits, upper=comp.string[-1:] == b"X")
 
 
 # conversions stock angr gets wrong: ``f"{v:x}"[2:]`` drops two digits, %X prints lower case, %p has no
@@ -123,7 +167,6 @@ def _int_text(spec, v: int) -> str:
 def _replace_fixed(fmt, va_arg):
     """``FormatString.replace`` with glibc's text for every integer conversion (the same as angr's
     for ``%d %i %u %c %s``)."""
-    state = fmt.parser.state
     out = None
     for comp in fmt.components:
         if isinstance(comp, bytes):
@@ -134,10 +177,7 @@ def _replace_fixed(fmt, va_arg):
             n = va_arg("size_t") if comp.length_spec == b".*" else None
             out = fmt._add_to_string(out, fmt._get_str_at(va_arg("char*"), max_length=n))
         else:
-            v = int(state.solver.eval(va_arg("void*"))) & ((1 << (comp.size * 8)) - 1)
-            if comp.signed and v & (1 << (comp.size * 8 - 1)):
-                v -= 1 << (comp.size * 8)
-            out = fmt._add_to_string(out, claripy.BVV(_int_text(comp, v).encode("latin-1")))   # %c: one byte
+            out = fmt._add_to_string(out, _integer(fmt, comp, va_arg("void*")))
     return out
 
 

@@ -18,6 +18,7 @@ locale (what a replay runs in, and where message catalogues translate nothing):
   returns glibc's description; ``isatty`` is 0 (a replay runs on pipes); the ``sigset_t``
   functions set and test bits; ``fstat``, ``lseek``, ``munmap`` and ``sigprocmask`` are angr's
   models of the system calls;
+* ``__ctype_get_mb_cur_max`` (``MB_CUR_MAX``) is 1 and ``nl_langinfo`` gives the C locale's strings;
 * ``getopt_long`` and ``getopt_long_only`` return -1 (no option) when no argument from ``optind`` on
   can be an option (starts with ``-`` and has more after it); otherwise they stay a stub (recorded on the path).
 """
@@ -306,6 +307,33 @@ class Isatty(angr.SimProcedure):
         return claripy.BVV(0, 32)
 
 
+class MbCurMax(angr.SimProcedure):
+    """``__ctype_get_mb_cur_max()`` (``MB_CUR_MAX``): 1, as in the C locale."""
+
+    def run(self):  # pylint: disable=arguments-differ
+        return claripy.BVV(1, 64)
+
+
+# nl_langinfo items of the C locale (glibc's <langinfo.h> values); any other item is ""
+LANGINFO_C = {
+    14: b"ANSI_X3.4-1968",                 # CODESET
+    0x10000: b".", 0x10001: b"",           # RADIXCHAR, THOUSEP
+    0x50000: b"^[yY]", 0x50001: b"^[nN]",  # YESEXPR, NOEXPR
+    0x2028: b"%a %b %e %H:%M:%S %Y",       # D_T_FMT
+    0x2029: b"%m/%d/%y", 0x202A: b"%H:%M:%S",   # D_FMT, T_FMT
+    0x2026: b"AM", 0x2027: b"PM",          # AM_STR, PM_STR
+}
+
+
+class NlLanginfo(angr.SimProcedure):
+    """``nl_langinfo(item)``: the C locale's string for ``item`` (``CODESET``: "ANSI_X3.4-1968")."""
+
+    def run(self, item):  # pylint: disable=arguments-differ
+        v = single_value(self.state, item[31:0])
+        text = LANGINFO_C.get(v, b"") if v is not None else b""
+        return _static_string(self, text)
+
+
 STARTUP_PROCEDURES = {
     "setlocale": Setlocale, "bindtextdomain": Bindtextdomain, "textdomain": Textdomain,
     "gettext": Gettext, "dgettext": Dgettext, "dcgettext": Dcgettext, "ngettext": Ngettext,
@@ -317,6 +345,7 @@ STARTUP_PROCEDURES = {
     "fstat": _system_call("fstat", 2), "fstat64": _system_call("fstat", 2), "lseek": _system_call("lseek", 3),
     "lseek64": _system_call("lseek", 3), "munmap": _system_call("munmap", 2),
     "sigprocmask": _system_call("sigprocmask", 3),
+    "__ctype_get_mb_cur_max": MbCurMax, "nl_langinfo": NlLanginfo,
 }
 
 

@@ -1,0 +1,163 @@
+"""A ``FILE``'s end-of-file and error flags, as glibc keeps them, for angr's stream models.
+
+glibc's ``feof_unlocked``, ``ferror_unlocked``, ``getc_unlocked`` and ``putc_unlocked`` are macros:
+a program compiled against them reads ``fp->_flags`` (``_IO_EOF_SEEN`` 0x10, ``_IO_ERR_SEEN``
+0x20) and the buffer pointers itself. angr's ``FILE`` (cle's ``_io_stdin`` and ``fopen``'s) is
+zero-filled and angr's ``fread`` and ``fgetc`` never set a flag, so Debian's ``base64`` (``do
+fread_unlocked(...) while (!(in->_flags & 0x30))``) read its end of input forever, and every
+``ferror`` (a stub: any value) invented a write error. These models keep the flags as glibc does:
+
+* ``fread``/``fread_unlocked`` set ``_IO_EOF_SEEN`` when they return fewer items than asked (glibc:
+  end of input or an error; angr's files have no read errors); ``fgetc``, ``getc``, ``_IO_getc``,
+  their ``_unlocked`` forms and ``__uflow`` (``getc_unlocked``'s slow path, taken always since
+  angr's buffer pointers are null) set it when no byte is left;
+* ``feof``, ``ferror`` and their ``_unlocked`` forms test the flags (angr's ``feof`` asked whether
+  the position is at the end: 1 after reading the last byte, where glibc says 0 until a read
+  fails); ``clearerr`` clears both;
+* ``__fpending`` is 0 (angr writes output when it is made; nothing waits in a buffer);
+  ``__freading``/``__fwriting`` tell a read-only or write-only stream.
+"""
+
+from __future__ import annotations
+
+import angr
+import claripy
+from cle.backends.externs.simdata.io_file import io_file_data_for_arch
+
+EOF_SEEN = 0x10     # glibc's _IO_EOF_SEEN
+ERR_SEEN = 0x20     # glibc's _IO_ERR_SEEN
+
+
+def _simfd(proc, file_ptr):
+    fd_offset = io_file_data_for_arch(proc.state.arch)["fd"]
+    fileno = proc.state.mem[file_ptr + fd_offset:].int.resolved
+    return proc.state.posix.get_fd(fileno)
+
+
+def _flags(proc, file_ptr):
+    return proc.state.memory.load(file_ptr, 4, endness=proc.arch.memory_endness)
+
+
+def _set_eof_if(proc, file_ptr, cond) -> None:
+    """``fp->_flags |= _IO_EOF_SEEN`` where ``cond`` holds."""
+    if cond is False or (isinstance(cond, claripy.ast.Bool) and cond.is_false()):
+        return
+    flags = _flags(proc, file_ptr)
+    new = flags | EOF_SEEN
+    if isinstance(cond, claripy.ast.Bool) and not cond.is_true():
+        new = claripy.If(cond, new, flags)
+    proc.state.memory.store(file_ptr, new, endness=proc.arch.memory_endness)
+
+
+class Fread(angr.SimProcedure):
+    """``fread(dst, size, n, fp)``: angr's read, and ``_IO_EOF_SEEN`` after a short one."""
+
+    def run(self, dst, size, nm, file_ptr):  # pylint: disable=arguments-differ
+        simfd = _simfd(self, file_ptr)
+        if simfd is None:
+            return 0
+        want = size * nm
+        got = simfd.read(dst, want)
+        _set_eof_if(self, file_ptr, claripy.ULT(got, want))
+        return claripy.If(claripy.Or(size == 0, nm == 0), claripy.BVV(0, got.size()), got // size)
+
+
+class Fgetc(angr.SimProcedure):
+    """``fgetc(fp)`` (and ``getc``, ``__uflow``, ...): the next byte, or EOF with ``_IO_EOF_SEEN`` set."""
+
+    def run(self, file_ptr):  # pylint: disable=arguments-differ
+        simfd = _simfd(self, file_ptr)
+        if simfd is None:
+            return claripy.BVV(-1 & 0xFFFFFFFF, 32)
+        data, length = simfd.read_data(1)
+        empty = length == 0
+        _set_eof_if(self, file_ptr, empty)
+        return claripy.If(empty, claripy.BVV(0xFFFFFFFF, 32), data.zero_extend(24))
+
+
+class _FlagTest(angr.SimProcedure):
+    MASK = 0
+
+    def run(self, file_ptr):  # pylint: disable=arguments-differ
+        return claripy.If(_flags(self, file_ptr) & self.MASK != 0, claripy.BVV(1, 32), claripy.BVV(0, 32))
+
+
+class Feof(_FlagTest):
+    """``feof(fp)``: whether a read hit the end (``_IO_EOF_SEEN``)."""
+    MASK = EOF_SEEN
+
+
+class Ferror(_FlagTest):
+    """``ferror(fp)``: whether an operation failed (``_IO_ERR_SEEN``)."""
+    MASK = ERR_SEEN
+
+
+class Clearerr(angr.SimProcedure):
+    """``clearerr(fp)``: clears both flags."""
+
+    def run(self, file_ptr):  # pylint: disable=arguments-differ
+        flags = _flags(self, file_ptr)
+        self.state.memory.store(file_ptr, flags & ~(EOF_SEEN | ERR_SEEN) & 0xFFFFFFFF,
+                                endness=self.arch.memory_endness)
+
+
+class Fpending(angr.SimProcedure):
+    """``__fpending(fp)``: 0 bytes wait in the buffer (angr writes output when it is made)."""
+
+    def run(self, file_ptr):  # pylint: disable=arguments-differ,unused-argument
+        return claripy.BVV(0, 64)
+
+
+O_ACCMODE, O_RDONLY, O_WRONLY = 3, 0, 1
+
+
+def _access(proc, file_ptr) -> int | None:
+    """The access mode of ``file_ptr``'s descriptor (stdin read-only, stdout and stderr write-only;
+    angr keeps the mode a file was opened with), or None for a closed one."""
+    fd_offset = io_file_data_for_arch(proc.state.arch)["fd"]
+    fileno = proc.state.mem[file_ptr + fd_offset:].int.resolved
+    if fileno.symbolic:
+        return None
+    fd = fileno.concrete_value
+    if fd in (0, 1, 2):
+        return O_RDONLY if fd == 0 else O_WRONLY
+    simfd = proc.state.posix.get_fd(fd)
+    return None if simfd is None else getattr(simfd, "flags", 0) & O_ACCMODE
+
+
+class Freading(angr.SimProcedure):
+    """``__freading(fp)``: nonzero for a read-only stream (the last operation on angr's streams
+    was a read exactly when they are read-only)."""
+
+    def run(self, file_ptr):  # pylint: disable=arguments-differ
+        return claripy.BVV(int(_access(self, file_ptr) == O_RDONLY), 32)
+
+
+class Fwriting(angr.SimProcedure):
+    """``__fwriting(fp)``: nonzero for a write-only stream."""
+
+    def run(self, file_ptr):  # pylint: disable=arguments-differ
+        return claripy.BVV(int(_access(self, file_ptr) == O_WRONLY), 32)
+
+
+STDIO_PROCEDURES = {
+    "fread": Fread, "fread_unlocked": Fread,
+    "fgetc": Fgetc, "getc": Fgetc, "_IO_getc": Fgetc, "fgetc_unlocked": Fgetc, "getc_unlocked": Fgetc,
+    "__uflow": Fgetc,
+    "feof": Feof, "feof_unlocked": Feof, "ferror": Ferror, "ferror_unlocked": Ferror,
+    "clearerr": Clearerr, "clearerr_unlocked": Clearerr, "__fpending": Fpending,
+    "__freading": Freading, "__fwriting": Fwriting,
+}
+
+
+def install_stdio(project) -> None:
+    """Hook the functions of :data:`STDIO_PROCEDURES` that ``project`` imports, unless the user
+    hooked one with a model of their own (angr's models and stubs are replaced)."""
+    for name, cls in STDIO_PROCEDURES.items():
+        sym = project.loader.find_symbol(name)
+        if sym is None:
+            continue
+        hooked = project._sim_procedures.get(sym.rebased_addr)
+        if hooked is not None and not type(hooked).__module__.startswith(("angr.", __name__)):
+            continue            # the user's own model
+        project.hook_symbol(name, cls(), replace=True)

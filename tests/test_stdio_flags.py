@@ -1,0 +1,118 @@
+"""A FILE's end-of-file flag as glibc keeps it, printf of numbers with thousands of values, and
+paths whose output echoes their input: Debian's ``base64`` and ``cksum`` read their input to its end
+(they used to loop for ever on angr's flag-less FILE), and every test replays natively."""
+
+import os
+import shutil
+import subprocess
+
+import angr
+import claripy
+import pytest
+from angr.procedures.stubs.format_parser import FormatParser
+
+from angr_ram.outcomes import listed_outcomes
+from angr_ram.plugins.integer_text import base_of, class_constraint, length_classes, symbolic_text
+from angr_ram.plugins.libc import signed_conversion
+from angr_ram.replay import replay
+from angr_ram.runner import explore, prepare
+
+from .conftest import BUILD
+
+
+def _spec(text: bytes):
+    """angr's parsed conversion of ``text`` (``b"%05x"``)."""
+    parser = FormatParser(project=angr.Project(os.fspath(BUILD / "streamsum_O2"), auto_load_libs=False))
+    (spec,) = [c for c in parser.extract_components([bytes([ch]) for ch in text]) if not isinstance(c, bytes)]
+    return spec
+
+
+VALUES = [0, 7, 9, 10, 99, 100, 255, 4095, 65536, 12345678, 2**31 - 1, 2**31, 2**32 - 1]
+
+
+@pytest.mark.parametrize("conv", [b"%u", b"%d", b"%x", b"%X", b"%o", b"%6d", b"%05x", b"%12u"])
+def test_symbolic_digits_print_each_value_as_glibc_does(conv):
+    """On a path constrained to one value, the length class found and the symbolic digits of that
+    class evaluate to the text glibc prints (Python's ``%`` formatting is C's for these)."""
+    spec = _spec(conv)
+    signed = signed_conversion(spec)
+    assert signed == (conv[-1:] == b"d")
+    v = claripy.BVS("v", 32)
+    for x in VALUES:
+        state = angr.SimState(arch="AMD64")
+        state.solver.add(v == x)
+        ((negative, ndigits), c), = length_classes(state, v, signed, base_of(spec))
+        state.solver.add(c)
+        text = symbolic_text(spec, v, negative, ndigits, upper=conv[-1:] == b"X")
+        shown = x - (1 << 32) if signed and x >> 31 else x
+        expected = (conv.decode() % shown).encode()
+        assert state.solver.eval(text, cast_to=bytes) == expected, (conv, x)
+
+
+def test_length_classes_are_the_feasible_ones_and_a_fork_finds_its_own():
+    """A value in [5, 1500] has texts of 1 to 4 digits (four classes, each a satisfiable
+    constraint); on a path that already holds one class's constraint (a fork re-running its step)
+    that class is the only one, found without a query."""
+    v = claripy.BVS("v", 32)
+    state = angr.SimState(arch="AMD64")
+    state.solver.add(claripy.UGE(v, 5), claripy.ULE(v, 1500))
+    classes = length_classes(state, v, False, 10)
+    assert [k for k, _ in classes] == [(False, 1), (False, 2), (False, 3), (False, 4)]
+    state.solver.add(class_constraint(v, False, 10, False, 3))
+    assert [k for k, _ in length_classes(state, v, False, 10)] == [(False, 3)]
+
+
+def _native_lines(binary: str) -> set[bytes]:
+    return {subprocess.run([binary], input=bytes([x]), capture_output=True).stdout for x in range(256)}
+
+
+@pytest.mark.parametrize("opt", ["O0", "O2"])
+def test_reading_to_the_end_of_file_then_printing_wide_numbers(opt):
+    """streamsum: getc_unlocked, then fread until feof_unlocked (the FILE's flag), then feof, then a
+    32-bit hash with %u (256 values on one byte: once per length of its text) and its top byte
+    with %x. The paths that rule gives, every pair of text lengths the native program prints, no
+    stub, no error, every outcome a native one, every test replays."""
+    b = os.fspath(BUILD / f"streamsum_{opt}")
+    r = explore(b, 1, tests=True, timeout=240)
+    native = _native_lines(b)
+    lengths = {tuple(len(w) for w in line.split()[1:]) for line in native}
+    assert r.stopped is None and not r.errors and r.stubs == {}
+    # the rule: %u of the hash (more than 16 values) forks once per length; within a length, %x of
+    # the top byte forks once per value when it has at most 16, else once per length
+    by_class: dict = {}
+    for line in native:
+        _, h, top = line.split()
+        by_class.setdefault(len(h), set()).add(top)
+    paths = sum(len(tops) if len(tops) <= 16 else len({len(t) for t in tops}) for tops in by_class.values())
+    assert r.stats["paths"] == paths and r.endings == {"exit 1": paths}
+    assert {out for _, out in r.outcomes} <= native
+    runs = replay(r.tests, b)
+    assert runs and all(run.status == "ok" for run in runs)
+    assert {tuple(len(w) for w in t.stdout.split()[1:]) for t in r.tests} == lengths
+
+
+def test_listing_a_path_that_echoes_its_input_is_bounded_and_says_so():
+    """streamsum's paths print a hash of the input byte: listed with a time bound of 0 s, a path
+    of many outcomes lists the first 16 and says it is incomplete; without a bound it lists all."""
+    simgr, _ = prepare(os.fspath(BUILD / "streamsum_O2"), 1)
+    simgr.run()
+    widest = max(simgr.deadended, key=lambda s: len(listed_outcomes(s, seconds=float("inf"))[0]))
+    everything, complete = listed_outcomes(widest, seconds=float("inf"))
+    assert complete and len(everything) > 17
+    some, complete = listed_outcomes(widest, seconds=0)
+    assert not complete and 17 <= len(some) < len(everything) and some <= everything
+
+
+@pytest.mark.skipif(shutil.which("base64") is None, reason="no base64 on this machine")
+def test_debians_base64_reads_its_input_to_the_end():
+    """``base64`` reads with ``fread_unlocked`` until ``in->_flags & 0x30`` (glibc's macros): it
+    looped for ever on angr's FILE. On 4 symbolic bytes: one path, exit 0, output echoing the
+    input (listed in part, one test per exit code plus the first outcomes), no stub, every test
+    replays natively."""
+    b64 = shutil.which("base64")
+    r = explore(b64, 4, tests=True, timeout=240)
+    assert r.stopped is None and r.endings == {"exit 0": 1} and r.stubs == {} and not r.errors
+    assert r.outcomes_partial == 1 and len(r.outcomes) >= 17
+    assert all(code == 0 and len(out) == 9 and out.endswith(b"==\n") for code, out in r.outcomes)
+    runs = replay(r.tests, b64)
+    assert runs and all(run.status == "ok" for run in runs)
