@@ -22,7 +22,7 @@ from .guard import RunGuard, RunStopped, StepAbandoned, release_memory
 from .patches import install_all
 from .plugins import model_cache, model_eval, z3_setup  # noqa: F401 - declare their patches
 from .plugins.address_space import AddressSpace
-from .plugins.environment import ENVIRONMENTS, install_environment
+from .plugins.environment import ENVIRONMENTS, hide_proc, install_environment
 from .plugins.heap import HEAP_PROCEDURES
 from .plugins.libc import RamLibcStartMain, install_error_fix
 from .plugins.query_cache import QueryCache
@@ -290,6 +290,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
             self._regions = fixed_regions(state.project, state)
         state.memory.__class__ = RamMemory
         apply_uninitialized(state, self.uninitialized)
+        hide_proc(state)
         if type(state.registers) is DefaultMemory:      # (another plugin class is left alone)
             state.registers.__class__ = RamRegisters
         if not state.has_plugin("heap"):

@@ -187,7 +187,7 @@ def test_outcomes_z3_gives_up_on_are_counted_not_fatal(monkeypatch):
     summary, with that path counted as undecided."""
     import angr_ram.runner as runner
 
-    original, calls = runner.path_outcomes, []
+    original, calls = runner.listed_outcomes, []
 
     def outcomes(state, *a, **k):
         calls.append(1)
@@ -195,7 +195,7 @@ def test_outcomes_z3_gives_up_on_are_counted_not_fatal(monkeypatch):
             raise claripy.ClaripySolverInterruptError("timeout")
         return original(state, *a, **k)
 
-    monkeypatch.setattr(runner, "path_outcomes", outcomes)
+    monkeypatch.setattr(runner, "listed_outcomes", outcomes)
     b = os.fspath(BUILD / "matrix3_O0")
     r = explore(b, 2)
     assert r.unknown == 1 and r.endings["outcome undecided (z3 gave up)"] == 1

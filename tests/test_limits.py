@@ -23,7 +23,7 @@ from claripy.backends import backend_z3
 import angr_ram
 from angr_ram import guard as G
 from angr_ram.cli import main
-from angr_ram.outcomes import path_outcomes
+from angr_ram.outcomes import listed_outcomes, path_outcomes
 from angr_ram.runner import RESILIENCE, explore, load_project, make_state
 from angr_ram.testcases import InputBudget, choose_inputs, read_tests
 
@@ -336,9 +336,9 @@ def test_a_slow_outcome_query_is_not_lost_when_the_run_has_no_deadline(monkeypat
 
     def slow(state, *a, **kw):
         time.sleep(0.9)                 # longer than the queries' budget below, with the guard's grace
-        return path_outcomes(state, *a, **kw)
+        return listed_outcomes(state, *a, **kw)
     monkeypatch.setattr(rn, "InputBudget", lambda *a, **k: InputBudget(*a, **{**k, "query_seconds": 0.05}))
-    monkeypatch.setattr(rn, "path_outcomes", slow)
+    monkeypatch.setattr(rn, "listed_outcomes", slow)
     res = explore(os.fspath(BUILD / "b64class4_O2"), 5, merge="pat", merge_points="auto")
     assert res.unknown == 0 and res.outcomes == loop_native("b64class", "O2")
 

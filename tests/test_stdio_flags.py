@@ -11,6 +11,7 @@ import claripy
 import pytest
 from angr.procedures.stubs.format_parser import FormatParser
 
+from angr_ram.inputs import Template
 from angr_ram.outcomes import listed_outcomes
 from angr_ram.plugins.integer_text import base_of, class_constraint, length_classes, symbolic_text
 from angr_ram.plugins.libc import signed_conversion
@@ -116,3 +117,40 @@ def test_debians_base64_reads_its_input_to_the_end():
     assert all(code == 0 and len(out) == 9 and out.endswith(b"==\n") for code, out in r.outcomes)
     runs = replay(r.tests, b64)
     assert runs and all(run.status == "ok" for run in runs)
+
+
+@pytest.mark.slow     # make test-slow (CI): 45 s
+@pytest.mark.skipif(shutil.which("m4") is None, reason="no m4 on this machine")
+def test_debians_m4_on_the_papers_template_reaches_every_native_outcome():
+    """m4 (the seeds' symbol-table subject) on ``define(`a',1)`` then one symbolic line, '?' in
+    A..z: its start-up probes the stack (``/proc/self/maps``: now absent, then ``mincore``:
+    modelled), it peeks at its input with ``getc``/``ungetc`` (angr's ``ungetc`` lost the byte) and
+    an unterminated quote ends in ``error_at_line``. The 58 native outcomes, no stub, every test
+    replays."""
+    m4 = shutil.which("m4")
+    template = Template(b"define(`a',1)\n?\n")
+    r = explore(m4, template, tests=True, timeout=300)
+    native = set()
+    for c in range(ord("A"), ord("z") + 1):
+        p = subprocess.run([m4], input=b"define(`a',1)\n" + bytes([c]) + b"\n", capture_output=True)
+        native.add((p.returncode, p.stdout))
+    assert r.stopped is None and r.stubs == {} and not r.errors
+    assert r.outcomes == native and len(native) == 58
+    runs = replay(r.tests, m4)
+    assert runs and all(run.status == "ok" for run in runs)
+
+
+@pytest.mark.slow     # make test-slow (CI): 2 min
+@pytest.mark.skipif(shutil.which("cksum") is None, reason="no cksum on this machine")
+def test_debians_cksum_prints_the_crc_of_a_symbolic_input():
+    """cksum prints a CRC with ``%u``: 2^32 values (a ``symbolic-format-argument`` error path
+    before), now one path per length of the text, whose digits are expressions of the CRC. On 4
+    symbolic bytes: every path exits 0, prints ``<crc> 4``, and every test replays natively."""
+    ck = shutil.which("cksum")
+    r = explore(ck, 4, tests=True, timeout=400)
+    assert r.stopped is None and r.stubs == {} and not r.errors
+    assert r.endings == {"exit 0": r.stats["paths"]} and 2 <= r.stats["paths"] <= 10
+    assert all(out.endswith(b" 4\n") and out.split()[0].isdigit() for _, out in r.outcomes)
+    runs = replay(r.tests, ck)
+    assert runs and all(run.status == "ok" for run in runs)
+    assert len({len(t.stdout) for t in r.tests}) == r.stats["paths"]

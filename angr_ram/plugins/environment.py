@@ -13,7 +13,10 @@ angr-ram models it, as a libc function and as the system call, in one of two env
   (``time``, ``gettimeofday``, ``clock_gettime``) read a fixed instant that advances by one second
   per call. Paths that depend on the random value or the time are explored for that value only.
 
-In both, ``sysconf`` and ``getpagesize`` answer the x86-64 Linux machine's constants (stock angr:
+In both, ``/proc`` holds nothing: angr opens an unknown file as one of symbolic size and content
+(``ALL_FILES_EXIST``), so gnulib's stack-overflow handler (m4 at start-up) parsed a symbolic
+``/proc/self/maps`` and forked at every byte; what the file holds is the native process's own map,
+which no path can predict, and without it the handler asks ``mincore``. ``sysconf`` and ``getpagesize`` answer the x86-64 Linux machine's constants (stock angr:
 unconstrained, so glib's slice allocator sized from the page size fails on some path), and
 ``rand_r`` computes glibc's generator from the seed it is given.
 """
@@ -181,3 +184,38 @@ class RamRandR(angr.SimProcedure):
 
 
 MACHINE = {"sysconf": RamSysconf, "getpagesize": RamGetpagesize, "rand_r": RamRandR}
+
+
+class NoFiles(angr.state_plugins.filesystem.SimMount):
+    """A mount point under which no file exists and none can be created (``open`` returns -1)."""
+
+    def get(self, path_elements):  # pylint: disable=unused-argument
+        return None
+
+    def insert(self, path_elements, simfile):  # pylint: disable=unused-argument
+        return False
+
+    def delete(self, path_elements):  # pylint: disable=unused-argument
+        return False
+
+    def lookup(self, sim_file):  # pylint: disable=unused-argument
+        return None
+
+    @angr.SimStatePlugin.memo
+    def copy(self, memo):  # pylint: disable=unused-argument
+        return NoFiles()
+
+    def merge(self, others, merge_conditions, common_ancestor=None):  # pylint: disable=unused-argument
+        return True         # nothing to merge
+
+    def widen(self, others):  # pylint: disable=unused-argument
+        return True
+
+
+def hide_proc(state) -> None:
+    """Mount :class:`NoFiles` at ``/proc`` unless the user mounted something there, or inserted a
+    file under it."""
+    key = state.fs._join_chunks(state.fs._normalize_path(b"/proc"))
+    if key in state.fs._mountpoints or any(bytes(f).startswith(b"/proc/") for f in state.fs._files):
+        return
+    state.fs.mount(b"/proc", NoFiles())

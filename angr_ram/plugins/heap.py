@@ -189,6 +189,29 @@ class RamRealloc(angr.SimProcedure):
         return new.base
 
 
+class RamReallocarray(RamRealloc):
+    """reallocarray(ptr, nmemb, size): ``realloc(ptr, nmemb * size)``, or NULL (``ptr`` untouched)
+    when the product overflows 64 bits (a product that may or may not overflow forks on it)."""
+
+    def run(self, ptr, nmemb, size):  # pylint: disable=arguments-differ
+        state = self.state
+        wide = nmemb.zero_extend(64) * size.zero_extend(64)
+        over = wide[127:64] != 0
+        if over.symbolic or state.ram.substitute(wide).symbolic:
+            can_over = state.solver.satisfiable(extra_constraints=(over,))
+            can_fit = state.solver.satisfiable(extra_constraints=(claripy.Not(over),))
+            if can_over and can_fit:
+                if forking_enabled():
+                    raise ForkRequest([Target(over, "value"), Target(claripy.Not(over), "value")],
+                                      "reallocarray overflow")
+                state.add_constraints(claripy.Not(over))
+            elif can_over:
+                return claripy.BVV(0, state.arch.bits)
+        elif over.is_true():
+            return claripy.BVV(0, state.arch.bits)
+        return super().run(ptr, wide[63:0])
+
+
 def usable_size(n):
     """glibc's usable size of a chunk for a request of ``n`` bytes (an int or a BV): the chunk is
     ``n + 8`` rounded up to 16, at least 32 bytes, less its 8-byte header."""
@@ -281,6 +304,7 @@ HEAP_PROCEDURES = {
     "calloc": RamCalloc,
     "free": RamFree,
     "realloc": RamRealloc,
+    "reallocarray": RamReallocarray,
     "posix_memalign": RamPosixMemalign,
     "memalign": RamMemalign,
     "aligned_alloc": RamMemalign,

@@ -50,7 +50,9 @@ class RamError(angr.SIM_PROCEDURES["libc"]["error"], format_parser.FormatParser)
 
     def run(self, status, errnum, fmt):  # pylint: disable=arguments-differ,unused-argument
         text = self._parse(fmt).replace(self.va_arg)
-        out = claripy.Concat(text, claripy.BVV(b"\n"))
+        self._report(status, claripy.Concat(text, claripy.BVV(b"\n")))
+
+    def _report(self, status, out):
         self.state.posix.get_fd(2).write_data(out, out.size() // 8)
         status = status[31:0] if status.size() > 32 else status
         if status.concrete:
@@ -66,10 +68,33 @@ class RamError(angr.SIM_PROCEDURES["libc"]["error"], format_parser.FormatParser)
                 raise angr.errors.SimProcedureError("error() with a status that may or may not be zero")
 
 
+class RamErrorAtLine(RamError):
+    """glibc's ``error_at_line(status, errnum, file, line, format, ...)``: "<file>:<line>: <message>\\n"
+    on stderr, then ``exit(status)`` when the status is non-zero (m4's "end of file in string")."""
+
+    def run(self, status, errnum, fname, line, fmt):  # pylint: disable=arguments-differ,unused-argument
+        text = self._parse(fmt).replace(self.va_arg)
+        name = self._get_str(fname)
+        n = single_value(self.state, line[31:0])
+        head = claripy.BVV(name + (b":%d: " % n if n is not None else b": "))
+        self._report(status, claripy.Concat(head, text, claripy.BVV(b"\n")))
+
+    def _get_str(self, ptr) -> bytes:
+        if not ptr.symbolic and ptr.concrete_value == 0:
+            return b""
+        n = single_value(self.state, self._sim_strlen(ptr))
+        if n is None:
+            return b"?"
+        return self.state.solver.eval(self.state.memory.load(ptr, n), cast_to=bytes) if n else b""
+
+
 def install_error_fix(project) -> None:
-    """Hook ``error`` in ``project`` with :class:`RamError` if the binary calls it."""
+    """Hook ``error`` and ``error_at_line`` in ``project`` with :class:`RamError` and
+    :class:`RamErrorAtLine` if the binary calls them."""
     if project.loader.find_symbol("error") is not None:
         project.hook_symbol("error", RamError(), replace=True)
+    if project.loader.find_symbol("error_at_line") is not None:
+        project.hook_symbol("error_at_line", RamErrorAtLine(), replace=True)
 
 
 @declare(format_parser.FormatString, "replace", gate=value_forking_enabled)
@@ -113,9 +138,7 @@ def _integer(fmt, comp, raw):
             vals = state.solver.eval_upto(sub, limit + 1)
             if len(vals) > limit:
                 return _symbolic_integer(fmt, comp, sub)
-            if len(vals) > 1:
-                if not forking_enabled():
-                    raise angr.errors.SimProcedureError(f"printf argument has {len(vals)} values")
+            if len(vals) > 1:     # a value fork: RelocatableMemory's step or QuantifiedMerging's
                 raise ForkRequest([Target(v == x, "value") for x in sorted(vals)], "printf argument")
     c = int(state.solver.eval(v)) & ((1 << bits) - 1)
     if signed_conversion(comp) and c & (1 << (bits - 1)):
@@ -130,8 +153,6 @@ def _symbolic_integer(fmt, comp, v):
         raise _fault(f"printf argument has more than {MAX_FORMAT_VALUES} values")
     classes = length_classes(state, v, signed_conversion(comp), base)
     if len(classes) > 1:
-        if not forking_enabled():
-            raise angr.errors.SimProcedureError(f"printf argument has texts of {len(classes)} lengths")
         raise ForkRequest([Target(c, "value") for _, c in classes], "printf argument length")
     (negative, ndigits), _ = classes[0]
     return symbolic_text(comp, v, negative, ndigits, upper=comp.string[-1:] == b"X")

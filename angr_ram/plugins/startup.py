@@ -10,8 +10,8 @@ locale (what a replay runs in, and where message catalogues translate nothing):
 * ``setlocale`` returns ``"C"``; ``bindtextdomain``/``textdomain`` return their argument (the
   default when it is NULL); ``gettext``, ``dgettext``, ``dcgettext`` return the message itself,
   ``ngettext`` and ``dcngettext`` the singular or plural form by ``n``;
-* ``__cxa_atexit``, ``atexit`` and ``posix_fadvise`` succeed (return 0); the handlers registered
-  are not run at exit (angr writes output when it is made, nothing is left to flush);
+* ``__cxa_atexit``, ``atexit``, ``posix_fadvise`` and ``sigaltstack`` succeed (return 0); the
+  handlers registered are not run at exit (angr writes output when it is made, nothing is left to flush);
 * ``__fprintf_chk`` and ``__sprintf_chk`` are ``fprintf`` and ``sprintf`` with the fortify flag;
   ``__overflow`` (``putc``'s slow path) writes its byte;
 * ``strrchr`` of a concrete string (a program's name) finds the last occurrence; ``strsignal``
@@ -19,6 +19,7 @@ locale (what a replay runs in, and where message catalogues translate nothing):
   functions set and test bits; ``fstat``, ``lseek``, ``munmap`` and ``sigprocmask`` are angr's
   models of the system calls;
 * ``__ctype_get_mb_cur_max`` (``MB_CUR_MAX``) is 1 and ``nl_langinfo`` gives the C locale's strings;
+* ``mincore`` answers from the address space's map (m4's stack-overflow handler probes the stack);
 * ``getopt_long`` and ``getopt_long_only`` return -1 (no option) when no argument from ``optind`` on
   can be an option (starts with ``-`` and has more after it); otherwise they stay a stub (recorded on the path).
 """
@@ -334,6 +335,33 @@ class NlLanginfo(angr.SimProcedure):
         return _static_string(self, text)
 
 
+PAGE = 4096
+
+
+class Mincore(angr.SimProcedure):
+    """``mincore(addr, length, vec)``: 0 with every page marked resident when each page of the range
+    is mapped (a fixed region: the stack, a loaded object, or a heap object of the address space),
+    else -1 (``ENOMEM``). gnulib's stack-overflow handler (m4 at start-up) probes the stack's extent
+    with it; the stub's any-value return forked at every probe."""
+
+    def run(self, addr, length, vec):  # pylint: disable=arguments-differ
+        a, n = single_value(self.state, addr), single_value(self.state, length)
+        if a is None or n is None:
+            return claripy.BVV(-1 & 0xFFFFFFFF, 32)
+        first, pages = a - a % PAGE, (a % PAGE + n + PAGE - 1) // PAGE
+        if not all(self._mapped(first + i * PAGE) for i in range(min(pages, 1 << 16))) or pages > 1 << 16:
+            return claripy.BVV(-1 & 0xFFFFFFFF, 32)
+        if pages:
+            self.state.memory.store(vec, claripy.BVV(b"\x01" * pages))
+        return claripy.BVV(0, 32)
+
+    def _mapped(self, page: int) -> bool:
+        if self.state.has_plugin("ram"):
+            space = self.state.ram
+            return space.region_of(page) is not None or space.find(page) is not None
+        return self.project.loader.find_object_containing(page) is not None
+
+
 STARTUP_PROCEDURES = {
     "setlocale": Setlocale, "bindtextdomain": Bindtextdomain, "textdomain": Textdomain,
     "gettext": Gettext, "dgettext": Dgettext, "dcgettext": Dcgettext, "ngettext": Ngettext,
@@ -345,7 +373,8 @@ STARTUP_PROCEDURES = {
     "fstat": _system_call("fstat", 2), "fstat64": _system_call("fstat", 2), "lseek": _system_call("lseek", 3),
     "lseek64": _system_call("lseek", 3), "munmap": _system_call("munmap", 2),
     "sigprocmask": _system_call("sigprocmask", 3),
-    "__ctype_get_mb_cur_max": MbCurMax, "nl_langinfo": NlLanginfo,
+    "__ctype_get_mb_cur_max": MbCurMax, "nl_langinfo": NlLanginfo, "mincore": Mincore,
+    "sigaltstack": Succeed,
 }
 
 
