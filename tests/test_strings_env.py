@@ -177,3 +177,22 @@ def test_pthread_keys_and_sysconf():
     assert call(GetSpecific, st.memory.load(slot, 4, endness="Iend_LE")).concrete_value == 0
     assert call(RamSysconf, claripy.BVV(30, 32)).concrete_value == 4096
     assert call(RamSysconf, claripy.BVV(9999, 32)).concrete_value == (1 << 64) - 1
+
+
+@pytest.mark.parametrize("opt", ["O0", "O2"])
+def test_puts_of_a_copy_sized_by_its_symbolic_length(opt):
+    """argdup: ``p = malloc(strlen(arg) + 1)``, the argument copied in, ``puts(p)``: angr's strlen
+    searches ``p`` in chunks of 129 bytes, past the copy's symbolic size (Debian's ``expr`` prints
+    its result so). The chunk is the copy's bytes then zeros, not a false segfault that ended the
+    path (``speculative chunk of a search leaves its object``); every exit outcome is a native one
+    and its test replays."""
+    from angr_ram.replay import replay
+
+    from .test_testcases import argv_truth
+
+    b = os.fspath(BUILD / f"argdup_{opt}")
+    r = explore(b, args=[2], tests=True)
+    assert not [e for e in r.errors if e[0] == "angr-error"] and r.stats["paths"] >= 1
+    assert r.outcomes and r.outcomes <= argv_truth(f"argdup_{opt}")
+    runs = [x for x in replay(r.tests, b) if x.test.kind == "exit"]
+    assert runs and all(x.status == "ok" for x in runs)

@@ -111,9 +111,18 @@ class RelocatableMixin(MemoryMixin):
 
     def _clipped_read(self, c: int, size: int, endness):
         """A search chunk that starts inside an object and runs past its end: the object's bytes,
-        then zeros (the search stops there; an unterminated string is not reported)."""
+        then zeros (the search stops there; an unterminated string is not reported). A chunk that
+        starts just past an object's end (the previous chunk ended there with no definite
+        terminator: a buffer of symbolic bytes) is zeros for the same reason. An object of symbolic
+        size (``malloc(strlen(arg) + 1)``) is read up to its largest size: the chunk's bytes past
+        the size a path gives it are not the program's reads, the search stops at the string's
+        terminator inside it."""
         h = classify(self.state.ram, c, 1)
-        if h.kind != "object" or h.obj.limit is not None:
+        if h.kind != "object" and c > 0:
+            before = classify(self.state.ram, c - 1, 1)
+            if before.kind == "object" and before.obj.addr + before.obj.size == c:
+                return claripy.BVV(0, size * 8)
+        if h.kind != "object":
             return None
         inside = h.obj.addr + h.obj.size - c
         if inside >= size:
