@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from ..errors import AngrRamError
 from ..inputs import Template
 from ..replay import replay
 from ..runner import explore
@@ -38,6 +40,13 @@ SUBJECTS = {
     "osip-status": ("osip_parse_O2", b"SIP/2.0 ?0? OK\r\n\r\n", "0", "9", "libosip, two status digits"),
     "html-2": ("html_parse_O0", b"??", "A", "z", "libxml2 htmlParseDocument, 2 bytes"),
     "html-4": ("html_parse_O0", b"<?>?", "A", "z", "libxml2 htmlParseDocument of an element, 2 bytes"),
+    # Debian's own binaries (an absolute path): m4 with the papers' symbol-table templates, and
+    # programs whose output echoes their input
+    "m4-1": ("/usr/bin/m4", b"define(`a',1)\n?\n", "A", "z", "Debian m4: a define, then a symbolic line"),
+    "m4-2": ("/usr/bin/m4", b"define(`a',1)\n?\ndefine(`b',2)\n?\n", "A", "z",
+             "Debian m4, the AAQC paper's input: two defines, two symbolic lines"),
+    "base64-2": ("/usr/bin/base64", b"??", "A", "z", "Debian base64 of 2 bytes"),
+    "cksum-2": ("/usr/bin/cksum", b"??", "A", "z", "Debian cksum of 2 bytes"),
 }
 CONFIGS = (("stock", {"engine": "stock"}), ("fork", {"model": "fork"}), ("dsmm", {"model": "dsmm"}),
            ("aa", {"model": "fork", "cache": "aa"}))
@@ -48,7 +57,7 @@ def template_of(name: str) -> Template:
     return Template(data, ord(lo), ord(hi))
 
 
-def native_outcomes(binary: str, t: Template) -> set | None:
+def native_outcomes(binary: str, t: Template, forkserver: Path | None = None) -> set | None:
     """The (exit, stdout) pairs the native binary gives over the template's domain (None if large)."""
     holes = [k for k, b in enumerate(t.data) if b == ord("?")]
     if (t.hi - t.lo + 1) ** len(holes) > MAX_NATIVE:
@@ -59,7 +68,7 @@ def native_outcomes(binary: str, t: Template) -> set | None:
         for k, v in zip(holes, vals, strict=True):
             data[k] = v
         inputs.append(bytes(data))
-    return set(run_inputs(binary, inputs))
+    return set(run_inputs(binary, inputs, forkserver=forkserver))
 
 
 def _child(binary: str, name: str, kw: dict, budget: float) -> None:
@@ -89,6 +98,15 @@ def run(binary: str, name: str, kw: dict, budget: float) -> dict:
     return r
 
 
+def _binary(name: str, samples_dir) -> str:
+    """A sample's path, or a system binary's (an absolute path), with a clear error if missing."""
+    if name.startswith("/"):
+        if not os.path.isfile(name):
+            raise AngrRamError(f"{name}: not on this machine (install the Debian package that ships it)")
+        return name
+    return sample_path(name, samples_dir)
+
+
 def subjects_table(names=None, budget: float = 600.0, samples_dir: Path | None = None) -> int:
     """Print the subjects table (``angr-ram bench --subjects``)."""
     names = names or list(SUBJECTS)
@@ -100,8 +118,9 @@ def subjects_table(names=None, budget: float = 600.0, samples_dir: Path | None =
     print(f"{'subject':12} {'setting':6} {'time s':>8} {'paths':>6} {'found':>9} {'z3':>6} {'errors':>6} "
           f"{'RSS MB':>6} {'mismatch':>8}  stubs")
     for name in names:
-        binary = sample_path(SUBJECTS[name][0], samples_dir)
-        truth = native_outcomes(binary, template_of(name))
+        binary = _binary(SUBJECTS[name][0], samples_dir)
+        server = Path(sample_path("forkserver.so", samples_dir)) if binary.startswith("/usr/") else None
+        truth = native_outcomes(binary, template_of(name), server)
         for label, kw in CONFIGS:
             r = run(binary, name, kw, budget)
             if "outcomes" not in r:
