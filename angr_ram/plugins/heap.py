@@ -148,6 +148,19 @@ class RamFree(angr.SimProcedure):
             self.state.ram.free_allocation(obj.id)
 
 
+def holds_for_sure(state, cond, what: str) -> bool:
+    """Whether ``cond`` holds on every model of the path. Where it may or may not, the state forks on
+    it (inside a step; ``what`` names the fork), or, outside one, takes the case where it does not."""
+    can = state.solver.satisfiable(extra_constraints=(cond,))
+    can_not = state.solver.satisfiable(extra_constraints=(claripy.Not(cond),))
+    if can and can_not:
+        if forking_enabled():
+            raise ForkRequest([Target(cond, "value"), Target(claripy.Not(cond), "value")], what)
+        state.add_constraints(claripy.Not(cond))
+        return False
+    return can
+
+
 class RamRealloc(angr.SimProcedure):
     """realloc(ptr, size): a new object holding the old contents; the old one is freed.
 
@@ -161,17 +174,8 @@ class RamRealloc(angr.SimProcedure):
         old = resolve_heap_pointer(state, ptr, "realloc")
         if old is not None:
             size = state.ram.substitute(sim_size)
-            zero = size == 0
-            if size.symbolic:
-                can_zero = state.solver.satisfiable(extra_constraints=(zero,))
-                can_other = state.solver.satisfiable(extra_constraints=(claripy.Not(zero),))
-                if can_zero and can_other:
-                    if forking_enabled():
-                        raise ForkRequest([Target(zero, "value"), Target(claripy.Not(zero), "value")],
-                                          "realloc size")
-                    state.add_constraints(claripy.Not(zero))      # outside a step: the non-zero case
-                elif can_zero:
-                    size = claripy.BVV(0, size.length)
+            if size.symbolic and holds_for_sure(state, size == 0, "realloc size"):
+                size = claripy.BVV(0, size.length)
             if not size.symbolic and size.concrete_value == 0:
                 state.ram.free_allocation(old.id)
                 return claripy.BVV(0, state.arch.bits)
@@ -198,14 +202,7 @@ class RamReallocarray(RamRealloc):
         wide = nmemb.zero_extend(64) * size.zero_extend(64)
         over = wide[127:64] != 0
         if over.symbolic or state.ram.substitute(wide).symbolic:
-            can_over = state.solver.satisfiable(extra_constraints=(over,))
-            can_fit = state.solver.satisfiable(extra_constraints=(claripy.Not(over),))
-            if can_over and can_fit:
-                if forking_enabled():
-                    raise ForkRequest([Target(over, "value"), Target(claripy.Not(over), "value")],
-                                      "reallocarray overflow")
-                state.add_constraints(claripy.Not(over))
-            elif can_over:
+            if holds_for_sure(state, over, "reallocarray overflow"):
                 return claripy.BVV(0, state.arch.bits)
         elif over.is_true():
             return claripy.BVV(0, state.arch.bits)
