@@ -154,3 +154,19 @@ def test_debians_cksum_prints_the_crc_of_a_symbolic_input():
     runs = replay(r.tests, ck)
     assert runs and all(run.status == "ok" for run in runs)
     assert len({len(t.stdout) for t in r.tests}) == r.stats["paths"]
+
+
+@pytest.mark.parametrize("opt", ["O0", "O2"])
+def test_a_tokenizer_that_peeks_with_ungetc(opt):
+    """peek: runs of digits and of letters end at the first other byte, pushed back with ungetc and
+    read again by getchar (angr's ungetc moved a position stdin does not read from: the byte was
+    lost). On 3 symbolic bytes the outcomes are the native ones over a digit, a letter and a space
+    per byte (the program looks at nothing else), and every test replays."""
+    from .conftest import assert_tests_replay
+    from .groundtruth import outcome_set_over
+
+    b = os.fspath(BUILD / f"peek_{opt}")
+    r = explore(b, 3, tests=True, timeout=240)
+    assert r.stopped is None and not r.errors and r.stubs == {}
+    assert r.outcomes == outcome_set_over(b, [b"a1 "] * 3)
+    assert_tests_replay(b, r)
