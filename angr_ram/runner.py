@@ -137,8 +137,13 @@ def _explore_loop(simgr, tech, res, progress, find, num_find, max_states, max_pa
     try:
         while simgr.active:
             if tech is None:      # stock angr: the guard interrupts its step at the deadline too
-                with guard.step(seconds=0, memory_mb=0):
-                    simgr.step()
+                before = len(simgr.errored)
+                try:
+                    with guard.step(seconds=0, memory_mb=0):
+                        simgr.step()
+                except RunStopped:     # the stash stays as before the step: so do its error records
+                    del simgr.errored[before:]
+                    raise
             else:
                 simgr.step()
             if progress is not None:

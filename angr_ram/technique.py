@@ -25,6 +25,7 @@ from .plugins.address_space import AddressSpace
 from .plugins.environment import ENVIRONMENTS, hide_proc, install_environment
 from .plugins.heap import HEAP_PROCEDURES
 from .plugins.libc import RamLibcStartMain, install_error_fix
+from .plugins.number_parsing import install_number_parsing
 from .plugins.query_cache import QueryCache
 from .plugins.ram_memory import RamMemory, RamRegisters
 from .plugins.solver import RamSolver
@@ -275,6 +276,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         install_threads(project)
         install_startup(project)
         install_stdio(project)
+        install_number_parsing(project)
         install_varargs(project)
         self._stubs = stub_addresses(project)
         for stash in list(simgr.stashes):
@@ -307,7 +309,13 @@ class RelocatableMemory(angr.ExplorationTechnique):
         # angr turns a solver time-out inside its solver plugin into an error record: such paths
         # are not errors but undecided, and are set aside to be resumed
         before = len(simgr.errored)
-        simgr = simgr.step(stash=stash, **kwargs)
+        try:
+            simgr = simgr.step(stash=stash, **kwargs)
+        except RunStopped:
+            # angr keeps the stash as it was when a state's step raises: the states stepped before it
+            # in this call are still there, so their error records of this call go too
+            del simgr.errored[before:]
+            raise
         if len(simgr.errored) > before:
             new = simgr.errored[before:]
             del simgr.errored[before:]

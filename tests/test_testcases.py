@@ -134,7 +134,9 @@ def test_a_path_that_raises_goes_to_errored_with_its_input_and_the_run_goes_on(m
 
     monkeypatch.setattr(angr_ram.runner, "load_project", load)
     b = binary("argnum_O0")
-    r = explore(b, args=[2], tests=True, engine="stock")
+    # angr-ram's engine: stock angr's strtol skips no white space, so its "no digits" path may hold
+    # " 7", which the native program reads as 7 (test_strtol_family_* covers the model)
+    r = explore(b, args=[2], tests=True)
     assert r.outcomes == argv_truth("argnum_O0") - {(1, b"no digits\n")}
     assert [(k, m) for k, m, _ in r.errors] == [("angr-error", "TypeError: flaky model")]
     errored = [t for t in r.tests if t.kind == "errored"]
