@@ -231,3 +231,16 @@ def complete_format_string(stock_get_str_at, self, str_addr, max_length=None):
         cons = [byte[i] != 0 for i in range(v)] + [byte[v] == 0]
         targets.append(Target(claripy.And(*cons), "value"))
     raise ForkRequest(targets, "printf string length")
+
+
+def hook_models(project, procedures: dict) -> None:
+    """Hook each function of ``procedures`` (name -> SimProcedure class) that ``project`` imports,
+    replacing angr's models and stubs and angr-ram's own, but not a model the user hooked."""
+    for name, cls in procedures.items():
+        sym = project.loader.find_symbol(name)
+        if sym is None:
+            continue
+        hooked = project._sim_procedures.get(sym.rebased_addr)
+        if hooked is not None and not type(hooked).__module__.startswith(("angr.", "angr_ram.")):
+            continue            # the user's own model
+        project.hook_symbol(name, cls(), replace=True)

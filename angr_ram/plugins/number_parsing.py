@@ -23,6 +23,7 @@ from __future__ import annotations
 import angr
 import claripy
 
+from .libc import hook_models
 from .strings import _by_cases, _Bytes, _count
 
 ERANGE, EINVAL = 34, 22
@@ -312,11 +313,4 @@ NUMBER_PROCEDURES = {
 def install_number_parsing(project) -> None:
     """Hook the functions of :data:`NUMBER_PROCEDURES` that ``project`` imports, unless the user
     hooked one with a model of their own (angr's models and stubs are replaced)."""
-    for name, cls in NUMBER_PROCEDURES.items():
-        sym = project.loader.find_symbol(name)
-        if sym is None:
-            continue
-        hooked = project._sim_procedures.get(sym.rebased_addr)
-        if hooked is not None and not type(hooked).__module__.startswith(("angr.", __name__)):
-            continue            # the user's own model
-        project.hook_symbol(name, cls(), replace=True)
+    hook_models(project, NUMBER_PROCEDURES)

@@ -28,6 +28,8 @@ import angr
 import claripy
 from cle.backends.externs.simdata.io_file import io_file_data_for_arch
 
+from .libc import hook_models
+
 EOF_SEEN = 0x10     # glibc's _IO_EOF_SEEN
 ERR_SEEN = 0x20     # glibc's _IO_ERR_SEEN
 
@@ -247,11 +249,4 @@ STDIO_PROCEDURES = {
 def install_stdio(project) -> None:
     """Hook the functions of :data:`STDIO_PROCEDURES` that ``project`` imports, unless the user
     hooked one with a model of their own (angr's models and stubs are replaced)."""
-    for name, cls in STDIO_PROCEDURES.items():
-        sym = project.loader.find_symbol(name)
-        if sym is None:
-            continue
-        hooked = project._sim_procedures.get(sym.rebased_addr)
-        if hooked is not None and not type(hooked).__module__.startswith(("angr.", __name__)):
-            continue            # the user's own model
-        project.hook_symbol(name, cls(), replace=True)
+    hook_models(project, STDIO_PROCEDURES)
