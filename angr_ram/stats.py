@@ -26,6 +26,7 @@ class RunStats:
     resolution_queries: int = 0
     multiple_resolutions: int = 0
     resolutions_reused: int = 0    # answered by an ancestor path's enumeration of the same address
+    structural_resolutions: int = 0  # z3 gave up: targets from the address's expression (strategies.value_sets)
     segments: int = 0
     segments_reused: int = 0
     context_hits: int = 0          # resolutions answered from the location's recorded contexts

@@ -359,3 +359,28 @@ def test_a_pointer_chase_through_a_signed_remainder_is_answered_without_z3(model
     assert r.outcomes == outcome_set_over(b, [range(256), range(8)])    # every offset in 0..2047
     assert r.stats["enumerated_queries"] > 0 and r.stats["z3_checks_exploring"] <= 4, r.stats
     assert_tests_replay(b, r)
+
+
+def test_a_finished_run_leaves_nothing_of_itself_in_the_process():
+    """After a user's guarded run (deadline on, steps under a memory budget) the project, the
+    technique and the states are freed once the script drops them. The guard's watcher thread kept
+    the last guard it checked referenced, and with it the technique, project, engine and the last
+    state with all its expressions (60,000 after a uthash run); the declared-objects table, a weak
+    dictionary keyed by project, held its project through its value. Every later run in the process
+    was then slower and up to ten times larger."""
+    import gc
+    import weakref
+
+    from angr_ram.plugins.declared import _BY_PROJECT
+
+    proj = load_project(os.fspath(BUILD / "matrix10_O0"))
+    simgr = proj.factory.simulation_manager(make_state(proj, 2), resilience=RESILIENCE)
+    tech = simgr.use_technique(angr_ram.RelocatableMemory())
+    with tech.guarded(timeout=120):
+        simgr.run()
+    assert simgr.deadended and proj in _BY_PROJECT         # the run looked up declared arrays
+    refs = [weakref.ref(x) for x in (proj, tech, simgr.deadended[0])]
+    del proj, simgr, tech
+    time.sleep(4 * G.TICK)                                  # a round of the watcher thread
+    gc.collect()
+    assert [r() is None for r in refs] == [True, True, True]

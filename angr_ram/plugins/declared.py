@@ -132,16 +132,19 @@ class DeclaredObjects:
     """The declared objects of a project's main binary (read once, on first use)."""
 
     def __init__(self, project):
-        self._project = project
+        # the binary and its load offset, not the project: this object is the value of a weak
+        # dictionary keyed by the project, and a reference back would keep the project (its engine's
+        # last state, that state's solver and history: 60,000 expressions after a uthash run) alive
+        main = project.loader.main_object
+        self._binary, self._delta = main.binary, main.mapped_base - main.linked_base
         self._frames: dict[int, list[Declared]] | None = None
         self._globals: dict[int, Declared] = {}
 
     def _load(self) -> None:
-        main = self._project.loader.main_object
         try:
-            frames, globs = read_declared(main.binary, main.mapped_base - main.linked_base)
+            frames, globs = read_declared(self._binary, self._delta)
         except Exception as e:  # noqa: BLE001 - unreadable DWARF: no declared objects, as without DWARF
-            log.warning("angr-ram: debug information of %s not read (%s); no stack array bounds", main.binary, e)
+            log.warning("angr-ram: debug information of %s not read (%s); no stack array bounds", self._binary, e)
             frames, globs = {}, []
         self._frames = frames
         self._globals = dict(globs)

@@ -24,6 +24,8 @@ import angr
 import claripy
 
 from ..strategies.resolution import NULL_PAGE
+from ..strategies.value_sets import possible_values
+from ..undecided import gave_up
 from .libc import single_value
 
 CHUNK = 16          # bytes read per memory access while scanning
@@ -69,7 +71,13 @@ def pointer_cases(state, ptr) -> list | None:
     if not a.symbolic:
         n = _readable_at(state, a.concrete_value)
         return None if n is None else [(None, ptr, n)]
-    vals = state.solver.eval_upto(a, MAX_POINTERS + 1)
+    try:
+        vals = state.solver.eval_upto(a, MAX_POINTERS + 1)
+    except Exception as e:
+        # z3 gave up: the values the pointer's expression can take, each case guarded (a superset)
+        vals = possible_values(state, a) if gave_up(e) is not None else None
+        if vals is None:
+            raise
     if len(vals) > MAX_POINTERS:
         return None
     cases = []

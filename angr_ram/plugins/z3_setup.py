@@ -44,6 +44,13 @@ claripy's ``BackendZ3.solver`` also decides on every new solver whether z3 knows
 is computed once. claripy's ``BackendZ3.clone_solver`` keeps the assertions but not the
 parameters: the clone gets its original's time-out and memory bound back.
 
+claripy's ``BackendZ3._batch_eval`` (every ``eval_upto`` with more than one solution) pushes a
+scope, adds ``expr != value`` after each model, and pops the scope after the last one, but not when
+a check raises: a time-out, a resource limit or an interrupt left the scope and its exclusions in the
+path's z3 solver, which the path and every path it forks (cloned solvers) then asked. The next check
+that reached z3 answered for a formula without those values: "unsat" for a branch whose only models
+were excluded, a lost path. The scope is now popped whatever ends the evaluation.
+
 angr simplifies register and memory writes with z3's simplifier, which converts the result back
 to claripy recursively: a merged state's expression can be deeper than Python's recursion limit.
 Such an expression is kept unsimplified instead of ending the run.
@@ -56,6 +63,7 @@ from __future__ import annotations
 import ctypes
 import threading
 import time
+import weakref
 
 import z3
 from angr.state_plugins.solver import SimSolver
@@ -104,8 +112,12 @@ def _bitblasting_tactic(ctx: z3.Context) -> z3.Tactic:
     return t
 
 
-SLOW_CHECK_SECONDS = 0.02  # a tactic check taking this much CPU time makes a solver keep an incremental one too
+SLOW_CHECK_SECONDS = 0.02  # a tactic check taking this much CPU time is slow
+SLOW_CHECKS_NEEDED = 2     # consecutive slow tactic checks (in a solver and its originals) before it keeps an incremental one
 INCREMENTAL_TRY_MS = 2000  # how long the incremental solver may try before the tactic takes over
+MAX_INCREMENTAL = 64       # incremental solvers alive at once (each holds z3's whole solving state: megabytes)
+
+_KEPT: weakref.WeakSet = weakref.WeakSet()     # the incremental solvers alive
 
 
 def _is_timeout(reason: str) -> bool:
@@ -115,15 +127,19 @@ def _is_timeout(reason: str) -> bool:
 class BitBlastingSolver(z3.Solver):
     """A z3 solver that simplifies and bit-blasts each check (the ``qfbv`` tactic).
 
-    The tactic starts from scratch at every check. A solver whose last tactic check took more than
-    :data:`SLOW_CHECK_SECONDS` of the thread's CPU time (a formula too big to re-blast cheaply, for
+    The tactic starts from scratch at every check. A solver whose last :data:`SLOW_CHECKS_NEEDED`
+    tactic checks (its own and its originals') each took more than :data:`SLOW_CHECK_SECONDS` of the
+    thread's CPU time (a formula too big to re-blast cheaply, for
     example 64-bit multiplications of a hash; CPU, not wall time: on a busy machine the first
     checks took longer, their solvers and every clone of them kept an incremental solver, and a
     merging run went from 60 s and 0.8 GB to 125-212 s and 6.3 GB) also keeps z3's general,
     incremental solver with the same assertions, and so do its clones; later checks go to that
     solver first, for at most :data:`INCREMENTAL_TRY_MS` (the general solver is slow on some
     formulas the tactic decides at once, such as a hash preimage), and to the tactic if it times
-    out. A formula outside bit-vectors and booleans (floats, strings) is declined by the tactic and
+    out. One slow check is not enough (a single check over the threshold, which the process's
+    history can decide, made a 16-byte matrix script keep 480 incremental solvers: 0.45 GB became
+    3-4.5 GB), and at most :data:`MAX_INCREMENTAL` are alive at once: a solver past that bound
+    checks with the tactic alone. A formula outside bit-vectors and booleans (floats, strings) is declined by the tactic and
     checked by the general solver. ``model()``, ``reason_unknown()`` and ``unsat_core()`` answer from the solver that
     answered the last check."""
 
@@ -135,7 +151,8 @@ class BitBlastingSolver(z3.Solver):
         self.ram_tactic = True
         self.general: z3.Solver | None = None        # the solver that answered the last check, if not the tactic
         self.incremental: z3.Solver | None = None    # the kept general solver
-        self.slow = False                            # the last tactic check here (or in the original) was slow
+        self.slow = False                            # the last tactic checks here (or in the original) were slow
+        self.slow_streak = 0                         # consecutive slow tactic checks here and in the originals
         self.stay_tactic = False                     # the incremental solver timed out here (or in the original)
         self._answer: tuple = (None, None, None)     # the last tactic check's model, reason for unknown, core
 
@@ -163,6 +180,7 @@ class BitBlastingSolver(z3.Solver):
     def reset(self):
         super().reset()
         self.incremental, self.general, self.slow, self.stay_tactic = None, None, False, False
+        self.slow_streak = 0
         self._answer = (None, None, None)
 
     # -- checks -----------------------------------------------------------------------------
@@ -177,8 +195,10 @@ class BitBlastingSolver(z3.Solver):
 
     def check(self, *assumptions):
         self.general = None
-        if self.slow and self.incremental is None and not self.stay_tactic and self.num_scopes() == 0:
+        if (self.slow and self.incremental is None and not self.stay_tactic and self.num_scopes() == 0
+                and len(_KEPT) < MAX_INCREMENTAL):
             self.incremental = self._general_solver(INCREMENTAL_TRY_MS)   # built at scope 0: pops match
+            _KEPT.add(self.incremental)
         if self.incremental is not None and not self.stay_tactic:
             r = self.incremental.check(*assumptions)
             limit = getattr(self, "ram_limits", (None, None))[0]
@@ -189,7 +209,8 @@ class BitBlastingSolver(z3.Solver):
             self.stay_tactic = True          # slow here: the tactic decides this solver's checks
         t0 = time.thread_time()       # CPU time: a check is not "slow" because the machine is busy
         r = self._blast(assumptions)
-        self.slow = time.thread_time() - t0 > SLOW_CHECK_SECONDS
+        self.slow_streak = self.slow_streak + 1 if time.thread_time() - t0 > SLOW_CHECK_SECONDS else 0
+        self.slow = self.slow_streak >= SLOW_CHECKS_NEEDED
         if r == z3.unknown and self._answer[1] == _FAILED:
             self.general = self._general_solver()
             return self.general.check(*assumptions)
@@ -229,7 +250,7 @@ class BitBlastingSolver(z3.Solver):
 
     def translate(self, target):
         c = BitBlastingSolver(z3.Z3_solver_translate(self.ctx.ref(), self.solver, target.ref()), target)
-        c.slow, c.stay_tactic = self.slow, self.stay_tactic
+        c.slow, c.slow_streak, c.stay_tactic = self.slow, self.slow_streak, self.stay_tactic
         return c
 
 
@@ -248,6 +269,19 @@ def fast_solver_setup(original, self, timeout=None, max_memory=None):
         s.reset()
     _limit(s, timeout, max_memory)
     return s
+
+
+@declare(backend_z3.BackendZ3, "_batch_eval")
+def batch_eval_pops_its_scope(original, self, exprs, n, extra_constraints=(), solver=None, model_callback=None):
+    """``BackendZ3._batch_eval`` that leaves ``solver`` with the scopes it had, also when a check
+    raises (claripy pops its scope only after the last model)."""
+    depth = solver.num_scopes() if solver is not None else 0
+    try:
+        return original(self, exprs, n, extra_constraints=extra_constraints, solver=solver,
+                        model_callback=model_callback)
+    finally:
+        if solver is not None and solver.num_scopes() > depth:
+            solver.pop(solver.num_scopes() - depth)
 
 
 @declare(backend_z3.BackendZ3, "clone_solver")

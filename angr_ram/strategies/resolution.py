@@ -25,7 +25,10 @@ from angr.errors import SimUnsatError
 
 from ..plugins import seeding
 from ..plugins.address_space import HEAP_BASE, SEGMENT_LIMIT, AddressSpace, MemoryObject, gap_around
+from ..plugins.enumeration import LET_PREFIX
 from ..plugins.query_cache import address_specific
+from ..undecided import gave_up
+from .value_sets import possible_values
 
 NULL_PAGE = 0x1000
 # resolution lists up to this many values of an address in one fixed region exactly (Hit.values)
@@ -138,10 +141,56 @@ def resolve(state, addr_sub, size: int, addr=None) -> list[Hit]:
     reused = _reuse(space, key, constraints)
     if reused is not None:
         return reused
-    with seeding.site(("resolve", state.scratch.ins_addr or state.addr)):
-        hits = _resolve(state, space, addr_sub, ask, size, addr is not None)
+    if any(n.startswith(LET_PREFIX) for n in addr_sub.variables):
+        # a pointer selected from a table: when its expression allows one target only, no query
+        one = structural_hits(state, addr_sub, size)
+        if one is not None and len(one) == 1:
+            if space.stats is not None:
+                space.stats.resolutions += 1
+                space.stats.structural_resolutions += 1
+            return one
+    try:
+        with seeding.site(("resolve", state.scratch.ins_addr or state.addr)):
+            hits = _resolve(state, space, addr_sub, ask, size, addr is not None)
+    except Exception as e:
+        if gave_up(e) is None:
+            raise
+        hits = structural_hits(state, addr_sub, size)
+        if hits is None:
+            raise
+        if space.stats is not None:
+            space.stats.resolutions += 1
+            space.stats.structural_resolutions += 1
+        return hits
     if hits and all(h.values is not None for h in hits):
         _remember(space, key, constraints, hits)
+    return hits
+
+
+def structural_hits(state, addr_sub, size: int) -> list[Hit] | None:
+    """The targets of ``addr_sub`` when z3 gave up on its values: one hit per object or region
+    among the values its expression can take (:func:`~angr_ram.strategies.value_sets.possible_values`,
+    a superset of the feasible ones; the access guards each target by its interval, so a value the
+    path cannot take changes nothing). None when there is no such set, or when a value would fault:
+    whether that fault is feasible is the solver's question, so the caller keeps its failure."""
+    vals = possible_values(state, addr_sub)
+    if not vals:
+        return None
+    space = state.ram
+    hits: list[Hit] = []
+    for v in vals:
+        h = classify(space, v, size)
+        if h.kind == "error":
+            return None
+        same = next((x for x in hits if x.kind == h.kind and x.lo == h.lo and x.hi == h.hi), None)
+        if h.kind == "region":
+            if same is None:
+                h.values = [v]
+                hits.append(h)
+            else:
+                same.values.append(v)
+        elif same is None:
+            hits.append(h)
     return hits
 
 

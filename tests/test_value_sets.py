@@ -1,0 +1,113 @@
+"""Value sets read from an expression's structure (angr_ram.strategies.value_sets): what resolution
+and the string procedures use when z3 gives up on a pointer, and to resolve a pointer selected from
+a table whose expression allows one target only, with no query."""
+
+import os
+
+import claripy
+import pytest
+
+from angr_ram.bench.speed import Z3Counter
+from angr_ram.plugins.heap import allocate
+from angr_ram.runner import explore
+from angr_ram.strategies.resolution import resolve, structural_hits
+from angr_ram.strategies.value_sets import MAX_VALUES, possible_values
+
+from .conftest import BUILD
+
+
+def _let(state, name: str, definition):
+    """A let-bound symbol as the memory layer makes one: ``ram_let_* == definition``."""
+    sym = claripy.BVS(name, definition.length, explicit_name=True)
+    state.add_constraints(sym == definition)
+    return sym
+
+
+def test_the_arms_of_a_selection_with_an_offset(ram_state):
+    k = claripy.BVS("k", 8)
+    sel = claripy.If(k == 1, claripy.BVV(0x5000, 64), claripy.If(k == 7, claripy.BVV(0x5100, 64),
+                                                                    claripy.BVV(0x5200, 64)))
+    assert possible_values(ram_state, sel + 0x10) == [0x5010, 0x5110, 0x5210]
+    # an input symbol outside the arms has no small value set
+    assert possible_values(ram_state, sel + k.zero_extend(56)) is None
+    # neither has a selection of more than MAX_VALUES values
+    wide = claripy.BVV(0, 64)
+    for i in range(MAX_VALUES + 1):
+        wide = claripy.If(k.zero_extend(56) * 3 == i, claripy.BVV(0x9000 + 8 * i, 64), wide)
+    assert possible_values(ram_state, wide) is None
+
+
+def test_a_let_takes_the_values_of_its_definition_allowed_by_the_constraints_on_it(ram_state):
+    st = ram_state
+    k = claripy.BVS("k", 32)
+    objs = [allocate(st, 64, True) for _ in range(3)]
+    table = objs[2].start
+    for i in (1, 0):
+        table = claripy.If(k & 0xff == i, objs[i].start, table)
+    let = _let(st, "ram_let_90_1000_64", table)
+    sub = st.ram.substitute
+    addrs = sorted(o.addr for o in objs)
+    assert possible_values(st, sub(let + 8)) == [a + 8 for a in addrs]
+    # a constraint on the let and an object's base (after substitution: on the let alone) narrows it
+    st.add_constraints(claripy.Or(let == objs[0].start, let == objs[2].start))
+    assert possible_values(st, sub(let + 8)) == sorted([objs[0].addr + 8, objs[2].addr + 8])
+    hits = structural_hits(st, sub(let + 8), 4)
+    assert sorted(h.obj.id for h in hits) == sorted([objs[0].id, objs[2].id])
+
+
+def test_bytes_selected_by_one_let_agree(ram_state):
+    """Each byte of a pointer read through a selected pointer is an if-then-else on the same let:
+    the combinations are evaluated on the let's values, two values here, not the 2^8 of the bytes."""
+    st = ram_state
+    k = claripy.BVS("k", 32)
+    let = _let(st, "ram_let_91_1000_64", claripy.If(k == 5, claripy.BVV(0x100, 64), claripy.BVV(0x200, 64)))
+    a, b = 0x1122334455667788, 0x0102030405060708
+    parts = [claripy.If(let == 0x100, claripy.BVV((a >> s) & 0xff, 8), claripy.BVV((b >> s) & 0xff, 8))
+             for s in range(56, -8, -8)]
+    assert possible_values(st, claripy.Concat(*parts)) == sorted([a, b])
+
+
+def test_one_structural_target_is_resolved_without_a_query(ram_state):
+    st = ram_state
+    k = claripy.BVS("k", 32)
+    obj = allocate(st, 64, True)
+    # a selection whose arms all point into one object (a field of one of its elements)
+    let = _let(st, "ram_let_92_1000_64", claripy.If(k == 3, obj.start + 16, obj.start + 32))
+    addr = let + 8
+    with Z3Counter() as zc:
+        hits = resolve(st, st.ram.substitute(addr), 8, addr)
+    assert zc.count == 0
+    assert [(h.kind, h.obj.id) for h in hits] == [("object", obj.id)]
+    assert st.ram.stats.structural_resolutions == 1
+    # the read is exact: two values, from the two fields
+    st.memory.store(obj.start + 24, claripy.BVV(0xAAAA, 64), endness="Iend_LE")
+    st.memory.store(obj.start + 40, claripy.BVV(0xBBBB, 64), endness="Iend_LE")
+    v = st.memory.load(addr, 8, endness="Iend_LE")
+    assert sorted(st.solver.eval_upto(v, 4)) == [0xAAAA, 0xBBBB]
+
+
+def test_a_value_that_would_fault_leaves_the_question_to_the_solver(ram_state):
+    st = ram_state
+    k = claripy.BVS("k", 32)
+    obj = allocate(st, 64, True)
+    let = _let(st, "ram_let_93_1000_64", claripy.If(k == 3, obj.start, claripy.BVV(0, 64)))
+    assert structural_hits(st, st.ram.substitute(let + 8), 8) is None
+    # resolution asks the solver, which finds both the object and the null dereference
+    hits = resolve(st, st.ram.substitute(let + 8), 8, let + 8)
+    assert sorted(h.kind for h in hits) == ["error", "object"]
+
+
+@pytest.mark.slow
+def test_a_table_pointer_z3_gives_up_on_keeps_its_step_going():
+    """uthash's HASH_FIND_INT of a four-byte key with z3 budgets of 20 and 40 ms: the bucket and
+    key pointers come from the table's structure, so no step is set aside whole (only the branch
+    successors z3 cannot decide, each alone), and every outcome is found."""
+    b = os.fspath(BUILD / "uthash_key4_O0")
+    res = explore(b, 4, timeout=240, defer_ms=20, solver_timeout_ms=40)
+    st = res.stats
+    seen = {k: st[k] for k in ("undecided_successors", "unknown_states", "deferred_states", "steps_abandoned",
+                               "structural_resolutions")}
+    assert res.outcomes == {(2, b""), (3, b""), (4, b"")}, seen
+    assert not res.errors and res.stopped is None
+    assert st["structural_resolutions"] > 0 and st["steps_abandoned"] == 0, seen
+    assert st["undecided_successors"] == st["deferred_states"] + st["unknown_states"] > 0, seen
