@@ -40,6 +40,7 @@ bench: $(STAMP) samples
 	$(VENV)/bin/angr-ram bench --tests
 	$(VENV)/bin/angr-ram bench --distributed
 	$(VENV)/bin/angr-ram bench --limits
+	$(VENV)/bin/angr-ram bench --history
 	$(VENV)/bin/angr-ram bench --drives
 
 # the package as a user installs it: `pip install .` (non-editable) into a fresh venv, then the

@@ -231,6 +231,9 @@ def cmd_bench(args) -> int:
     if args.subjects:
         from .bench.subjects import subjects_table
         return subjects_table(args.samples or None, budget=args.timeout, samples_dir=d)
+    if args.history:
+        from .bench.history import history_table
+        return history_table(samples_dir=d)
     if args.limits:
         from .bench.limits import limits_table
         return limits_table(args.samples or None, samples_dir=d)
@@ -347,6 +350,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--limits", action="store_true",
                    help="runs stopped by --timeout 10, 30 and Ctrl-C at 5 s on hard programs: time past the limit, "
                         "RSS, paths, unfinished paths, tests written")
+    b.add_argument("--history", action="store_true",
+                   help="a user's script run alone and after other runs in the same process: time, z3 seconds, "
+                        "peak RSS, objects the earlier run left behind")
     b.add_argument("--semantics", action="store_true",
                    help="stock angr vs fork, dsmm and ite on the memory-semantics programs (part of --corpus)")
     b.add_argument("--keyfind", action="store_true",

@@ -17,6 +17,7 @@ from .outcomes import ending, listed_outcomes
 from .plugins.environment import install_environment
 from .plugins.libc import RamLibcStartMain, install_error_fix
 from .plugins.stubs import stubs_of
+from .plugins.z3_setup import drop_conversion_caches
 from .technique import DEFERRED_STASH, ERROR_STASH, UNKNOWN_STASH, RelocatableMemory, stats
 from .testcases import InputBudget, NoAnswer, NoModel, collect_tests, errored_reason, unfinished_states
 
@@ -127,9 +128,12 @@ def explore(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
         bound = tech.guarded(timeout)
     else:
         bound = RunGuard(None if timeout is None else t0 + timeout)
-    with bound as guard:
-        _explore_loop(simgr, tech, res, progress, find, num_find, max_states, max_paths, guard)
-        return _finish(simgr, tech, guard, res, t0, timeout, tests)
+    try:
+        with bound as guard:
+            _explore_loop(simgr, tech, res, progress, find, num_find, max_states, max_paths, guard)
+            return _finish(simgr, tech, guard, res, t0, timeout, tests)
+    finally:
+        drop_conversion_caches()
 
 
 def _explore_loop(simgr, tech, res, progress, find, num_find, max_states, max_paths, guard) -> None:

@@ -37,6 +37,7 @@ from .plugins.threads import install_threads
 from .plugins.uninitialized import apply_uninitialized, check_uninitialized
 from .plugins.varargs import install_varargs
 from .plugins.weak_imports import resolve_weak_imports
+from .plugins.z3_setup import drop_conversion_caches
 from .profile import Profile, step_site
 from .scope import RunScope
 from .stats import RunStats
@@ -239,6 +240,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         finally:
             self.guard, self.deadline = saved
             self.scope.deadline = self.scope.budget_ms = None
+            drop_conversion_caches()
 
     def _stop_now(self) -> None:
         """The run must stop (called from the guard's thread): no z3 call gets time from now on."""

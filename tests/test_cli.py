@@ -160,3 +160,17 @@ def test_a_reused_test_directory_keeps_no_stale_tests(tmp_path):
     ours = {p.name for p in d.iterdir()} - {"tests.jsonl", "notes.txt"}
     assert ours == {m["stdin"] for m in manifest}
     assert (d / "notes.txt").read_text() == "mine"
+
+
+def test_history_bench_compares_a_run_after_another_with_the_run_alone():
+    from angr_ram.bench.history import format_history
+    def res(wall, peak):
+        return {"wall": wall, "z3": 1.0, "paths": 442, "left": 0, "peak_mb": peak, "start_mb": 150}
+    rows = [{"follower": "m", "leader": "alone", "result": res(40, 450), "error": None},
+            {"follower": "m", "leader": "after-a", "result": res(44, 500), "error": None},
+            {"follower": "m", "leader": "after-b", "result": res(90, 4500), "error": None},
+            {"follower": "m", "leader": "after-c", "result": None, "error": "killed after 900 s"}]
+    lines = format_history(rows).splitlines()
+    assert lines[3].endswith("1.1x t 1.1x mem ok")
+    assert lines[4].endswith("2.2x t 10.0x mem OVER")
+    assert lines[5].endswith("killed after 900 s")

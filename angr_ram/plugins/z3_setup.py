@@ -60,11 +60,13 @@ All of this applies inside angr-ram runs only (gated patches, :mod:`angr_ram.pat
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import threading
 import time
 import weakref
 
+import claripy
 import z3
 from angr.state_plugins.solver import SimSolver
 from claripy.backends import backend_z3
@@ -269,6 +271,16 @@ def fast_solver_setup(original, self, timeout=None, max_memory=None):
         s.reset()
     _limit(s, timeout, max_memory)
     return s
+
+
+def drop_conversion_caches() -> None:
+    """Empty claripy's conversion caches of this thread (every expression a backend converted, by
+    hash: a dict per backend that claripy never empties, which after a uthash run holds 100,000 z3
+    terms and keeps them alive in z3's context). Called when a run ends (:func:`angr_ram.runner.explore`,
+    :meth:`RelocatableMemory.guarded`); the caches fill again as expressions are converted."""
+    for b in claripy.backends.all_backends:
+        with contextlib.suppress(Exception):
+            b.downsize()
 
 
 @declare(backend_z3.BackendZ3, "_batch_eval")
