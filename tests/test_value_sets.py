@@ -28,6 +28,9 @@ def test_the_arms_of_a_selection_with_an_offset(ram_state):
     sel = claripy.If(k == 1, claripy.BVV(0x5000, 64), claripy.If(k == 7, claripy.BVV(0x5100, 64),
                                                                     claripy.BVV(0x5200, 64)))
     assert possible_values(ram_state, sel + 0x10) == [0x5010, 0x5110, 0x5210]
+    byte = claripy.If(k == 2, claripy.BVV(0xAA, 8), claripy.BVV(0xBB, 8))
+    assert possible_values(ram_state, claripy.Concat(byte, claripy.BVV(0x11, 8))) == [0xAA11, 0xBB11]
+    assert possible_values(ram_state, (sel - 0x5000).zero_extend(8)[15:8]) == [0x0, 0x1, 0x2]
     # an input symbol outside the arms has no small value set
     assert possible_values(ram_state, sel + k.zero_extend(56)) is None
     # neither has a selection of more than MAX_VALUES values

@@ -142,7 +142,9 @@ class _Evaluator:
             raise _Unbounded("too many values")
         return frozenset(int(v) for v in out)
 
-    def _combine(self, op, sets, n: int) -> frozenset:
+    @staticmethod
+    def _combine(sets, value) -> frozenset:
+        """``value(combo)`` for every combination of one value from each of ``sets``."""
         total = 1
         for s in sets:
             total *= len(s)
@@ -150,13 +152,19 @@ class _Evaluator:
             raise _Unbounded("too many combinations")
         out = set()
         for combo in itertools.product(*sets):
-            acc = combo[0]
-            for y in combo[1:]:
-                acc = op(acc, y, n)
-            out.add(acc)
+            out.add(value(combo))
             if len(out) > MAX_VALUES:
                 raise _Unbounded("too many values")
         return frozenset(out)
+
+    @staticmethod
+    def _fold(op, n: int):
+        def value(combo):
+            acc = combo[0]
+            for y in combo[1:]:
+                acc = op(acc, y, n)
+            return acc
+        return value
 
     def _values(self, e) -> frozenset:
         if not e.symbolic:
@@ -171,9 +179,9 @@ class _Evaluator:
             return self._let_values(name)
         n = e.length
         if op in _N_ARY:
-            return self._combine(_N_ARY[op], [self.values(a) for a in args], n)
+            return self._combine([self.values(a) for a in args], self._fold(_N_ARY[op], n))
         if op in _BINARY and len(args) == 2:
-            return self._combine(_BINARY[op], [self.values(args[0]), self.values(args[1])], n)
+            return self._combine([self.values(args[0]), self.values(args[1])], self._fold(_BINARY[op], n))
         if op == "__invert__":
             return frozenset(~x & _mask(n) for x in self.values(args[0]))
         if op == "__neg__":
@@ -187,22 +195,14 @@ class _Evaluator:
             hi, lo, x = args
             return frozenset((v >> lo) & _mask(hi - lo + 1) for v in self.values(x))
         if op == "Concat":
-            sets = [self.values(a) for a in args]
             widths = [a.length for a in args]
-            total = 1
-            for s in sets:
-                total *= len(s)
-            if total > MAX_PAIRS:
-                raise _Unbounded("too many combinations")
-            out = set()
-            for combo in itertools.product(*sets):
+
+            def joined(combo):
                 acc = 0
                 for v, w in zip(combo, widths, strict=True):
                     acc = (acc << w) | v
-                out.add(acc)
-                if len(out) > MAX_VALUES:
-                    raise _Unbounded("too many values")
-            return frozenset(out)
+                return acc
+            return self._combine([self.values(a) for a in args], joined)
         raise _Unbounded(f"operation {op}")
 
 
