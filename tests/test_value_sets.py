@@ -103,8 +103,11 @@ def test_a_value_that_would_fault_leaves_the_question_to_the_solver(ram_state):
 @pytest.mark.slow
 def test_a_table_pointer_z3_gives_up_on_keeps_its_step_going():
     """uthash's HASH_FIND_INT of a four-byte key with z3 budgets of 20 and 40 ms: the bucket and
-    key pointers come from the table's structure, so no step is set aside whole (only the branch
-    successors z3 cannot decide, each alone), and every outcome is found."""
+    key pointers come from the table's structure, so steps are not set aside whole for them (only
+    the branch successors z3 cannot decide, each alone), and every outcome is found. One resolution
+    may still go to z3 and be set aside with its step: before the loop's null check narrows the
+    bucket's let, its values include the table's empty entries, whose access would fault, and
+    whether that fault is feasible is z3's question (in about one run of four)."""
     b = os.fspath(BUILD / "uthash_key4_O0")
     res = explore(b, 4, timeout=240, defer_ms=20, solver_timeout_ms=40)
     st = res.stats
@@ -113,4 +116,5 @@ def test_a_table_pointer_z3_gives_up_on_keeps_its_step_going():
     assert res.outcomes == {(2, b""), (3, b""), (4, b"")}, seen
     assert not res.errors and res.stopped is None
     assert st["structural_resolutions"] > 0 and st["steps_abandoned"] == 0, seen
-    assert st["undecided_successors"] == st["deferred_states"] + st["unknown_states"] > 0, seen
+    whole = st["deferred_states"] + st["unknown_states"] - st["undecided_successors"]
+    assert st["undecided_successors"] > 0 and whole <= 1, seen
