@@ -428,23 +428,25 @@ class RelocatableMemory(angr.ExplorationTechnique):
         return self._resume(simgr, UNKNOWN_STASH, solver_timeout_ms)
 
     def _step(self, simgr, state, **kwargs) -> dict:
-        try:
-            with forking(), self.scope.active():
-                out = simgr.step_state(state, **kwargs)
-                if out.get("unconstrained"):
-                    self._split_jumps(out)
-                return out
-        except ForkRequest as fr:
-            return self._fork(state, fr)
-        except MemoryFault as mf:
-            err = state.copy()
-            if mf.constraints:
-                err.add_constraints(*mf.constraints)
-            if not err.satisfiable():   # the faulting access cannot execute on this path
-                self.stats.infeasible_errors += 1
-                return {"unsat": [err]}
-            self._mark_error(err, mf.kind, mf.message)
-            return {ERROR_STASH: [err]}
+        # the fork's and the fault's feasibility checks are the step's: its budget and run caches
+        with self.scope.active():
+            try:
+                with forking():
+                    out = simgr.step_state(state, **kwargs)
+                    if out.get("unconstrained"):
+                        self._split_jumps(out)
+                    return out
+            except ForkRequest as fr:
+                return self._fork(state, fr)
+            except MemoryFault as mf:
+                err = state.copy()
+                if mf.constraints:
+                    err.add_constraints(*mf.constraints)
+                if not err.satisfiable():   # the faulting access cannot execute on this path
+                    self.stats.infeasible_errors += 1
+                    return {"unsat": [err]}
+                self._mark_error(err, mf.kind, mf.message)
+                return {ERROR_STASH: [err]}
 
     def _split_jumps(self, out: dict) -> None:
         """Unconstrained successors whose target is a selection over a table: one successor per
@@ -468,7 +470,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
 
     def _fork(self, state, fr: ForkRequest) -> dict:
         self.stats.forks += 1
-        cont, errors = [], []
+        cont, errors, undecided = [], [], []
         for t in fr.targets:
             s = state.copy()
             s.add_constraints(t.constraint)
@@ -477,7 +479,19 @@ class RelocatableMemory(angr.ExplorationTechnique):
                 # the access, and is reported only if that exact path is feasible
                 if fr.constraints:
                     s.add_constraints(*fr.constraints)
-                if not s.satisfiable():
+                try:
+                    feasible = s.satisfiable()
+                except Exception as e:  # noqa: BLE001 - z3 gave up: the error path alone is set aside
+                    reason = gave_up(e)
+                    if reason is None:
+                        raise
+                    # resumed, it steps the access again under the fault's constraint and reports it
+                    # there (or finds it infeasible); its siblings go on meanwhile
+                    s.ram.unknown = reason
+                    self.stats.undecided_successors += 1
+                    undecided.append(s)
+                    continue
+                if not feasible:
                     self.stats.infeasible_errors += 1
                     continue
                 self._mark_error(s, t.error, t.message)
@@ -485,7 +499,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
             else:
                 cont.append(s)
         self.stats.fork_states += len(cont)
-        out = {None: cont}
+        out = {None: cont + undecided}
         if errors:
             out[ERROR_STASH] = errors
         return out

@@ -28,6 +28,7 @@ from ..plugins.address_space import HEAP_BASE, SEGMENT_LIMIT, AddressSpace, Memo
 from ..plugins.enumeration import LET_PREFIX
 from ..plugins.query_cache import address_specific
 from ..undecided import gave_up
+from .fork import forking_enabled
 from .value_sets import possible_values
 
 NULL_PAGE = 0x1000
@@ -141,38 +142,43 @@ def resolve(state, addr_sub, size: int, addr=None) -> list[Hit]:
     reused = _reuse(space, key, constraints)
     if reused is not None:
         return reused
+    structural, tried = None, False
     if any(n.startswith(LET_PREFIX) for n in addr_sub.variables):
         # a pointer selected from a table: when its expression allows one target only, no query
-        one = structural_hits(state, addr_sub, size)
-        if one is not None and len(one) == 1:
-            if space.stats is not None:
-                space.stats.resolutions += 1
-                space.stats.structural_resolutions += 1
-            return one
+        structural, tried = structural_hits(state, addr_sub, size, faults=forking_enabled()), True
+        if structural is not None and len(structural) == 1:
+            _count_structural(space)
+            return structural
     try:
         with seeding.site(("resolve", state.scratch.ins_addr or state.addr)):
             hits = _resolve(state, space, addr_sub, ask, size, addr is not None)
     except Exception as e:
         if gave_up(e) is None:
             raise
-        hits = structural_hits(state, addr_sub, size)
+        hits = structural if tried else structural_hits(state, addr_sub, size, faults=forking_enabled())
         if hits is None:
             raise
-        if space.stats is not None:
-            space.stats.resolutions += 1
-            space.stats.structural_resolutions += 1
+        _count_structural(space)
         return hits
     if hits and all(h.values is not None for h in hits):
         _remember(space, key, constraints, hits)
     return hits
 
 
-def structural_hits(state, addr_sub, size: int) -> list[Hit] | None:
-    """The targets of ``addr_sub`` when z3 gave up on its values: one hit per object or region
-    among the values its expression can take (:func:`~angr_ram.strategies.value_sets.possible_values`,
-    a superset of the feasible ones; the access guards each target by its interval, so a value the
-    path cannot take changes nothing). None when there is no such set, or when a value would fault:
-    whether that fault is feasible is the solver's question, so the caller keeps its failure."""
+def _count_structural(space: AddressSpace) -> None:
+    if space.stats is not None:
+        space.stats.resolutions += 1
+        space.stats.structural_resolutions += 1
+
+
+def structural_hits(state, addr_sub, size: int, faults: bool = False) -> list[Hit] | None:
+    """The targets of ``addr_sub`` read from its expression: one hit per object or region among
+    the values it can take (:func:`~angr_ram.strategies.value_sets.possible_values`, a superset of
+    the feasible ones; the access guards each target by its interval, so a value the path cannot
+    take changes nothing). None when there is no such set. A value that would fault gives an error
+    hit with ``faults`` (inside a step, where the access forks it off as its own path and the
+    technique asks the solver whether that path is feasible, setting it aside alone if the solver
+    cannot tell), else None: outside a step a fault's feasibility is the caller's question."""
     vals = possible_values(state, addr_sub)
     if not vals:
         return None
@@ -180,7 +186,7 @@ def structural_hits(state, addr_sub, size: int) -> list[Hit] | None:
     hits: list[Hit] = []
     for v in vals:
         h = classify(space, v, size)
-        if h.kind == "error":
+        if h.kind == "error" and not faults:
             return None
         same = next((x for x in hits if x.kind == h.kind and x.lo == h.lo and x.hi == h.hi), None)
         if h.kind == "region":

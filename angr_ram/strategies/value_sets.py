@@ -35,7 +35,7 @@ from ..plugins.enumeration import LET_PREFIX, Evaluator, _Unsupported, split_let
 MAX_VALUES = 256        # values of one node
 MAX_PAIRS = 1 << 14     # value combinations of one operation's operands
 MAX_NODES = 20_000      # nodes visited by one call
-MAX_ROWS = 1 << 16      # combinations of let values a let-only part is evaluated on
+MAX_ROWS = 1 << 12      # combinations of let values a let-only part is evaluated on (a column per node)
 
 
 class _Unbounded(Exception):
