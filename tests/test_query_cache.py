@@ -93,6 +93,38 @@ def test_slicing_and_components_ignore_base_addresses():
     assert sorted(len(g) for g in components(cs, names)) == [1, 2]
 
 
+def test_constraints_the_placement_makes_true_are_no_components(monkeypatch):
+    """A parser's loop over a heap buffer leaves hundreds of constraints on one base alone in the
+    path (``b + 8*k != 0``): under the placement they are true, and a goal-less satisfiability
+    question is asked of the input's component only (it was asked of every one of them, each
+    keyed and looked up on every query: 35 s of a 2-byte libxml2 run)."""
+    x = claripy.BVS("x", 8)
+    (b,), sizes = bases(4096)
+    placed = [b + 8 * k != 0 for k in range(300)]
+    sub = Substitution({n: 0x5000_0000 for n in sizes})
+    st = RunStats()
+    cache = QueryCache("aa", stats=st)
+    keyed = []
+    original = QueryCache._prepare
+
+    def prepare(self, kind, constraints, *rest):
+        keyed.append(len(constraints))
+        return original(self, kind, constraints, *rest)
+    monkeypatch.setattr(QueryCache, "_prepare", prepare)
+    calls, solve = sat_counter()
+    assert cache.satisfiable([*placed, x > 3], (), sub, sizes, solve(True)) is True
+    assert keyed == [1] and len(calls) == 1
+    assert cache.satisfiable([*placed, x > 3], (), sub, sizes, solve(True)) is True
+    assert len(calls) == 1 and st.cache_hits_syntactic == 1
+    # one the placement makes false is still a question (and the answer is the solver's)
+    assert cache.satisfiable([*placed, b == 0, x > 3], (), sub, sizes, solve(False)) is False
+    assert len(calls) == 2 and keyed[-2:] == [1, 1]
+    # and a constraint on an unplaced base is kept too
+    (c,), more = bases(16)
+    assert cache.satisfiable([*placed, c != 0, x > 3], (), sub, {**sizes, **more}, solve(True)) is True
+    assert len(calls) == 3
+
+
 @pytest.mark.parametrize("name", ["ptrarray_O0", "hashtables_O0", pytest.param("twolookup_O0", marks=pytest.mark.slow)])
 def test_cache_modes_change_no_outcome_and_validation_finds_no_mismatch(name):
     n = 1 if name.startswith("hash") else 2

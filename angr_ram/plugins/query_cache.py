@@ -109,6 +109,9 @@ def isomorphic(a, b, sizes_a: dict, sizes_b: dict, mapping: dict, back: dict, se
     return True
 
 
+SETTLED_LIMIT = 200_000    # constraints remembered per substitution as made true, or not, by it
+
+
 class _Query:
     """One question in the cache's terms: kind, slice, goals, expressions and keys."""
 
@@ -210,6 +213,7 @@ class QueryCache:
     # ------------------------------------------------------------------ keys
     def _prepare(self, kind, constraints, goals, exprs, subst, sizes, embedded) -> _Query:
         focus = (*goals, *exprs)
+        constraints = self._open(constraints, subst)
         sliced = tuple(slice_constraints(constraints, focus, subst.names, self._footprints)) if focus else tuple(constraints)
         syn = (kind, frozenset(subst(c).hash() for c in sliced), frozenset(subst(g).hash() for g in goals),
                tuple(subst(x).hash() for x in exprs))
@@ -364,7 +368,7 @@ class QueryCache:
         return hit
 
     def _satisfiable_components(self, constraints, subst, sizes, solve, embedded) -> bool:
-        comps = components(constraints, subst.names, self._footprints)
+        comps = components(self._open(constraints, subst), subst.names, self._footprints)
         qs = [self._prepare("sat", c, (), (), subst, sizes, embedded) for c in comps]
         answers = [self._lookup(q, subst, sizes) for q in qs]
         if any(a is False for a, _, _ in answers) or all(a is True for a, _, _ in answers):
@@ -381,6 +385,30 @@ class QueryCache:
             for q, disk in unknown:
                 self._remember(q, sizes, result, disk)
         return result
+
+    def _open(self, constraints, subst) -> list:
+        """``constraints`` without those on placed bases alone that the placement makes true: no
+        question is left in them (a parser's loop over a heap buffer adds hundreds, each its own
+        component, which were keyed and looked up on every query)."""
+        names, fps = subst.names, self._footprints
+        settled = getattr(subst, "settled", None)
+        if settled is None:      # (a substitution of another kind: nothing remembered)
+            settled = {}
+        elif len(settled) > SETTLED_LIMIT:
+            settled.clear()
+        out = []
+        for c in constraints:
+            h = c.hash()
+            true = settled.get(h)
+            if true is None:
+                true = False
+                if not fps.outside(c, names):
+                    v = subst(c)
+                    true = v.op == "BoolV" and v.args[0] is True
+                settled[h] = true
+            if not true:
+                out.append(c)
+        return out
 
     # ------------------------------------------------------------------ solution sets
     def solutions(self, constraints, expr, n: int, extra, subst, sizes, solve, embedded=frozenset()) -> tuple:

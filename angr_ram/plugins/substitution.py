@@ -16,12 +16,13 @@ BASE_PREFIX = "ram_base_"
 class Substitution:
     """A fixed binding of base-variable names to concrete addresses, with a memo of rewritten ASTs."""
 
-    __slots__ = ("bindings", "names", "memo", "_leaves")
+    __slots__ = ("bindings", "names", "memo", "settled", "_leaves")
 
     def __init__(self, bindings: dict[str, int], bits: int = 64):
         self.bindings = dict(bindings)
         self.names = set(bindings)
         self.memo: dict[int, claripy.ast.Base] = {}
+        self.settled: dict[int, bool] = {}   # constraint hash -> made true by these bindings (query_cache)
         self._leaves = {n: claripy.BVV(c, bits) for n, c in bindings.items()}
 
     def add(self, name: str, address: int, bits: int = 64) -> None:
