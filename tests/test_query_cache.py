@@ -107,9 +107,9 @@ def test_constraints_the_placement_makes_true_are_no_components(monkeypatch):
     keyed = []
     original = QueryCache._prepare
 
-    def prepare(self, kind, constraints, *rest):
+    def prepare(self, kind, constraints, *rest, **kw):
         keyed.append(len(constraints))
-        return original(self, kind, constraints, *rest)
+        return original(self, kind, constraints, *rest, **kw)
     monkeypatch.setattr(QueryCache, "_prepare", prepare)
     calls, solve = sat_counter()
     assert cache.satisfiable([*placed, x > 3], (), sub, sizes, solve(True)) is True

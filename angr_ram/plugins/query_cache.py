@@ -211,9 +211,10 @@ class QueryCache:
             self.store = None
 
     # ------------------------------------------------------------------ keys
-    def _prepare(self, kind, constraints, goals, exprs, subst, sizes, embedded) -> _Query:
+    def _prepare(self, kind, constraints, goals, exprs, subst, sizes, embedded, opened=False) -> _Query:
         focus = (*goals, *exprs)
-        constraints = self._open(constraints, subst)
+        if not opened:
+            constraints = self._open(constraints, subst)
         sliced = tuple(slice_constraints(constraints, focus, subst.names, self._footprints)) if focus else tuple(constraints)
         syn = (kind, frozenset(subst(c).hash() for c in sliced), frozenset(subst(g).hash() for g in goals),
                tuple(subst(x).hash() for x in exprs))
@@ -369,7 +370,7 @@ class QueryCache:
 
     def _satisfiable_components(self, constraints, subst, sizes, solve, embedded) -> bool:
         comps = components(self._open(constraints, subst), subst.names, self._footprints)
-        qs = [self._prepare("sat", c, (), (), subst, sizes, embedded) for c in comps]
+        qs = [self._prepare("sat", c, (), (), subst, sizes, embedded, opened=True) for c in comps]
         answers = [self._lookup(q, subst, sizes) for q in qs]
         if any(a is False for a, _, _ in answers) or all(a is True for a, _, _ in answers):
             wheres = {w for a, w, _ in answers if a is not None}
