@@ -14,9 +14,9 @@ layers, each counted *exclusively* (a layer's time without the time of the layer
 * ``engine``: the rest of each step (angr's VEX engine, SimProcedures, successors).
 
 The z3 time is also attributed to the *site* being stepped: the SimProcedure hooked at the state's
-address, else the basic block's address. The timing wrappers are declared patches
-(:mod:`angr_ram.patches`) gated on the active run's profile: runs without ``profile=True`` pay one
-context-variable read per wrapped call.
+address, else the basic block's address. The timing wrappers are the ``profile`` patch set
+(:mod:`angr_ram.timing`; z3's is :mod:`angr_ram.z3_check`), gated on the active run's profile:
+runs without ``profile=True`` pay one context-variable read per wrapped call.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 
-from .patches import declare
 from .scope import current
 
 SECTIONS = ("engine", "memory", "resolution", "store", "substitution", "cache", "solver", "seeding", "z3")
@@ -116,34 +115,5 @@ def step_site(state) -> str:
     where = proj.loader.describe_addr(addr).split(" in ")[0]
     return f"block {addr:#x} ({where})"
 
-
-def _profiling() -> bool:
-    return active() is not None
-
-
-def _declare_timing() -> None:
-    """Declare the timing wrappers as gated patches (installed with the others when a technique is
-    attached, and timing only while the active run is profiled)."""
-    import z3
-
-    from .plugins import object_store, query_cache, seeding, solver, substitution
-    from .plugins.memory import RelocatableMixin
-
-    targets = [
-        (RelocatableMixin, "load", "memory"), (RelocatableMixin, "store", "memory"),
-        (RelocatableMixin, "_resolve", "resolution"),
-        (object_store.ObjectStore, "read", "store"), (object_store.ObjectStore, "write", "store"),
-        (substitution.Substitution, "__call__", "substitution"), (substitution.Substitution, "many", "substitution"),
-        (query_cache.QueryCache, "satisfiable", "cache"), (query_cache.QueryCache, "model", "cache"),
-        (query_cache.QueryCache, "solutions", "cache"),
-        (solver.SubstitutingFrontend, "_query", "solver"),
-        (seeding, "attempt", "seeding"),
-        (z3.Solver, "check", "z3"),
-    ]
-    for owner, name, section in targets:
-        declare(owner, name, gate=_profiling)(timed(section))
-
-
-_declare_timing()
 
 __all__ = ["SECTIONS", "Profile", "report", "step_site"]

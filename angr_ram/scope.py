@@ -4,8 +4,9 @@ A :class:`RunScope` holds a run's counters and its bounded memos (evaluations un
 lookup tables recognised in expressions). The technique that owns it makes it *active* while it
 works (a step, a merge, a query of one of its states); code that needs a memo asks for the active
 scope with :func:`current` and works without memos when there is none. Two simulation managers in
-one process therefore never share or overwrite each other's counters or memos, and the process-wide
-hooks of :mod:`angr_ram.patches` act only while some scope is active.
+one process therefore never share or overwrite each other's counters or memos. An active scope
+holds the patch sets its technique names (:mod:`angr_ram.patches`): the process-wide hooks are in
+place only while some scope is active, and act only while their gates hold.
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections import OrderedDict
+from collections.abc import Iterable
+
+from . import patches
 
 _ACTIVE: contextvars.ContextVar = contextvars.ContextVar("angr_ram_scope", default=None)
 
@@ -51,10 +55,14 @@ class RunScope:
     :param memo_models: how many solver models keep an evaluation memo.
     :param memo_entries: evaluations a model's memo keeps before it is cleared.
     :param tables: how many recognised lookup tables are remembered.
+    :param patch_sets: the names of the patch sets held while the scope is active (None: every
+        declared set; a technique names its own).
     """
 
-    def __init__(self, stats=None, memo_models: int = 128, memo_entries: int = 20_000, tables: int = 4096):
+    def __init__(self, stats=None, memo_models: int = 128, memo_entries: int = 20_000, tables: int = 4096,
+                 patch_sets: Iterable[str] | None = None):
         self.stats = stats
+        self.patch_sets = None if patch_sets is None else tuple(patch_sets)
         self.deadline: float | None = None   # while a step runs: time.perf_counter() after which z3 calls get no time
         self.budget_ms: int | None = None    # while a first-pass step runs: ms per z3 call (deferral)
         self.memo_entries = memo_entries
@@ -74,12 +82,19 @@ class RunScope:
 
     @contextlib.contextmanager
     def active(self):
-        """Make this scope the active one inside the block (nested scopes are restored after it)."""
-        token = _ACTIVE.set(self)
-        try:
-            yield self
-        finally:
-            _ACTIVE.reset(token)
+        """Make this scope the active one inside the block (nested scopes are restored after it),
+        with its patch sets in place."""
+        with patches.holding(self.patch_sets):
+            token = _ACTIVE.set(self)
+            try:
+                yield self
+            finally:
+                _ACTIVE.reset(token)
+
+
+def in_run() -> bool:
+    """True while some run scope is active (the gate of most patch sets)."""
+    return _ACTIVE.get() is not None
 
 
 def current() -> RunScope | None:

@@ -2,14 +2,7 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import asdict, dataclass
-
-import z3
-
-from .guard import fresh_answer, quiet_ctrl_c
-from .patches import declare
-from .scope import current
 
 
 @dataclass
@@ -65,25 +58,3 @@ class RunStats:
     def as_dict(self) -> dict:
         """The counters as a plain dict."""
         return asdict(self)
-
-
-@declare(z3.Solver, "check")
-def counted_check(original, solver, *args):
-    """``z3.Solver.check`` that counts the call into the active run's stats and gives it the run's
-    current budget: the first-pass budget while a first-pass step runs, no more than the time left
-    before the run's deadline (its ``timeout``), else the solver's own time-out."""
-    sc = current()
-    quiet_ctrl_c(solver)            # Ctrl-C reaches the run's guard, not z3 alone (angr_ram.guard)
-    if sc.stats is not None:
-        sc.stats.z3_checks += 1
-    own = (getattr(solver, "ram_limits", None) or (None,))[0] or 300_000
-    budget = own if sc.budget_ms is None else min(own, sc.budget_ms)
-    if sc.deadline is not None:
-        budget = min(budget, max(1, int((sc.deadline - time.perf_counter()) * 1000)))
-    if budget == own:
-        return fresh_answer(lambda: original(solver, *args), solver.ctx)
-    solver.set("timeout", budget)
-    try:
-        return fresh_answer(lambda: original(solver, *args), solver.ctx)
-    finally:      # the solver outlives the step: used outside it (outcomes, tests), it has its own budget
-        solver.set("timeout", own)

@@ -19,12 +19,12 @@ from angr.storage.memory_mixins import DefaultMemory
 
 from .errors import AngrRamError, ForkRequest, MemoryErrorInfo, MemoryFault
 from .guard import RunGuard, RunStopped, StepAbandoned, release_memory
-from .patches import install_all
-from .plugins import model_cache, model_eval, z3_setup  # noqa: F401 - declare their patches
+from .merging.memory_diff import MEMORY_DIFF
+from .plugins import model_cache, model_eval, seeding, z3_setup
 from .plugins.address_space import AddressSpace
 from .plugins.environment import ENVIRONMENTS, hide_proc, install_environment
 from .plugins.heap import HEAP_PROCEDURES
-from .plugins.libc import RamLibcStartMain, install_error_fix
+from .plugins.libc import FORMAT, RamLibcStartMain, install_error_fix
 from .plugins.number_parsing import install_number_parsing
 from .plugins.query_cache import QueryCache
 from .plugins.ram_memory import RamMemory, RamRegisters
@@ -45,7 +45,9 @@ from .strategies.fork import forking
 from .strategies.jumps import invalid_target, split_jump
 from .strategies.models import MODELS, make_model
 from .strategies.split import Splitter
-from .undecided import gave_up
+from .timing import PROFILE
+from .undecided import FORKING, gave_up
+from .z3_check import CHECK
 
 __all__ = ["DEFERRED_STASH", "ERROR_STASH", "UNKNOWN_STASH", "RelocatableMemory", "gave_up", "stats"]
 
@@ -54,6 +56,13 @@ log = logging.getLogger(__name__)
 ERROR_STASH = "memory_errors"
 UNKNOWN_STASH = "unknown"      # states whose feasibility z3 could not decide in time (resumable)
 DEFERRED_STASH = "deferred"    # ... within the first-pass budget: resumed with the full one at the end
+
+# the patch sets (angr_ram.patches) in place while RelocatableMemory works: z3's check (budgets,
+# counts), claripy's z3 backend and model evaluation, seeding, successors z3 gave up on, format
+# arguments, merged pages' differences, profiling
+PATCH_SETS = tuple(s.name for s in (CHECK, z3_setup.BACKEND, z3_setup.HALF_BUILT_SET, model_eval.MODEL_EVAL,
+                                    model_cache.MODEL_CACHE, seeding.SEEDING, FORKING, FORMAT, MEMORY_DIFF,
+                                    PROFILE))
 
 # angr's brk heap (SimHeapBrk) maps its whole default region (8 MiB, 2048 pages) the first time a
 # procedure touches it, and every state copy then walks those pages (reference counts on copy and
@@ -204,7 +213,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         self.profile = Profile() if profile else None
         self.stats.profile = self.profile        # not a counter: read by the timing wrappers
         self.stats.seeding = bool(seeded_models)  # not a counter: the seeding patches' gate
-        self.scope = RunScope(self.stats)
+        self.scope = RunScope(self.stats, patch_sets=PATCH_SETS)
         self.cache = QueryCache(cache, validate, self.stats, persist, cache_limit) if cache is not None else None
         self.base_sizes: dict[str, int] = {}
         self.symbolic_bases = bool(symbolic_bases)
@@ -289,7 +298,6 @@ class RelocatableMemory(angr.ExplorationTechnique):
         """Give ``state`` angr-ram's memory, address space and solver (idempotent)."""
         if isinstance(state.memory, RamMemory):
             return
-        install_all()
         if self._regions is None:
             self._regions = fixed_regions(state.project, state)
         state.memory.__class__ = RamMemory
@@ -519,7 +527,6 @@ def install_hooks(project, string_procedures: bool = True) -> None:
         if project.loader.find_symbol(name) is not None:
             project.hook_symbol(name, cls(), replace=True)
     install_error_fix(project)
-    install_all()
     if project.loader.find_symbol("__libc_start_main") is not None:
         project.hook_symbol("__libc_start_main", RamLibcStartMain(), replace=True)
 

@@ -17,7 +17,7 @@ import z3
 from angr.engines.successors import SimSuccessors
 from claripy.errors import ClaripyZ3Error
 
-from .patches import declare
+from .patches import PatchSet
 from .strategies.fork import forking_enabled
 
 # what z3 says when a resource limit or an interrupt stopped it
@@ -40,7 +40,11 @@ def gave_up(exc: BaseException) -> str | None:
     return None
 
 
-@declare(SimSuccessors, "_categorize_successor", gate=forking_enabled)
+# while RelocatableMemory steps a state
+FORKING = PatchSet("undecided-successors", forking_enabled)
+
+
+@FORKING.patch(SimSuccessors, "_categorize_successor")
 def keep_undecided(original, self, state):
     """angr's successor categorisation; a successor with a concrete target (not a syscall) whose
     feasibility check gives up is kept as a successor marked undecided instead of ending the step."""

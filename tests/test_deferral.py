@@ -86,10 +86,8 @@ def test_validation_of_defer_ms():
 
 HARD = r"""
 import time, claripy
-from angr_ram.patches import install_all
 from angr_ram.plugins import z3_setup  # noqa
 from angr_ram.scope import RunScope
-install_all()
 k = claripy.BVS("k", 32)
 def mix(a, b, c):
     for sa, sb, sc in ((13, 8, 13), (12, 16, 5), (3, 10, 15)):

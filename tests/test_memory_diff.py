@@ -7,7 +7,6 @@ import pytest
 
 from angr_ram.merging import memory_diff
 from angr_ram.merging.technique import _Guard
-from angr_ram.patches import install_all
 from angr_ram.scope import RunScope
 
 from .conftest import BUILD
@@ -38,7 +37,6 @@ def _pair(blank):
 
 
 def test_changed_pages_answers_as_angr_does(blank, monkeypatch):
-    install_all()
     root, a, b = _pair(blank)
     pairs = [(a, root), (b, root), (a, b), (b, a), (root, root)]
     angrs = [s.memory.changed_pages(t.memory) for s, t in pairs]       # outside a run: angr's code
@@ -77,7 +75,6 @@ def test_a_value_a_merge_replaced_counts_as_changed_in_later_comparisons(blank):
     angr's history-based comparison finds no difference between the merged state and the state it
     was copied from there; a later merge of the two then keeps one side's value under every
     condition. Inside a run the replacement is recorded."""
-    install_all()
     base = 0x7ffffff000
     root = blank.copy()
     root.memory.store(base, claripy.BVS("x", 32))

@@ -171,12 +171,12 @@ def test_extremum_gallops_from_the_first_model_instead_of_bisecting_from_zero():
     """An address-like key (a stack address plus the merged count k) has its minimum and maximum
     found in about 2 log2(range) checks, not one per bit of the distance from 0."""
 
-    from angr_ram.bench.speed import Z3Counter
+    from angr_ram.z3_check import counting
 
     n, s, k, cl, table = clause_for(5)
     table.validate = False
     addr = claripy.BVV(0x7FFFFFFEFF00, 64) + k * 8
-    with Z3Counter() as zc:
+    with counting() as zc:
         lo = Q.extremum(table, [cl.placeholder], [], addr, want_max=False)
         hi = Q.extremum(table, [cl.placeholder], [], addr, want_max=True)
     assert (lo, hi) == (0x7FFFFFFEFF00, 0x7FFFFFFEFF00 + 8 * max(cl.ks))

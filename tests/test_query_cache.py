@@ -6,7 +6,6 @@ import claripy
 import pytest
 from claripy.errors import UnsatError
 
-from angr_ram.bench.speed import Z3Counter
 from angr_ram.plugins import persistent_cache
 from angr_ram.plugins.persistent_cache import Canonicalizer
 from angr_ram.plugins.query_cache import QueryCache, address_specific, components, slice_constraints
@@ -14,6 +13,7 @@ from angr_ram.plugins.solver import SubstitutingFrontend
 from angr_ram.plugins.substitution import Substitution
 from angr_ram.runner import explore
 from angr_ram.stats import RunStats
+from angr_ram.z3_check import counting
 
 from .conftest import BUILD, shared_run
 from .groundtruth import outcome_set
@@ -250,7 +250,7 @@ def test_persistent_store_answers_a_new_cache_and_is_emptied_on_version_change(t
 
 
 def z3_calls(binary, n, **opts):
-    with Z3Counter() as zc:
+    with counting() as zc:
         r = explore(binary, n, **opts)
     return r, zc.count
 

@@ -4,9 +4,9 @@ a path whose constraints extend those of an earlier resolution of the same addre
 
 import claripy
 
-from angr_ram.bench.speed import Z3Counter
 from angr_ram.plugins.heap import allocate
 from angr_ram.strategies.resolution import REGION_ENUMERATION, resolve
+from angr_ram.z3_check import counting
 
 
 def _stack_pointer(state, offsets):
@@ -33,7 +33,7 @@ def test_a_few_stack_values_are_enumerated_exactly_and_read_without_a_min_max_se
     sp = st.solver.eval(st.regs.rsp)
     assert sorted(hits[0].values) == [sp, sp + 5, sp + 9]
     assert stats.resolution_queries == 3            # one model per value, then the unsat check
-    with Z3Counter() as zc:
+    with counting() as zc:
         v = st.memory.load(addr, 1)
     assert sorted(st.solver.eval_upto(v, 10)) == [0x40, 0x41, 0x42]
     # the load's own resolution (2 queries' worth of z3 checks at most: it is reused or redone),
@@ -60,7 +60,7 @@ def test_a_path_that_extends_the_constraints_reuses_the_resolution_and_a_sibling
     child = parent.copy()
     child.add_constraints(x != 5)
     before = stats.resolution_queries
-    with Z3Counter() as zc:
+    with counting() as zc:
         hits = _resolve(child, addr)
     assert stats.resolutions_reused == 1 and zc.count == 0 and stats.resolution_queries == before
     sp = child.solver.eval(child.regs.rsp)

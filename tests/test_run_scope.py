@@ -120,17 +120,25 @@ def _stock_in_fresh_process(prelude: str) -> dict:
 @pytest.mark.slow   # make test-slow (CI): three fresh processes, 37 s
 def test_stock_angr_is_unchanged_by_importing_and_running_angr_ram():
     """The same stock-angr exploration in a fresh process, after ``import angr_ram``, and after runs
-    with every technique (patches installed) gives the same paths, outcomes and endings; outside a
-    run the patched functions are claripy's and angr's own."""
+    with every technique gives the same paths, outcomes and endings; after the runs every patched
+    function is claripy's, angr's and z3's own again (z3's reference-object destructors excepted:
+    objects made in a run are destroyed after it)."""
     fresh = _stock_in_fresh_process("")
     after_runs = _stock_in_fresh_process(
         "import angr_ram\nfrom angr_ram.runner import explore as _e\n"
         f"_e({os.fspath(BUILD / 'memspn4_O0')!r}, 5, merge='pat', merge_points=['memspn'])\n"
         f"_e({os.fspath(BUILD / 'matrix3_O0')!r}, 2, model='dsmm', cache='aa')\n"
         "from angr_ram import patches\n"
-        "assert all(p.installed for p in patches.PATCHES)")
+        "assert len(patches.SETS) >= 10\n"
+        "assert all(getattr(p.owner, p.name) is p.original for s in patches.SETS.values() if s.lifetime == 'held'"
+        " for p in s.patches)\n"
+        "assert all(s.installed == (s.lifetime == 'process') for s in patches.SETS.values())")
     assert fresh == after_runs
     assert fresh["paths"] > 1
+
+
+def _held_patches():
+    return [p for s in patches.SETS.values() if s.lifetime == "held" for p in s.patches]
 
 
 def test_import_installs_nothing_and_patches_are_inert_outside_runs():
@@ -138,13 +146,14 @@ def test_import_installs_nothing_and_patches_are_inert_outside_runs():
             "before = (z3.Solver.check, ModelCache.eval_ast)\nimport angr_ram\n"
             "from angr_ram import patches\n"
             "assert (z3.Solver.check, ModelCache.eval_ast) == before\n"
-            "assert not any(p.installed for p in patches.PATCHES) and len(patches.PATCHES) >= 5\nprint('ok')")
+            "assert not any(p.installed for p in patches.all_patches()) and len(patches.all_patches()) >= 5\n"
+            "print('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                          cwd=os.fspath(BUILD.parent.parent))
     assert out.stdout.strip() == "ok", out.stderr
     patches.install_all()
     calls = []
-    p = next(p for p in patches.PATCHES if p.owner is SymbolicMergerMixin)
+    p = next(p for p in patches.all_patches() if p.owner is SymbolicMergerMixin)
     original = p.replacement
     p.replacement = lambda *a, **k: calls.append(1) or original(*a, **k)
     try:
@@ -153,8 +162,8 @@ def test_import_installs_nothing_and_patches_are_inert_outside_runs():
         r = explore(os.fspath(BUILD / "memspn4_O0"), 5, engine="stock", merge="ite", merge_points=["memspn"])
         assert calls == []                  # the linear merge acts only inside pattern merges
         assert r.stats["merge_merges_ite"] >= 1
+        assert all(p.installed for p in patches.all_patches())     # held by install_all through the run
     finally:
         p.replacement = original
-    patches.uninstall_all()
-    assert not any(p.installed for p in patches.PATCHES)
-    patches.install_all()
+        patches.uninstall_all()
+    assert not any(p.installed for p in _held_patches())

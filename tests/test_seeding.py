@@ -6,7 +6,6 @@ import os
 import claripy
 import pytest
 
-from angr_ram.patches import install_all
 from angr_ram.plugins import seeding
 from angr_ram.plugins.object_store import select
 from angr_ram.runner import explore
@@ -41,7 +40,6 @@ def concrete_mix(k: int) -> int:
 
 
 def run_scope():
-    install_all()
     stats = RunStats()
     stats.seeding = True
     stats.profile = None

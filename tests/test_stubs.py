@@ -7,7 +7,6 @@ import os
 import claripy
 import pytest
 
-from angr_ram.patches import install_all
 from angr_ram.plugins import model_cache  # noqa: F401 - declares the patches
 from angr_ram.replay import replay
 from angr_ram.runner import explore
@@ -40,7 +39,6 @@ def test_an_exhausted_expression_is_still_solved_under_extra_constraints():
     a variable its cached models do not name (taken as 0), stock claripy answered "no value" (this
     is how the exit-0 test above was lost). Inside a run z3 is asked; ``min``/``max`` under extra
     constraints are z3's too, not the cached models' bounds."""
-    install_all()
     a, r = claripy.BVS("a", 8), claripy.BVS("r", 64)
     with RunScope().active():
         s = claripy.Solver()

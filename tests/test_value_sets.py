@@ -12,7 +12,6 @@ from angr.state_plugins.solver import SimSolver
 
 import angr_ram
 from angr_ram import technique
-from angr_ram.bench.speed import Z3Counter
 from angr_ram.outcomes import path_outcomes
 from angr_ram.plugins.heap import allocate
 from angr_ram.runner import explore
@@ -20,6 +19,7 @@ from angr_ram.scope import current
 from angr_ram.strategies import resolution
 from angr_ram.strategies.resolution import resolve, structural_hits
 from angr_ram.strategies.value_sets import MAX_VALUES, possible_values
+from angr_ram.z3_check import counting
 
 from .conftest import BUILD
 
@@ -85,7 +85,7 @@ def test_one_structural_target_is_resolved_without_a_query(ram_state):
     # a selection whose arms all point into one object (a field of one of its elements)
     let = _let(st, "ram_let_92_1000_64", claripy.If(k == 3, obj.start + 16, obj.start + 32))
     addr = let + 8
-    with Z3Counter() as zc:
+    with counting() as zc:
         hits = resolve(st, st.ram.substitute(addr), 8, addr)
     assert zc.count == 0
     assert [(h.kind, h.obj.id) for h in hits] == [("object", obj.id)]

@@ -4,13 +4,11 @@ import claripy
 import pytest
 import z3
 
-from angr_ram.patches import install_all
 from angr_ram.plugins import z3_setup
 from angr_ram.scope import RunScope
 
 
 def test_parameter_descriptions_are_read_at_most_once_and_timeouts_still_apply(monkeypatch):
-    install_all()
     calls = []
     original = z3.Solver.param_descrs
     monkeypatch.setattr(z3.Solver, "param_descrs", lambda self: calls.append(1) or original(self))
@@ -32,7 +30,6 @@ def test_parameter_descriptions_are_read_at_most_once_and_timeouts_still_apply(m
 def test_solvers_in_a_run_bit_blast_and_stay_exact_outside_bit_vectors():
     """Inside a run claripy's solvers are the qfbv tactic (clones too, with their time-out); floats
     still get exact answers (the tactic declines them and z3's general solver answers)."""
-    install_all()
     backend = claripy.backends.z3
     with RunScope().active():
         s = backend.solver(timeout=4321)
@@ -59,7 +56,6 @@ def test_a_hash_preimage_as_a_branch_condition_is_decided_within_a_short_time_ou
     solver decides it, and the model is a real preimage."""
     from angr_ram.bench.solver import _jenkins, _jenkins_int
 
-    install_all()
     bs = [claripy.BVS(f"k{i}", 8) for i in range(4)]
     want = _jenkins_int(b"k3y!")
     with RunScope().active():
@@ -76,7 +72,6 @@ def test_a_hard_query_still_times_out():
     """Factoring a product of two 37-bit primes: the time-out still interrupts the tactic solver."""
     import pytest
 
-    install_all()
     p, q = 68719476767, 68719477741
     y, w = claripy.BVS("y", 80), claripy.BVS("w", 80)
     with RunScope().active():
@@ -97,7 +92,6 @@ def test_simplifying_an_expression_too_deep_for_claripy_keeps_it():
     recurses past Python's limit. Inside a run the expression is kept as it is."""
     import angr
 
-    install_all()
     x = claripy.BVS("x", 32)
     e = x
     for i in range(3000):
@@ -113,7 +107,6 @@ def test_extrema_start_from_a_model_and_stay_inside_the_given_bounds():
     log2(4096), where claripy's bisection takes 65 per extremum of a 64-bit address."""
     import random
 
-    install_all()
     backend = claripy.backends.z3
     x, y = claripy.BVS("x", 64), claripy.BVS("y", 8)
     rnd = random.Random(7)
@@ -153,7 +146,6 @@ def test_a_solver_with_slow_tactic_checks_keeps_an_incremental_one():
     """A formula the tactic re-blasts slowly (64-bit products) makes the solver, and its clones,
     also keep z3's incremental solver, which then answers; push/pop and enumeration stay in step
     and the answers are the stock ones."""
-    install_all()
     backend = claripy.backends.z3
     v = [claripy.BVS(f"v{i}", 64) for i in range(4)]
     h = v[0]
@@ -185,7 +177,6 @@ def test_tactic_checks_answer_from_a_clone_and_keep_only_the_answer():
     """A tactic check runs on a throw-away clone: the solver keeps the model (a model of every
     original constraint, variables that simplification eliminated included), the unsat core of
     failed assumptions, and the reason for unknown; the time-out still applies to the clone."""
-    install_all()
     backend = claripy.backends.z3
     x, y, z = (z3.BitVec(n, 16) for n in "xyz")
     with RunScope().active():
@@ -218,7 +209,6 @@ def test_a_busy_machine_does_not_make_a_check_slow(monkeypatch):
     import time
 
     from angr_ram.plugins import z3_setup as zs
-    install_all()
     backend = claripy.backends.z3
     ticks = iter(range(10**6))
     monkeypatch.setattr(time, "perf_counter", lambda: float(next(ticks)))
@@ -259,7 +249,6 @@ def test_a_z3_object_whose_constructor_was_interrupted_is_collected_quietly():
     with pytest.raises(AttributeError):
         z3_setup.HALF_BUILT[0].original(half_built(z3.ParamsRef)) if z3_setup.HALF_BUILT[0].installed \
             else z3.ParamsRef.__del__(half_built(z3.ParamsRef))
-    install_all()
     seen = []
     old = sys.unraisablehook
     sys.unraisablehook = seen.append
@@ -282,7 +271,6 @@ def test_an_evaluation_stopped_by_a_time_out_leaves_no_exclusions_in_the_solver(
     every clone of it) no longer had those values: a branch whose only models were excluded was
     "unsat", a lost path. The third check gives up here; the solver is left as before."""
     from claripy.backends import backend_z3
-    install_all()
     x = claripy.BVS("x", 8)
     original = backend_z3.z3_solver_sat
     calls = []
@@ -314,7 +302,6 @@ def test_one_slow_check_keeps_no_incremental_solver_and_their_number_is_bounded(
     checks (its own and its originals'), not after one (one check over the threshold, which the
     process's history could decide, made a 16-byte matrix script keep 480 of them: 3-4.5 GB instead
     of 0.45 GB), and at most MAX_INCREMENTAL are alive at once."""
-    install_all()
     backend = claripy.backends.z3
     x = z3.BitVec("x", 16)
     monkeypatch.setattr(z3_setup, "SLOW_CHECK_SECONDS", -1.0)       # every tactic check is "slow"

@@ -7,10 +7,37 @@ Every table runs the sample binaries built by ``make samples``; ``samples_dir`` 
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import AngrRamError
+from ..plugins import model_cache, model_eval, z3_setup
+from ..scope import RunScope
+from ..z3_check import CHECK
+
+# what every run inside :func:`claripy_fixes` uses, stock angr's included
+CLARIPY_FIXES = tuple(s.name for s in (CHECK, z3_setup.BACKEND, z3_setup.HALF_BUILT_SET, model_eval.MODEL_EVAL,
+                                       model_cache.MODEL_CACHE))
+
+
+@contextlib.contextmanager
+def claripy_fixes():
+    """Inside the block every run, stock angr's included, uses angr-ram's claripy fixes (linear
+    model evaluation, cheap solver creation): benchmarks compare the models, not claripy's costs."""
+    with RunScope(patch_sets=CLARIPY_FIXES).active():
+        yield
+
+
+def with_claripy_fixes(fn: Callable) -> Callable:
+    """Decorator: run ``fn`` inside :func:`claripy_fixes`."""
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        with claripy_fixes():
+            return fn(*args, **kwargs)
+    return run
 
 _CHECKOUT = Path(__file__).resolve().parent.parent.parent / "samples" / "build"
 

@@ -6,10 +6,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..patches import with_claripy_fixes
 from ..runner import explore
-from . import sample_path
-from .speed import SAMPLES, Z3Counter
+from ..z3_check import counting
+from . import sample_path, with_claripy_fixes
+from .speed import SAMPLES
 
 CACHE_SAMPLES = ("ptrpaths", "hashpaths", "allochist0", "allochist1", "allochist2", "allochist3", "ptrarray", "hashtables",
                  "twolookup", "matrix40", "branches", "checksum")
@@ -36,7 +36,7 @@ def cache_table(names=None, timeout: float = 300.0, repeat: int = 1, samples_dir
                     if mode == "aa+disk":
                         opts = {"cache": "aa", "persist": d}
                         explore(path, n, timeout=timeout, **opts)
-                    with Z3Counter() as zc:
+                    with counting() as zc:
                         t = time.perf_counter()
                         r = explore(path, n, timeout=timeout, **opts)
                         secs = time.perf_counter() - t

@@ -7,9 +7,9 @@ import time
 from pathlib import Path
 
 from ..runner import explore
+from ..z3_check import counting
 from . import sample_path
 from .models import geomean
-from .speed import Z3Counter
 
 MERGE_SAMPLES = ([(f"memspn{m}_O0", m + 1) for m in (4, 8, 16, 32)] + [(f"memspnab{m}_O0", m + 1) for m in (4, 8, 16)]
                  + [(f"memspn2x{m}_O0", m + 1) for m in (4, 8, 16)] + [("memspn2x8_O2", 9), ("memspnab8_O2", 9)])
@@ -33,7 +33,7 @@ def merge_table(timeout: float = 300.0, repeat: int = 1, samples_dir: Path | Non
             for label, mode, inc in MERGE_MODES:
                 if label in best and best[label][1].timed_out:
                     continue
-                with Z3Counter() as zc:
+                with counting() as zc:
                     t = time.perf_counter()
                     r = explore(path, n, merge=mode, merge_points=["memspn"], timeout=timeout,
                                 merge_incremental=inc, max_states=MERGE_MAX_STATES)
@@ -172,7 +172,7 @@ def _exponential(stock_paths: list[tuple[int, bool]]) -> bool:
 def _loop_one(binary: str, n: int, kw: dict, timeout: float) -> None:
     import json
 
-    with Z3Counter() as zc:
+    with counting() as zc:
         r = explore(binary, n, timeout=timeout, **kw)
     out = {k: r.stats.get(k, 0) for k in _LOOP_KEYS}
     out["z3_checks"] = zc.count

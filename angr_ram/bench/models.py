@@ -15,10 +15,9 @@ import math
 import time
 from pathlib import Path
 
-from ..patches import with_claripy_fixes
 from ..runner import explore
 from ..technique import RelocatableMemory
-from . import fastest, sample_path
+from . import fastest, sample_path, with_claripy_fixes
 
 MULTI = {"matrix40": ("matrix40_O0", 2), "twolookup": ("twolookup_O0", 2), "hashtables": ("hashtables_O0", 1),
          "ptrarray": ("ptrarray_O0", 2), "chainhash": ("chainhash_O0", 1), "poolhash": ("poolhash_O0", 1)}

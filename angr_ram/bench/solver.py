@@ -9,7 +9,6 @@ import time
 
 import claripy
 
-from ..patches import install_all
 from ..scope import RunScope
 
 QUERY_TIMEOUT_MS = 30_000
@@ -104,7 +103,6 @@ def _timed(fn) -> tuple[float, object]:
 def solver_table() -> int:
     """Per query shape: seconds with claripy's solvers and with angr-ram's, and the answers (which
     must agree)."""
-    install_all()
     hdr = f"{'query':34} {'claripy s':>10} {'angr-ram s':>10} {'ratio':>7}  answers"
     print(hdr)
     print("-" * len(hdr))

@@ -12,11 +12,9 @@ import json
 import time
 from pathlib import Path
 
-import z3
-
-from ..patches import with_claripy_fixes
 from ..runner import explore
-from . import fastest, sample_path
+from ..z3_check import counting
+from . import fastest, sample_path, with_claripy_fixes
 
 # name -> (binary, stdin bytes, has symbolic pointers)
 SAMPLES = {
@@ -42,31 +40,9 @@ SAMPLES = {
 CONFIGS = (("stock", "stock", True), ("ram-concrete", "ram", False), ("ram-symbolic", "ram", True))
 
 
-class Z3Counter:
-    """Counts ``z3.Solver.check`` calls while active."""
-
-    def __init__(self):
-        self.count = 0
-        self._orig = None
-
-    def __enter__(self):
-        self._orig = z3.Solver.check
-        counter, orig = self, self._orig
-
-        def check(solver, *a):
-            counter.count += 1
-            return orig(solver, *a)
-
-        z3.Solver.check = check
-        return self
-
-    def __exit__(self, *exc):
-        z3.Solver.check = self._orig
-
-
 def run_one(binary: str, n: int, engine: str, symbolic_bases: bool, timeout: float) -> dict:
     """One exploration with z3 calls counted."""
-    with Z3Counter() as zc:
+    with counting() as zc:
         t = time.perf_counter()
         r = explore(binary, n, engine=engine, symbolic_bases=symbolic_bases, timeout=timeout)
         secs = time.perf_counter() - t

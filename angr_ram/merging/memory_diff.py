@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from angr.storage.memory_mixins.paged_memory.pages.ultra_page import UltraPage
 
-from ..patches import declare
+from ..patches import PatchSet
+from ..scope import in_run
+
+MEMORY_DIFF = PatchSet("merge-memory-diff", in_run)
 
 
 def _same_object(a, b) -> bool:
@@ -29,7 +32,7 @@ def _symbolic_at(page: UltraPage, offset: int):
         return None
 
 
-@declare(UltraPage, "changed_bytes")
+@MEMORY_DIFF.patch(UltraPage, "changed_bytes")
 def changed_bytes(original, self, other, page_addr=None) -> set[int]:
     """The offsets where pages ``self`` and ``other`` hold different bytes: angr's answer, with
     equal memory objects compared without slicing."""
@@ -58,7 +61,7 @@ def changed_bytes(original, self, other, page_addr=None) -> set[int]:
     return changes
 
 
-@declare(UltraPage, "_replace_memory_object")
+@MEMORY_DIFF.patch(UltraPage, "_replace_memory_object")
 def replace_memory_object(original, self, old, new_content, memory=None):
     """angr's replacement of a memory object in a page (how a merge stores a merged value over an
     object the merged state already holds), also recorded in the page's write history.

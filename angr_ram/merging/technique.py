@@ -35,24 +35,31 @@ from angr.storage.memory_mixins.symbolic_merger_mixin import SymbolicMergerMixin
 from ..context import setting
 from ..dag import count_nodes
 from ..errors import AngrRamError
-from ..patches import declare, install_all
+from ..patches import PatchSet
+from ..plugins import model_cache, model_eval, z3_setup
+from ..plugins.libc import FORMAT, RamLibcStartMain
 from ..plugins.uninitialized import apply_uninitialized, check_uninitialized
 from ..scope import RunScope
+from ..z3_check import CHECK
 from .clauses import PREFIX, ClauseTable, QuantifiedClause, SolveStats
 from .fragments import FRAGMENT_KEY, Fragment, resolve_merge_points
 from .frontend import QuantifiedFrontend
 from .incremental import NODE_KEY, Tree
 from .liveness import Liveness
+from .memory_diff import MEMORY_DIFF
 from .patterns import RESIDUAL, ShapeHasher, regular_partitions
 from .synthesis import family_of, linear_fit, synthesize
-from .uninit import STABLE_UNINIT
+from .uninit import STABLE_UNINIT, UNINIT
 
 MODES = ("ite", "pat")
 PATTERN_POLICIES = ("smaller", "always")
 _LINEAR: contextvars.ContextVar = contextvars.ContextVar("angr_ram_linear_merge", default=None)
 
 
-@declare(SymbolicMergerMixin, "_merge_values", gate=lambda: _LINEAR.get() is not None)
+LINEAR = PatchSet("merge-linear", lambda: _LINEAR.get() is not None)
+
+
+@LINEAR.patch(SymbolicMergerMixin, "_merge_values")
 def linear_merge_values(stock_merge_values, self, values, merged_size, **kwargs):
     """angr's value merge, but a*k + b when the values are concrete and linear in k_j (while the
     pattern merge of :class:`QuantifiedMerging` runs)."""
@@ -80,6 +87,12 @@ WAIT_STASH = "merge_wait"
 _TERMINAL = frozenset(("deadended", "errored", "unsat", "pruned", "unconstrained", "memory_errors", "unknown",
                        "interrupted", WAIT_STASH))
 
+
+# the patch sets (angr_ram.patches) in place while QuantifiedMerging works: z3's check, claripy's
+# z3 backend and model evaluation, format arguments, and the merge's own (pages' differences,
+# unwritten bytes, linear value merges)
+PATCH_SETS = tuple(s.name for s in (CHECK, z3_setup.BACKEND, z3_setup.HALF_BUILT_SET, model_eval.MODEL_EVAL,
+                                    model_cache.MODEL_CACHE, FORMAT, MEMORY_DIFF, UNINIT, LINEAR))
 
 def _heap_signature(state) -> tuple:
     """Identity of angr-ram's heap objects: only states with the same heap are merged (angr-ram's
@@ -219,7 +232,7 @@ class QuantifiedMerging(ExplorationTechnique):
         self._ids = itertools.count(1)
         self.stats = MergeStats()
         self.table = ClauseTable(validate, self.stats.solve)
-        self.scope = RunScope()
+        self.scope = RunScope(patch_sets=PATCH_SETS)
 
     def __repr__(self) -> str:
         st = self.stats
@@ -229,12 +242,10 @@ class QuantifiedMerging(ExplorationTechnique):
 
     def setup(self, simgr):
         self.entries = resolve_merge_points(simgr._project, self._spec)
-        install_all()
         proj = simgr._project
         if proj.loader.find_symbol("__libc_start_main") is not None:
             # main's return value is the exit code (stock angr exits with 0): a merged path's
             # outcomes are compared with the program's, alone as under RelocatableMemory
-            from ..plugins.libc import RamLibcStartMain
             hooked = proj.hooked_by(proj.loader.find_symbol("__libc_start_main").rebased_addr)
             if not isinstance(hooked, RamLibcStartMain):
                 proj.hook_symbol("__libc_start_main", RamLibcStartMain(), replace=True)

@@ -22,7 +22,7 @@ from angr.storage.memory_mixins.paged_memory.pages.list_page import ListPage
 from angr.storage.memory_mixins.paged_memory.pages.ultra_page import UltraPage
 
 from ..context import setting
-from ..patches import declare
+from ..patches import PatchSet
 from ..plugins.uninitialized import uninit_value
 
 STABLE_UNINIT: contextvars.ContextVar = contextvars.ContextVar("angr_ram_stable_uninit", default=None)
@@ -50,6 +50,7 @@ def _default_value(original, self, addr, size, *args, memory=None, **kwargs):
     return original(self, addr, size, *args, memory=memory, **kwargs)
 
 
+UNINIT = PatchSet("merge-uninit", _stable)
 for _page in (UltraPage, ListPage):
-    declare(_page, "merge", gate=_stable)(_merge_page)
-    declare(_page, "_default_value", gate=_stable)(_default_value)
+    UNINIT.patch(_page, "merge")(_merge_page)
+    UNINIT.patch(_page, "_default_value")(_default_value)

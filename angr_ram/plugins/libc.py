@@ -18,7 +18,7 @@ import claripy
 from angr.procedures.stubs import format_parser
 
 from ..errors import ForkRequest, MemoryFault, Target
-from ..patches import declare
+from ..patches import PatchSet
 from ..strategies.fork import forking_enabled, value_forking_enabled
 from .integer_text import base_of, class_on_path, length_classes, symbolic_text
 
@@ -97,7 +97,11 @@ def install_error_fix(project) -> None:
         project.hook_symbol("error_at_line", RamErrorAtLine(), replace=True)
 
 
-@declare(format_parser.FormatString, "replace", gate=value_forking_enabled)
+# while a technique that forks on a procedure's symbolic value steps a state
+FORMAT = PatchSet("format-values", value_forking_enabled)
+
+
+@FORMAT.patch(format_parser.FormatString, "replace")
 def complete_format_replace(stock_replace, self, va_arg):  # pylint: disable=unused-argument
     """FormatString.replace that forks on symbolic integer arguments (while angr-ram steps a state,
     or QuantifiedMerging alone does) instead of picking one value: once per value up to
@@ -202,7 +206,7 @@ def _replace_fixed(fmt, va_arg):
     return out
 
 
-@declare(format_parser.FormatString, "_get_str_at", gate=value_forking_enabled)
+@FORMAT.patch(format_parser.FormatString, "_get_str_at")
 def complete_format_string(stock_get_str_at, self, str_addr, max_length=None):
     """``%s`` of a string whose length is symbolic (a merged state's pointer to one of several
     strings, an input buffer): stock angr prints the longest case, so a shorter one came out with

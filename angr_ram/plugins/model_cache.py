@@ -20,10 +20,13 @@ import claripy
 from claripy.errors import UnsatError
 from claripy.frontend.mixin.model_cache_mixin import ModelCacheMixin
 
-from ..patches import declare
+from ..patches import PatchSet
+from ..scope import in_run
+
+MODEL_CACHE = PatchSet("model-cache", in_run)
 
 
-@declare(ModelCacheMixin, "batch_eval")
+@MODEL_CACHE.patch(ModelCacheMixin, "batch_eval")
 def batch_eval_exact(original, self, asts, n, extra_constraints=(), exact=None):
     """``ModelCacheMixin.batch_eval`` whose "exhausted" shortcut holds only without extra constraints."""
     if not extra_constraints:
@@ -51,13 +54,13 @@ def _extremum(original, self, e, extra_constraints, signed, exact, which):
     return parent(e, extra_constraints=extra_constraints, signed=signed, exact=exact)
 
 
-@declare(ModelCacheMixin, "min")
+@MODEL_CACHE.patch(ModelCacheMixin, "min")
 def min_exact(original, self, e, extra_constraints=(), signed=False, exact=None):
     """``ModelCacheMixin.min``: with extra constraints, z3's answer, not the least cached value."""
     return _extremum(original, self, e, extra_constraints, signed, exact, "min")
 
 
-@declare(ModelCacheMixin, "max")
+@MODEL_CACHE.patch(ModelCacheMixin, "max")
 def max_exact(original, self, e, extra_constraints=(), signed=False, exact=None):
     """``ModelCacheMixin.max``: with extra constraints, z3's answer, not the greatest cached value."""
     return _extremum(original, self, e, extra_constraints, signed, exact, "max")

@@ -16,8 +16,8 @@ import claripy
 from claripy import backends
 from claripy.frontend.mixin import model_cache_mixin
 
-from ..patches import declare
-from ..scope import current
+from ..patches import PatchSet
+from ..scope import current, in_run
 
 _LEAVES = ("BVS", "BoolS", "FPS", "StringS")
 
@@ -286,7 +286,10 @@ def _backend_eval(self, ast, allow_unconstrained: bool):
     return v if isinstance(v, bool) else conc.eval(conc._abstract(v), 1)[0]
 
 
-@declare(model_cache_mixin.ModelCache, "eval_ast")
+MODEL_EVAL = PatchSet("model-eval", in_run)
+
+
+@MODEL_EVAL.patch(model_cache_mixin.ModelCache, "eval_ast")
 def fast_model_eval(original, self, ast, allow_unconstrained: bool = True):
     """``ModelCache.eval_ast`` by :func:`fast_eval_ast` inside angr-ram runs."""
     return fast_eval_ast(self, ast, allow_unconstrained)

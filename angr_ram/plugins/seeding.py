@@ -42,7 +42,7 @@ import numpy as np
 from claripy.errors import UnsatError
 from claripy.frontend.full_frontend import FullFrontend
 
-from ..patches import declare
+from ..patches import PatchSet
 from ..scope import LRU, current, memo
 from . import enumeration
 from .enumeration import Evaluator, _Unsupported, dag_nodes, deep_recursion
@@ -123,6 +123,9 @@ def enabled() -> bool:
     """True inside a run that seeds models (``RelocatableMemory(seeded_models=True)``, the default)."""
     scope = current()
     return scope is not None and scope.stats is not None and getattr(scope.stats, "seeding", False)
+
+
+SEEDING = PatchSet("seeding", enabled)
 
 
 def _natural(name: str) -> tuple:
@@ -444,7 +447,7 @@ def value_at(ev, e, i: int):
     return int(np.broadcast_to(ev.ev(e), (ev.size,))[i])
 
 
-@declare(FullFrontend, "satisfiable", gate=enabled)
+@SEEDING.patch(FullFrontend, "satisfiable")
 def seeded_satisfiable(original, self, extra_constraints=(), exact=None):
     """claripy's last step before z3 for ``satisfiable``: a satisfying candidate answers True."""
     r = attempt(self, extra_constraints, siblings=False)
@@ -453,7 +456,7 @@ def seeded_satisfiable(original, self, extra_constraints=(), exact=None):
     return original(self, extra_constraints=extra_constraints, exact=exact)
 
 
-@declare(FullFrontend, "check_satisfiability", gate=enabled)
+@SEEDING.patch(FullFrontend, "check_satisfiability")
 def seeded_check(original, self, extra_constraints=(), exact=None):
     """``check_satisfiability`` likewise ("SAT" from a satisfying candidate)."""
     r = attempt(self, extra_constraints)
@@ -462,7 +465,7 @@ def seeded_check(original, self, extra_constraints=(), exact=None):
     return original(self, extra_constraints=extra_constraints, exact=exact)
 
 
-@declare(FullFrontend, "batch_eval", gate=enabled)
+@SEEDING.patch(FullFrontend, "batch_eval")
 def seeded_batch_eval(original, self, exprs, n, extra_constraints=(), exact=None):
     """One solution of ``exprs`` from a satisfying candidate; several solutions of one expression
     with the neighbours of each model (:func:`enumerate_values`); else z3."""
@@ -482,7 +485,7 @@ def seeded_batch_eval(original, self, exprs, n, extra_constraints=(), exact=None
     return original(self, exprs, n, extra_constraints=extra_constraints, exact=exact)
 
 
-@declare(FullFrontend, "eval", gate=enabled)
+@SEEDING.patch(FullFrontend, "eval")
 def seeded_eval(original, self, e, n, extra_constraints=(), exact=None):
     """One solution of ``e`` from a satisfying candidate (more solutions: z3)."""
     if n == 1 and _evaluable([e]):

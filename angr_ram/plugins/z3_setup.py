@@ -71,8 +71,8 @@ import z3
 from angr.state_plugins.solver import SimSolver
 from claripy.backends import backend_z3
 
-from ..patches import declare
-from ..scope import current
+from ..patches import PatchSet
+from ..scope import current, in_run
 
 _SOFT_TIMEOUT: bool | None = None
 
@@ -256,7 +256,10 @@ class BitBlastingSolver(z3.Solver):
         return c
 
 
-@declare(backend_z3.BackendZ3, "solver")
+BACKEND = PatchSet("z3-backend", in_run)
+
+
+@BACKEND.patch(backend_z3.BackendZ3, "solver")
 def fast_solver_setup(original, self, timeout=None, max_memory=None):
     """``BackendZ3.solver`` that makes a bit-blasting ``qfbv`` tactic solver (see the module)."""
     if not self.reuse_z3_solver or getattr(self._tls, "solver", None) is None:
@@ -283,7 +286,7 @@ def drop_conversion_caches() -> None:
             b.downsize()
 
 
-@declare(backend_z3.BackendZ3, "_batch_eval")
+@BACKEND.patch(backend_z3.BackendZ3, "_batch_eval")
 def batch_eval_pops_its_scope(original, self, exprs, n, extra_constraints=(), solver=None, model_callback=None):
     """``BackendZ3._batch_eval`` that leaves ``solver`` with the scopes it had, also when a check
     raises (claripy pops its scope only after the last model)."""
@@ -296,7 +299,7 @@ def batch_eval_pops_its_scope(original, self, exprs, n, extra_constraints=(), so
             solver.pop(solver.num_scopes() - depth)
 
 
-@declare(backend_z3.BackendZ3, "clone_solver")
+@BACKEND.patch(backend_z3.BackendZ3, "clone_solver")
 def clone_with_limits(original, self, s):
     """``BackendZ3.clone_solver`` whose clone keeps the time-out and memory bound of ``s``."""
     c = original(self, s)
@@ -306,7 +309,7 @@ def clone_with_limits(original, self, s):
     return c
 
 
-@declare(SimSolver, "simplify")
+@BACKEND.patch(SimSolver, "simplify")
 def simplify_or_keep(original, self, e=None):
     """``SimSolver.simplify`` that keeps an expression too deep for claripy's conversion back from
     z3 (a ``RecursionError``) as it is."""
@@ -336,7 +339,8 @@ def _half_built_del(original, self):
         pass
 
 
-HALF_BUILT = [declare(cls, "__del__", gate=_always)(_half_built_del)
+HALF_BUILT_SET = PatchSet("z3-half-built", _always, lifetime="process")
+HALF_BUILT = [HALF_BUILT_SET.patch(cls, "__del__")(_half_built_del)
               for cls in (z3.ParamsRef, z3.ParamDescrsRef, z3.AstRef, z3.AstVector, z3.AstMap, z3.Goal,
                           z3.ModelRef, z3.FuncInterp, z3.FuncEntry, z3.Solver, z3.Tactic, z3.ApplyResult,
                           z3.Probe, z3.Statistics)]
@@ -346,7 +350,7 @@ TIMED_SIMPLIFY_MS = 10_000    # within this much of a step's deadline, simplific
 _TIMED_TACTICS: dict = {}     # (context, ms bucket) -> claripy's simplification tactics under z3.TryFor
 
 
-@declare(backend_z3.BackendZ3, "simplify")
+@BACKEND.patch(backend_z3.BackendZ3, "simplify")
 def simplify_in_time(original, self, expr):
     """``BackendZ3.simplify`` bounded by the run's deadline: claripy's tactic chain for boolean
     constraints (simplify, propagate, ``aig``) can run for seconds on a large formula without
@@ -431,7 +435,7 @@ def _bounds(expr: z3.BitVecRef, constraints) -> tuple[int, int]:
     return lo, hi
 
 
-@declare(backend_z3.BackendZ3, "_extrema")
+@BACKEND.patch(backend_z3.BackendZ3, "_extrema")
 def model_guided_extrema(original, self, is_max, expr, extra_constraints, signed, solver, model_callback):
     """``BackendZ3._extrema`` (unsigned) by :func:`gallop_extremum` from a model's value, inside
     the bounds the extra constraints give: a single value costs 2 checks and a range of ``r``
