@@ -19,7 +19,7 @@ demo: $(STAMP) samples
 	$(VENV)/bin/angr-ram run samples/build/matrix40_O0 --stdin-bytes 2 --model fork
 
 test: $(STAMP) samples
-	$(VENV)/bin/ruff check angr_ram tests
+	$(VENV)/bin/ruff check angr_ram bench tests
 	$(PY) -m pytest -q -n 2 --dist worksteal --durations=15 -m "not slow" tests
 
 # the tests marked slow: ratio claims that `make bench` also prints, and the longest corpus programs
@@ -44,16 +44,19 @@ bench: $(STAMP) samples
 	$(VENV)/bin/angr-ram bench --drives
 
 # the package as a user installs it: `pip install .` (non-editable) into a fresh venv, then the
-# command from outside the checkout
+# command from outside the checkout (the benchmarks are not installed: `bench` says so in one line,
+# and runs from the checkout's directory)
 install-check: samples
 	rm -rf /tmp/angr-ram-install-check && $(PYTHON) -m venv /tmp/angr-ram-install-check
 	/tmp/angr-ram-install-check/bin/pip install -q .
 	cd /tmp && /tmp/angr-ram-install-check/bin/angr-ram run $(CURDIR)/samples/build/matrix3_O0 --stdin-bytes 2
-	cd /tmp && /tmp/angr-ram-install-check/bin/angr-ram bench uaf --samples-dir $(CURDIR)/samples/build --timeout 120
+	cd /tmp && ! /tmp/angr-ram-install-check/bin/angr-ram bench uaf 2> /tmp/angr-ram-install-check/bench.err
+	grep -q "runs from a checkout" /tmp/angr-ram-install-check/bench.err
+	/tmp/angr-ram-install-check/bin/angr-ram bench uaf --samples-dir $(CURDIR)/samples/build --timeout 120
 	rm -rf /tmp/angr-ram-install-check build
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check angr_ram tests
+	$(VENV)/bin/ruff check angr_ram bench tests
 
 clean:
 	$(MAKE) -C samples clean

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import importlib
 import json
 import os
 import sys
@@ -190,67 +191,55 @@ def cmd_replay(args) -> int:
     return 1 if any(r.failed for r in results) else 0
 
 
+def bench_module(name: str):
+    """The checkout's ``bench.<name>`` module: the benchmarks are not installed with the library,
+    they run from a checkout (this file's, or the current directory)."""
+    for root in (Path(__file__).resolve().parent.parent, Path.cwd()):
+        if (root / "bench" / "__init__.py").is_file() and (root / "angr_ram").is_dir():
+            if str(root) not in sys.path:
+                sys.path.insert(0, str(root))
+            return importlib.import_module(f"bench.{name}")
+    raise AngrRamError("bench runs from a checkout of angr-ram (its bench/ package is not installed); "
+                       "run it there, or from the checkout's directory")
+
+
 def cmd_bench(args) -> int:
-    """Run the benchmark table (see :mod:`angr_ram.bench`)."""
+    """Run the benchmark table (see the checkout's ``bench`` package)."""
     d = args.samples_dir
     if args.distributed:
-        from .bench.distributed import distributed_table
-
-        return distributed_table(args.timeout, samples_dir=d)
+        return bench_module("distributed").distributed_table(args.timeout, samples_dir=d)
     if args.solver:
-        from .bench.solver import solver_table
-
-        return solver_table()
+        return bench_module("solver").solver_table()
     if args.merging and args.loops:
-        from .bench.merging import loop_table
-
-        return loop_table(args.samples or None, timeout=args.timeout, samples_dir=d)
+        return bench_module("merging").loop_table(args.samples or None, timeout=args.timeout, samples_dir=d)
     if args.merging:
-        from .bench.merging import merge_table
-
-        return merge_table(args.timeout, args.repeat, samples_dir=d)
+        return bench_module("merging").merge_table(args.timeout, args.repeat, samples_dir=d)
     if args.cache:
-        from .bench.cache import cache_table
-
-        return cache_table(args.samples, args.timeout, args.repeat, samples_dir=d)
+        return bench_module("cache").cache_table(args.samples, args.timeout, args.repeat, samples_dir=d)
     if args.models:
-        from .bench.models import main as models_main
-
-        return models_main(args.timeout, args.repeat, args.plot, samples_dir=d)
+        return bench_module("models").main(args.timeout, args.repeat, args.plot, samples_dir=d)
     if args.tests:
-        from .bench.tests import tests_table
-
-        return tests_table(d, args.timeout)
+        return bench_module("tests").tests_table(d, args.timeout)
     if args.keyfind:
-        from .bench.corpus import keyfind_table
-        keyfind_table(timeout=min(args.timeout, 60.0), samples_dir=d)
+        bench_module("corpus").keyfind_table(timeout=min(args.timeout, 60.0), samples_dir=d)
         return 0
     if args.drives:
-        from .bench.drives import drives_table
-        return drives_table(args.samples or None, samples_dir=d, timeout=args.timeout)
+        return bench_module("drives").drives_table(args.samples or None, samples_dir=d, timeout=args.timeout)
     if args.subjects:
-        from .bench.subjects import subjects_table
-        return subjects_table(args.samples or None, budget=args.timeout, samples_dir=d)
+        return bench_module("subjects").subjects_table(args.samples or None, budget=args.timeout, samples_dir=d)
     if args.history:
-        from .bench.history import history_table
-        return history_table(samples_dir=d)
+        return bench_module("history").history_table(samples_dir=d)
     if args.limits:
-        from .bench.limits import limits_table
-        return limits_table(args.samples or None, samples_dir=d)
+        return bench_module("limits").limits_table(args.samples or None, samples_dir=d)
     if args.semantics:
-        from .bench.semantics import semantics_table
-        semantics_table(args.samples or None, timeout=args.timeout, samples_dir=d)
+        bench_module("semantics").semantics_table(args.samples or None, timeout=args.timeout, samples_dir=d)
         return 0
     if args.corpus:
-        from .bench.corpus import corpus_table
-        from .bench.semantics import semantics_table
-        corpus_table(args.samples or None, timeout=args.timeout, samples_dir=d)
+        bench_module("corpus").corpus_table(args.samples or None, timeout=args.timeout, samples_dir=d)
         print()
-        semantics_table(timeout=min(args.timeout, 120.0), samples_dir=d)
+        bench_module("semantics").semantics_table(timeout=min(args.timeout, 120.0), samples_dir=d)
         return 0
-    from .bench.speed import main as bench_main
-
-    return bench_main(args.samples, args.timeout, args.json, args.repeat, samples_dir=d)
+    return bench_module("speed").main(args.samples, args.timeout, args.json, args.repeat, samples_dir=d)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -15,7 +15,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from angr_ram.bench.native import domain, run_inputs
+from bench.native import domain, run_inputs
 
 __all__ = ["domain", "outcome_set", "outcome_set_over", "run_inputs"]
 

@@ -65,7 +65,7 @@ def test_unknown_option_values_are_rejected():
 
 
 def test_bench_prints_every_configuration_and_the_ratio(capsys):
-    from angr_ram.bench.speed import main as bench_main
+    from bench.speed import main as bench_main
 
     assert bench_main(["uaf"], timeout=60) == 0
     out = capsys.readouterr().out
@@ -79,7 +79,7 @@ def test_every_loop_bench_run_gets_the_same_hash_seed(monkeypatch):
     for every run whatever the bench's own environment says."""
     import subprocess
 
-    from angr_ram.bench import merging
+    from bench import merging
 
     seen = []
 
@@ -100,7 +100,7 @@ def test_loop_bench_reports_the_speed_up_on_exponential_programs_apart(monkeypat
     from the overall one; here synthetic runs: ``grows`` (10 -> 40 paths) and ``flat`` (10 -> 12).
     A run with paths set aside undecided (``late``: ite at M = 8) shows them, is marked ``u`` and
     is left out of the speed-ups."""
-    from angr_ram.bench import merging
+    from bench import merging
 
     secs = {("grows", "stock"): 8.0, ("grows", "ite"): 4.0, ("grows", "pat"): 1.0,
             ("flat", "stock"): 1.0, ("flat", "ite"): 1.0, ("flat", "pat"): 1.0,
@@ -163,7 +163,7 @@ def test_a_reused_test_directory_keeps_no_stale_tests(tmp_path):
 
 
 def test_history_bench_compares_a_run_after_another_with_the_run_alone():
-    from angr_ram.bench.history import format_history
+    from bench.history import format_history
     def res(wall, peak):
         return {"wall": wall, "z3": 1.0, "paths": 442, "left": 0, "peak_mb": peak, "start_mb": 150}
     rows = [{"follower": "m", "leader": "alone", "result": res(40, 450), "error": None},

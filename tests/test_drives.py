@@ -198,7 +198,7 @@ def test_quantified_merging_alone_zero_fills_by_default():
 
 
 def test_the_drives_table_shows_the_symbolic_drive_beside_the_three():
-    from angr_ram.bench.drives import format_drives
+    from bench.drives import format_drives
 
     def cell(sec, outs):
         return {"seconds": sec, "paths": len(outs), "outcomes": outs, "errors": 0, "unknown": 0, "rss_mb": 100.0}

@@ -23,10 +23,10 @@ import claripy
 import pytest
 
 import angr_ram
-from angr_ram.bench.semantics import SEMANTICS, asan_reports, inputs
 from angr_ram.replay import replay
 from angr_ram.runner import RunResult, collect_paths
 from angr_ram.testcases import collect_tests
+from bench.semantics import SEMANTICS, asan_reports, inputs
 
 from .conftest import BUILD, shared_run
 from .groundtruth import _cached, run_inputs

@@ -54,7 +54,7 @@ def test_a_hash_preimage_as_a_branch_condition_is_decided_within_a_short_time_ou
     """The uthash shape: a branch compares Jenkins' hash of four input bytes with a constant. z3's
     general solver answers an extra constraint incrementally (over 10 s here); the bit-blasting
     solver decides it, and the model is a real preimage."""
-    from angr_ram.bench.solver import _jenkins, _jenkins_int
+    from bench.solver import _jenkins, _jenkins_int
 
     bs = [claripy.BVS(f"k{i}", 8) for i in range(4)]
     want = _jenkins_int(b"k3y!")

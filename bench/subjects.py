@@ -20,11 +20,12 @@ import sys
 import time
 from pathlib import Path
 
-from ..errors import AngrRamError
-from ..inputs import Template
-from ..replay import replay
-from ..runner import explore
-from . import sample_path
+from angr_ram.errors import AngrRamError
+from angr_ram.inputs import Template
+from angr_ram.replay import replay
+from angr_ram.runner import explore
+
+from . import child_env, sample_path
 from .native import run_inputs
 
 MAX_NATIVE = 250_000    # a template with more inputs than this gets no native outcome set
@@ -85,9 +86,9 @@ def _child(binary: str, name: str, kw: dict, budget: float) -> None:
 def run(binary: str, name: str, kw: dict, budget: float) -> dict:
     """One run in a child process, killed 60 s after the budget."""
     t0 = time.perf_counter()
-    cmd = [sys.executable, "-m", "angr_ram.bench.subjects", binary, name, json.dumps(kw), str(budget)]
+    cmd = [sys.executable, "-m", "bench.subjects", binary, name, json.dumps(kw), str(budget)]
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=budget + 60, check=False)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=budget + 60, check=False, env=child_env())
         line = next((ln for ln in reversed(p.stdout.splitlines()) if ln.startswith("{")), None)
         r = json.loads(line) if line else {"failed": (p.stderr.strip().splitlines() or ["no output"])[-1][:100]}
     except subprocess.TimeoutExpired:

@@ -12,8 +12,9 @@ import json
 import time
 from pathlib import Path
 
-from ..runner import explore
-from ..z3_check import counting
+from angr_ram.runner import explore
+from angr_ram.z3_check import counting
+
 from . import fastest, sample_path, with_claripy_fixes
 
 # name -> (binary, stdin bytes, has symbolic pointers)

@@ -16,9 +16,10 @@ import sys
 import time
 from pathlib import Path
 
-from ..outcomes import path_outcomes
-from ..runner import explore
-from . import sample_path
+from angr_ram.outcomes import path_outcomes
+from angr_ram.runner import explore
+
+from . import child_env, sample_path
 from .models import geomean
 from .native import outcome_set
 
@@ -53,9 +54,9 @@ def run(binary: str, timeout: float, stdin: int = 2, times: bool = False, **kw) 
     30 s after ``timeout`` (stock angr's z3 calls can outlast the exploration's own timeout);
     ``times``: also when each outcome was first reached (an extra outcome extraction per path)."""
     t = time.perf_counter()
-    cmd = [sys.executable, "-m", "angr_ram.bench.corpus", binary, json.dumps(kw), str(timeout), str(stdin), str(int(times))]
+    cmd = [sys.executable, "-m", "bench.corpus", binary, json.dumps(kw), str(timeout), str(stdin), str(int(times))]
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 30, check=True).stdout
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 30, check=True, env=child_env()).stdout
         r = json.loads(out.strip().splitlines()[-1])
         r["outcomes"] = {(c, bytes.fromhex(o)) for c, o in r["outcomes"]}
         r["first_seen"] = {(c, bytes.fromhex(o)): sec for c, o, sec in r["first_seen"]}

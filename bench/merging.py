@@ -6,9 +6,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ..runner import explore
-from ..z3_check import counting
-from . import sample_path
+from angr_ram.runner import explore
+from angr_ram.z3_check import counting
+
+from . import child_env, sample_path
 from .models import geomean
 
 MERGE_SAMPLES = ([(f"memspn{m}_O0", m + 1) for m in (4, 8, 16, 32)] + [(f"memspnab{m}_O0", m + 1) for m in (4, 8, 16)]
@@ -79,10 +80,10 @@ def _loop_run(binary: str, n: int, kw: dict, timeout: float, hash_seed: str = LO
     import sys
 
     t = time.perf_counter()
-    cmd = [sys.executable, "-m", "angr_ram.bench.merging", binary, str(n), json.dumps(kw), str(timeout)]
+    cmd = [sys.executable, "-m", "bench.merging", binary, str(n), json.dumps(kw), str(timeout)]
     env = dict(os.environ, PYTHONHASHSEED=hash_seed)
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 30, check=True, env=env).stdout
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 30, check=True, env=child_env(env)).stdout
         r = json.loads(out.strip().splitlines()[-1])
         r["outcomes"] = {tuple(o) for o in r["outcomes"]}
     except subprocess.TimeoutExpired:

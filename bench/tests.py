@@ -12,8 +12,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ..replay import replay
-from ..runner import explore
+from angr_ram.replay import replay
+from angr_ram.runner import explore
+
 from . import sample_path
 
 # (binary, explore keywords, ASan build or None)

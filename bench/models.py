@@ -15,8 +15,9 @@ import math
 import time
 from pathlib import Path
 
-from ..runner import explore
-from ..technique import RelocatableMemory
+from angr_ram.runner import explore
+from angr_ram.technique import RelocatableMemory
+
 from . import fastest, sample_path, with_claripy_fixes
 
 MULTI = {"matrix40": ("matrix40_O0", 2), "twolookup": ("twolookup_O0", 2), "hashtables": ("hashtables_O0", 1),

@@ -9,7 +9,7 @@ import time
 
 import claripy
 
-from ..scope import RunScope
+from angr_ram.scope import RunScope
 
 QUERY_TIMEOUT_MS = 30_000
 

@@ -1,8 +1,9 @@
-"""Benchmarks: scripts that print comparable tables (``angr-ram bench``).
+"""Benchmarks: scripts that print comparable tables (``angr-ram bench``, from a checkout: this
+package is not part of the installed library).
 
 Every table runs the sample binaries built by ``make samples``; ``samples_dir`` (CLI
 ``--samples-dir``) says where they are. The default is ``$ANGR_RAM_SAMPLES``, else the checkout's
-``samples/build`` when angr-ram runs from its repository, else ``./samples/build``.
+``samples/build``, else ``./samples/build``.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from ..errors import AngrRamError
-from ..plugins import model_cache, model_eval, z3_setup
-from ..scope import RunScope
-from ..z3_check import CHECK
+from angr_ram.errors import AngrRamError
+from angr_ram.plugins import model_cache, model_eval, z3_setup
+from angr_ram.scope import RunScope
+from angr_ram.z3_check import CHECK
 
 # what every run inside :func:`claripy_fixes` uses, stock angr's included
 CLARIPY_FIXES = tuple(s.name for s in (CHECK, z3_setup.BACKEND, z3_setup.HALF_BUILT_SET, model_eval.MODEL_EVAL,
@@ -39,7 +40,16 @@ def with_claripy_fixes(fn: Callable) -> Callable:
             return fn(*args, **kwargs)
     return run
 
-_CHECKOUT = Path(__file__).resolve().parent.parent.parent / "samples" / "build"
+ROOT = Path(__file__).resolve().parent.parent          # the checkout (bench/ is not installed)
+_CHECKOUT = ROOT / "samples" / "build"
+
+
+def child_env(env: dict | None = None) -> dict:
+    """``env`` (default: this process's environment) with the checkout on ``PYTHONPATH``, for a
+    benchmark's child process (``python -m bench.<table>``)."""
+    env = dict(os.environ if env is None else env)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
+    return env
 
 
 def default_samples_dir() -> Path:

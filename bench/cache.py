@@ -6,8 +6,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..runner import explore
-from ..z3_check import counting
+from angr_ram.runner import explore
+from angr_ram.z3_check import counting
+
 from . import sample_path, with_claripy_fixes
 from .speed import SAMPLES
 

@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 
-from . import sample_path
+from . import child_env, sample_path
 
 DRIVES = ("explore", "wide", "bytes")
 EXTRA = ("symbolic",)
@@ -78,10 +78,10 @@ def _child(drive: str, binary: str, nbytes: int, merge: str | None) -> dict:
 
 def run_drive(drive: str, binary: str, nbytes: int, merge: str | None, timeout: float) -> dict:
     """One drive of one program in a child process; ``{"timeout": True}`` if it was killed."""
-    cmd = [sys.executable, "-m", "angr_ram.bench.drives", "--child", drive, binary, str(nbytes), merge or "-"]
+    cmd = [sys.executable, "-m", "bench.drives", "--child", drive, binary, str(nbytes), merge or "-"]
     t0 = time.perf_counter()
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False, env=child_env())
     except subprocess.TimeoutExpired:
         return {"timeout": True, "seconds": time.perf_counter() - t0}
     for line in reversed(p.stdout.splitlines()):

@@ -17,7 +17,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from ..replay import ASAN_ENV
+from angr_ram.replay import ASAN_ENV
+
 from . import sample_path
 from .corpus import run
 from .native import run_inputs
