@@ -20,6 +20,7 @@ from .plugins.address_space import AddressSpace, MemoryObject  # noqa: E402
 from .replay import replay  # noqa: E402
 from .technique import ERROR_STASH, RelocatableMemory, stats  # noqa: E402
 from .testcases import TestCase, collect_tests, emit_tests  # noqa: E402
+from .version import __version__ as __version__  # noqa: E402
 
 __all__ = [
     "ERROR_STASH",
@@ -38,4 +39,3 @@ __all__ = [
     "replay",
     "stats",
 ]
-__version__ = "0.1.0"

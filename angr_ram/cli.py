@@ -10,10 +10,17 @@ import os
 import sys
 from pathlib import Path
 
+from .distributed import explore_distributed
 from .errors import AngrRamError
+from .inputs import Template, parse_range
 from .plugins.environment import ENVIRONMENTS
+from .plugins.persistent_cache import check_store_dir
 from .plugins.uninitialized import UNINITIALIZED
+from .profile import report
+from .replay import format_table, replay
+from .runner import explore
 from .technique import MODELS
+from .testcases import prepare_test_dir, write_tests
 
 PRINTED_OUTCOMES = 64      # outcome lines the summary prints (--json has all)
 
@@ -34,8 +41,6 @@ def _sym_file(text: str) -> tuple[str, int]:
 
 def _inputs(args) -> tuple:
     """stdin (a number of symbolic bytes or a Template) and the symbolic files of ``run``'s arguments."""
-    from .inputs import Template, parse_range
-
     lo, hi = parse_range(args.template_range)
     stdin = args.stdin_bytes
     if args.sym_stdin_template is not None:
@@ -72,25 +77,21 @@ def _dist_progress(stream):
 
 def cmd_run(args) -> int:
     """Explore one binary and print its outcomes, error paths and statistics (and write its tests)."""
-    from .runner import explore
-
     distributed = args.workers is not None or args.scheduler is not None
+    run = explore
     if distributed:
         if args.merge is not None or args.emit_tests is not None or args.max_states is not None:
             raise AngrRamError("--workers/--scheduler cannot be combined with --merge, --emit-tests or --max-states")
-        from .distributed import explore_distributed
 
-        def explore(binary, stdin_bytes, max_states=None, tests=False, **kw):  # noqa: ARG001 - refused above
+        def run(binary, stdin_bytes, max_states=None, tests=False, **kw):  # noqa: ARG001 - refused above
             return explore_distributed(binary, stdin_bytes, workers=args.workers or 2, scheduler=args.scheduler,
                                        task_seconds=args.task_seconds, **kw)
 
     if args.emit_tests is not None:      # checked (and an earlier run's tests removed) before exploring
-        from .testcases import prepare_test_dir
         prepare_test_dir(args.emit_tests)
     if args.persist is not None and args.engine == "ram":
         if args.cache is None:
             raise AngrRamError("--persist needs a query cache: add --cache aa or --cache syntactic")
-        from .plugins.persistent_cache import check_store_dir
         check_store_dir(None if args.persist is True else args.persist)
     show = _dist_progress if distributed else _progress
     progress = show(sys.stderr) if sys.stderr.isatty() and not args.json else None
@@ -108,7 +109,7 @@ def cmd_run(args) -> int:
         opts.update(merge=args.merge, merge_points=points, merge_validate=args.merge_validate,
                     merge_incremental=False if args.no_incremental else None, merge_patterns=args.merge_patterns)
     stdin, files = _inputs(args)
-    res = explore(args.binary, stdin, engine=args.engine, model=args.model,
+    res = run(args.binary, stdin, engine=args.engine, model=args.model,
                   symbolic_bases=not args.concrete_bases, timeout=args.timeout, progress=progress,
                   args=args.argv or (), files=files, find=args.find or (), avoid=args.avoid or (),
                   num_find=args.num_find, max_paths=args.max_paths, max_states=args.max_states,
@@ -118,7 +119,6 @@ def cmd_run(args) -> int:
     for w in res.warnings:
         print(f"angr-ram: {w}", file=sys.stderr)
     if args.emit_tests is not None:
-        from .testcases import write_tests
         write_tests(res.tests, args.emit_tests)
     if args.json:
         print(json.dumps({
@@ -172,7 +172,6 @@ def cmd_run(args) -> int:
             print("tests out of time: " + ", ".join(short))
     print("stats: " + ", ".join(f"{k}={round(v, 3) if isinstance(v, float) else v}" for k, v in res.stats.items()))
     if res.profile is not None:
-        from .profile import report
         print("profile (exclusive seconds while exploring):")
         print(report(res.profile))
     return 0
@@ -180,8 +179,6 @@ def cmd_run(args) -> int:
 
 def cmd_replay(args) -> int:
     """Run the native binary on every test of a directory; non-zero exit on any mismatch."""
-    from .replay import format_table, replay
-
     results = replay(args.directory, args.binary, asan=args.asan, jobs=args.jobs, timeout=args.timeout)
     if args.json:
         print(json.dumps([{"id": r.test.id, "kind": r.test.kind, "status": r.status, "exit": r.exit,

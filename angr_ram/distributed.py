@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from .errors import AngrRamError
 from .runner import RunResult, collect_paths, prepare
 from .shipping import StatePacker, prime_continuations
+from .technique import stats as run_stats
 
 PLUGIN_PREFIX = "angr-ram-run-"
 HUNGER_CHECK = 0.5      # seconds between a task's looks at the driver's "a worker is idle" event
@@ -209,7 +210,6 @@ def explore_distributed(binary: str, stdin_bytes: int = 0, workers: int = 2, sch
         raise AngrRamError("--workers/--scheduler need dask.distributed: pip install 'angr-ram[dist]'") from None
     if workers < 1:
         raise AngrRamError(f"workers must be at least 1, not {workers}")
-    from .technique import stats as run_stats
     spec = RunSpec(os.path.abspath(binary), stdin_bytes, engine, model, symbolic_bases, tuple(args),
                    tuple(tuple(f) for f in files), tuple(find), tuple(avoid), num_find,
                    tuple(sorted(options.items())))

@@ -13,6 +13,7 @@ import claripy
 from .errors import AngrRamError, UnsupportedBinary
 from .guard import RunGuard, RunStopped
 from .inputs import STATE_OPTIONS, make_state  # noqa: F401 - re-exported for scripts and tests
+from .merging import QuantifiedMerging
 from .outcomes import ending, listed_outcomes
 from .plugins.environment import install_environment
 from .plugins.libc import RamLibcStartMain, install_error_fix
@@ -205,7 +206,6 @@ def prepare(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
     else:
         raise ValueError(f"unknown engine {engine!r}")
     if merge is not None:
-        from .merging import QuantifiedMerging
         simgr.use_technique(QuantifiedMerging(merge, merge_points, validate=merge_validate,
                                                  incremental=merge_incremental, patterns=merge_patterns))
     if find or avoid:

@@ -19,6 +19,8 @@ import io
 import pickle
 
 from .errors import AngrRamError
+from .merging import QuantifiedMerging
+from .technique import RelocatableMemory
 
 _ROLES = ("stats", "scope", "cache", "model_policy", "splitter")
 
@@ -28,8 +30,6 @@ class StatePacker:
     RelocatableMemory technique, if any, are the run-wide objects that are replaced by roles)."""
 
     def __init__(self, simgr):
-        from .merging import QuantifiedMerging
-        from .technique import RelocatableMemory
         if any(isinstance(t, QuantifiedMerging) for t in simgr._techniques):
             raise AngrRamError("states of a QuantifiedMerging run carry clauses of its run-wide table "
                                "and cannot be shipped to another process")

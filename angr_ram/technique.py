@@ -19,6 +19,7 @@ from angr.storage.memory_mixins import DefaultMemory
 
 from .errors import AngrRamError, ForkRequest, MemoryErrorInfo, MemoryFault
 from .guard import RunGuard, RunStopped, StepAbandoned, release_memory
+from .merging import QuantifiedMerging
 from .merging.memory_diff import MEMORY_DIFF
 from .plugins import model_cache, model_eval, seeding, z3_setup
 from .plugins.address_space import AddressSpace
@@ -158,6 +159,9 @@ class RelocatableMemory(angr.ExplorationTechnique):
     run at its deadline or on the first Ctrl-C (no z3 call or step outlives it) and leaves every
     state found in its stash.
     """
+
+    # forks a state on the values a procedure must know itself (QuantifiedMerging defers to it)
+    forks_values = True
 
     def __init__(self, model: str = "fork", symbolic_bases: bool = True, context_k: int = 4,
                  reuse_segments: bool = False, split: int | None = None, split_threshold: int = 300,
@@ -539,7 +543,6 @@ def stats(simgr, profile: bool = False) -> dict:
     d = tech.stats.as_dict() if tech is not None else RunStats().as_dict()
     if profile:
         d["profile"] = tech.profile.as_dict() if tech is not None and tech.profile is not None else None
-    from .merging import QuantifiedMerging
     qm = next((t for t in simgr._techniques if isinstance(t, QuantifiedMerging)), None)
     if qm is not None:
         d.update({f"merge_{k}": v for k, v in qm.stats.as_dict().items()})

@@ -27,6 +27,7 @@ from .inputs import program_inputs
 from .outcomes import Outcome, ending
 from .plugins.stubs import stubs_of
 from .plugins.uninitialized import UNWRITTEN_PREFIXES, zero_filled
+from .technique import ERROR_STASH
 from .undecided import gave_up
 
 MANIFEST = "tests.jsonl"
@@ -339,7 +340,6 @@ TERMINAL_STASHES = frozenset({"deadended", "found", "avoid", "unsat", "pruned", 
 def unfinished_states(simgr) -> list:
     """The states of ``simgr`` that did not finish: every stash but the terminal ones, the error
     paths and the found paths (``active`` first)."""
-    from .technique import ERROR_STASH
 
     out = []
     for name in ["active", *sorted(k for k in simgr.stashes if k != "active")]:
@@ -384,7 +384,6 @@ def collect_tests(simgr, per_path: int = MAX_OUTCOMES_PER_PATH, budget: InputBud
     merged; ``message`` names the block it is at), numbered in that order. Bounded by ``budget``
     (:class:`InputBudget`) and never raises: a path whose outcome z3 cannot enumerate in time gets
     one ``undecided`` test, an input that cannot be solved is all zeros (said in the message)."""
-    from .technique import ERROR_STASH
 
     budget = budget if budget is not None else InputBudget()
     tests: list[TestCase] = []

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from angr_ram.plugins import enumeration as en
+from angr_ram.plugins import evaluator as evl
 from angr_ram.plugins.object_store import select
 
 OPS = ("add", "sub", "xor", "and", "or", "mul", "shl", "lshr", "sdiv", "srem", "rotl")
@@ -89,7 +90,7 @@ def test_wide_values_are_evaluated_in_64_bit_slices():
 def test_node_values_are_stored_compactly():
     """The value cache keeps a constant array as one scalar and a 64-bit array of small values in
     the narrowest width, reads them back as 64-bit values, and counts the compact bytes."""
-    c = en._ValueCache(1 << 20)
+    c = evl._ValueCache(1 << 20)
     small = np.arange(65536, dtype=np.uint64) & np.uint64(0xFF)
     c.put("bytes", small)
     got = c.get("bytes")
@@ -116,11 +117,11 @@ def test_an_evaluator_over_rows_of_its_own_computes_the_same_values_and_leaves_t
     e = (rand_expr(rng, [x, y], 5) ^ (x * y)) + 1
     cols = {x.args[0]: np.arange(256, dtype=np.uint64), y.args[0]: np.full(256, rng.randrange(256), dtype=np.uint64)}
     with RunScope().active():
-        shared = en.Evaluator.over(cols, 256, {})
+        shared = evl.Evaluator.over(cols, 256, {})
         want = np.broadcast_to(shared.ev(e), (256,)).copy()
-        cache = en.memo("enumeration.values", en._new_value_cache)
+        cache = evl.memo("enumeration.values", evl._new_value_cache)
         before = len(cache.items)
-        own = en.Evaluator.over(cols, 256, {}, shared=False)
+        own = evl.Evaluator.over(cols, 256, {}, shared=False)
         got = np.broadcast_to(own.ev(e), (256,))
         assert np.array_equal(got, want) and len(cache.items) == before > 0
         assert own.values is not cache and len(own.values) > 0
@@ -134,9 +135,9 @@ def test_an_evaluator_without_free_variables_evaluates_constant_expressions():
     let = claripy.BVS("ram_let_1_0_8", 8, explicit_name=True)
     e = (let + 3) * 2
     with RunScope().active():
-        ev = en.Evaluator([], {let.args[0]: claripy.BVV(5, 8)})
+        ev = evl.Evaluator([], {let.args[0]: claripy.BVV(5, 8)})
         assert ev.layout == () and int(np.asarray(ev.ev(e)).ravel()[0]) == 16
-        own = en.Evaluator.over({}, 1, {let.args[0]: claripy.BVV(7, 8)}, shared=False)
+        own = evl.Evaluator.over({}, 1, {let.args[0]: claripy.BVV(7, 8)}, shared=False)
         assert int(np.asarray(own.ev(e)).ravel()[0]) == 20
 
 
@@ -148,7 +149,7 @@ def test_answers_do_not_depend_on_the_value_budget(seed, monkeypatch):
     cons, v = chain(rng, x, y, 3, 256)
     e = rand_expr(rng, [v, x, y], 4)
     big = sorted(en.answer(cons, "eval", (e, 300), {}))
-    monkeypatch.setattr(en, "VALUE_BYTES", 1)
+    monkeypatch.setattr(evl, "VALUE_BYTES", 1)
     assert sorted(en.answer(cons, "eval", (e, 300), {})) == big
 
 
@@ -162,7 +163,7 @@ def _deep(x, let, depth):
 def test_deep_expressions_are_evaluated_or_left_to_z3_never_a_recursion_error():
     """If-then-else merging nests expressions hundreds of levels deep (strtok under ``ite``: 454,
     which ended the path with a RecursionError): the evaluation goes that deep, and an expression
-    deeper than :data:`~angr_ram.plugins.enumeration.DEEP_RECURSION` allows is left to z3."""
+    deeper than :data:`~angr_ram.plugins.evaluator.DEEP_RECURSION` allows is left to z3."""
     import sys
 
     x = claripy.BVS("x", 8)
@@ -190,15 +191,15 @@ def test_constraint_masks_outlive_the_node_values(monkeypatch):
     cons, v = chain(rng, x, y, 3, 256)
     e = rand_expr(rng, [v, x, y], 4)
     cons = [*cons, claripy.ULT(e, 200)]
-    monkeypatch.setattr(en, "VALUE_BYTES", 1)
+    monkeypatch.setattr(evl, "VALUE_BYTES", 1)
     made = []
-    init = en.Evaluator.__init__
+    init = evl.Evaluator.__init__
 
     def counting(self, *a, **k):
         init(self, *a, **k)
         made.append(self)
 
-    monkeypatch.setattr(en.Evaluator, "__init__", counting)
+    monkeypatch.setattr(evl.Evaluator, "__init__", counting)
     with RunScope().active():
         first = en.answer(cons, "satisfiable", (), {})
         assert made[-1].nodes > 0
@@ -218,7 +219,7 @@ def test_signed_division_and_rotations_are_evaluated_as_z3_does():
     import z3
 
     x, y = claripy.BVS("x", 8), claripy.BVS("y", 8)
-    ev = en.Evaluator([x, y], {})
+    ev = evl.Evaluator([x, y], {})
     xs, ys = (np.broadcast_to(ev.ev(v), (ev.size,)) for v in (x, y))
     for op, ref in (("SDiv", lambda a, b: a / b), ("SMod", z3.SRem)):
         got = np.broadcast_to(ev.ev(getattr(x, op)(y | 1)), (ev.size,))
@@ -238,5 +239,5 @@ def test_signed_division_and_rotations_are_evaluated_as_z3_does():
     cons = [d == x + 1, claripy.SLT(x, 0)]
     values = en.answer(cons, "eval", (x.SMod(7), 20), {})
     assert sorted(v - 256 if v > 127 else v for v in values) == list(range(-6, 1))
-    with pytest.raises(en._Unsupported):
+    with pytest.raises(evl._Unsupported):
         ev.ev(x.SDiv(y))

@@ -320,8 +320,8 @@ def test_a_neighbour_that_breaks_a_quantified_instance_is_not_a_value():
     out. Each model returned satisfies the whole clause."""
     from claripy.frontend.mixin.model_cache_mixin import ModelCache
 
-    from angr_ram.merging.neighbours import neighbour_values
     from angr_ram.plugins.model_eval import fast_eval_ast
+    from angr_ram.plugins.neighbours import neighbour_values
 
     n, s, k, cl, table = clause_for(5)
     table.validate = False
@@ -339,8 +339,7 @@ def test_the_models_a_neighbour_search_waits_on_are_searched_around_in_one_evalu
     """Values two changes away are found level by level: every model of a level is searched
     around at once (the evaluator's cost is per node, not per row), so a 4 x 4 grid of values
     takes one evaluation per level, not one per model, and finds the same values."""
-    from angr_ram.merging import neighbours
-    from angr_ram.plugins import enumeration
+    from angr_ram.plugins import enumeration, neighbours
 
     a, b = claripy.BVS("a", 8, explicit_name=True), claripy.BVS("b", 8, explicit_name=True)
     e = a.zero_extend(8) * 4 + b.zero_extend(8)

@@ -16,6 +16,7 @@ import pytest
 
 import angr_ram
 from angr_ram.plugins import enumeration as en
+from angr_ram.plugins import evaluator as evl
 from angr_ram.plugins import narrow_cut as nc
 from angr_ram.plugins.object_store import select
 from angr_ram.runner import summarize
@@ -26,7 +27,7 @@ from .conftest import BUILD
 def _brute(expr, variables) -> set:
     """Values of ``expr`` over every assignment of ``variables``: the plain enumerator, row by row
     over all of them (no products, no demanded bits)."""
-    ev = en.Evaluator(variables, {})
+    ev = evl.Evaluator(variables, {})
     return {int(v) for v in np.unique(np.broadcast_to(ev.ev(expr), (ev.size,)))}
 
 
@@ -46,7 +47,7 @@ def test_images_equal_brute_force(seed):
     parts = [claripy.ZeroExt(12, x) << rng.randrange(3) for x in xs]
     e = _fold_ops(rng, parts) & claripy.BVV(rng.choice([0x3F, 0xFF, 0x7F0, 0x1E]), 16)
     e = rng.choice([e, claripy.Concat(claripy.Extract(3, 0, e), claripy.Extract(11, 8, e)), claripy.LShR(e, 2)])
-    with en.deep_recursion():
+    with evl.deep_recursion():
         got = {int(v) for v in nc.image(e)}
         assert got == _brute(e, xs)
 
@@ -91,7 +92,7 @@ def test_answers_over_a_cut_equal_z3(seed, wide):
     goal = v == rng.randrange(64)
     z = claripy.Solver()
     z.add(cons)
-    with en.deep_recursion():
+    with evl.deep_recursion():
         assert en.answer(cons, "satisfiable", (), {}) == z.satisfiable()
         got = en.answer(cons, "satisfiable", (), {"extra_constraints": [goal]})
         assert got == z.satisfiable(extra_constraints=[goal])
@@ -108,29 +109,29 @@ def test_a_cut_too_wide_to_enumerate_is_left_to_z3():
     answers), never a guess."""
     s = claripy.BVS("w", 32)
     cons, v = _chain(random.Random(1), claripy.ZeroExt(2, claripy.Extract(31, 26, s * s + s)), 2)
-    with en.deep_recursion():
+    with evl.deep_recursion():
         assert en.answer(cons, "eval", (v, 10), {}) is en.UNHANDLED
     # the low bits of x * x + x depend on the low bits of x alone: six bits enumerated, exact
     cons, v = _chain(random.Random(1), claripy.ZeroExt(2, claripy.Extract(5, 0, s * s + s)), 2)
     z = claripy.Solver()
     z.add(cons)
-    with en.deep_recursion():
+    with evl.deep_recursion():
         assert set(en.answer(cons, "eval", (v, 100), {})) == set(z.eval(v, 100))
     b = [claripy.BVS(f"in{k}", 8) for k in range(4)]
     cons, v = _chain(random.Random(2), (b[0] ^ b[2] ^ (b[1] + b[3])) & claripy.BVV(63, 8), 2)
-    with en.deep_recursion():
+    with evl.deep_recursion():
         assert en.answer(cons, "eval", (v, 100), {}) is not en.UNHANDLED
     # the byte's 8 bits and the index's 24 share in0: through ports (in0, in2's and in1 + in3's
     # low six bits: 2^20 rows) the answer is exact
     cons = [*cons, claripy.ULT(b[0], 100)]
     z = claripy.Solver()
     z.add(cons)
-    with en.deep_recursion():
+    with evl.deep_recursion():
         assert set(en.answer(cons, "eval", (v, 100), {})) == set(z.eval(v, 100))
     # a port search that ends in one variable shared whole leaves the slice to z3
     w = claripy.BVS("w2", 32)
     cons, v = _chain(random.Random(3), claripy.Extract(7, 0, w * w + (w >> 7)) & claripy.BVV(63, 8), 2)
-    with en.deep_recursion():
+    with evl.deep_recursion():
         assert en.answer(cons, "eval", (v, 100), {}) is en.UNHANDLED
 
 
@@ -191,12 +192,12 @@ def test_rows_through_ports_equal_brute_force(seed):
             have = nc._merged(ports)
             canon = nc._merged([nc._canonical(x) for x in nodes])
             assert all(m & ~have.get(n, 0) == 0 for n, m in canon.items()), ports
-        with en.deep_recursion():
-            ev = en.Evaluator([w, a], {})
+        with evl.deep_recursion():
+            ev = evl.Evaluator([w, a], {})
             mask = np.ones(ev.size, dtype=bool)
             for c in filters:
                 mask &= np.broadcast_to(ev.bool(c), mask.shape)
-            want = en.unique_rows([np.broadcast_to(np.asarray(ev.ev(x), dtype=np.uint64), mask.shape)[mask]
+            want = evl.unique_rows([np.broadcast_to(np.asarray(ev.ev(x), dtype=np.uint64), mask.shape)[mask]
                                    for x in nodes])
             try:
                 got = nc._through_ports(nodes, filters, 20)
@@ -227,7 +228,7 @@ def test_an_index_folded_from_eight_bytes_is_enumerated_through_ports():
                  claripy.BVV(0, 16))
     cons = [let == sel, claripy.ULT(claripy.ZeroExt(13, top), 6)]
     v = let + claripy.Extract(15, 0, idx)
-    with en.deep_recursion():
+    with evl.deep_recursion():
         got = en.answer(cons, "eval", (v, 3000), {})
         assert got is not en.UNHANDLED
         # the values by hand: every index whose top three bits are below 6
@@ -272,7 +273,7 @@ def test_printable_bytes_of_a_fold_restrict_their_ports_images():
     two = {a ^ b for a in letters for b in letters}
     four = {a ^ b for a in two for b in two}
     want = {(table[i] + i) & 0xFFFF for o in four for e in four for i in [((o << 8) | e) & 0x7FF] if i >> 8 < 6}
-    with en.deep_recursion():
+    with evl.deep_recursion():
         got = en.answer(cons, "eval", (v, 5000), {})
         assert got is not en.UNHANDLED and set(got) == want
         target = sorted(want)[len(want) // 2]

@@ -23,6 +23,7 @@ from ..dag import count_nodes
 from ..errors import AngrRamError
 from ..plugins.model_eval import fast_eval_ast
 from ..scope import LRU
+from .model_reuse import ModelStore
 from .synthesis import Template
 
 PREFIX = "qm_forall_"
@@ -64,7 +65,6 @@ class ClauseTable:
         self.validate = validate
         self.answers: LRU = LRU(ANSWERS_KEPT)   # (constraints, extra) hashes -> model or None
         self.scoped = None            # the solving procedure's scoped z3 solver (made at first use)
-        from .model_reuse import ModelStore
         self.models = ModelStore(self.stats)   # checked models, for queries that extend theirs
         self.number = next(_TABLE_IDS)
         self._ids = itertools.count(1)
@@ -140,7 +140,7 @@ class QuantifiedClause:
 
     def rows_hold(self, ev, k, size: int):
         """:meth:`holds` over many assignments at once: a boolean array of the ``size`` rows of
-        the vectorized evaluator ``ev`` (:mod:`angr_ram.plugins.enumeration`) that satisfy the
+        the vectorized evaluator ``ev`` (:mod:`angr_ram.plugins.evaluator`) that satisfy the
         clause, ``k`` being the rows' values of :attr:`k`. Instance ``i`` is evaluated once, for
         all rows whose ``k`` reaches it."""
         ok = np.zeros(size, dtype=bool)

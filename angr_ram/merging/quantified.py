@@ -35,11 +35,11 @@ from claripy.frontend.mixin.model_cache_mixin import ModelCache
 
 from ..errors import AngrRamError
 from ..plugins.model_eval import fast_eval_ast
+from ..plugins.neighbours import neighbour_values
 from ..plugins.z3_setup import gallop_extremum
 from ..scope import LRU
 from .clauses import PREFIX, ClauseTable, QuantifiedClause, SolveStats
 from .model_reuse import ModelStore
-from .neighbours import neighbour_values
 
 __all__ = ["PREFIX", "ClauseTable", "QuantifiedClause", "SolveStats", "SolverMismatch", "extremum", "solve"]
 
@@ -454,7 +454,7 @@ def _enumerate_by_intervals(base: _Scoped, extra_z3: list, stats: SolveStats, cl
     to search, each one check with two bounds. Blocking the values found instead makes each
     check carry every earlier value, and on some merged states z3's time per check grows with
     their number (rle at M = 10: 0.1 s for the first of 95 exit codes, 20-300 s for the last
-    ones). About two checks per value, fewer where a model's neighbours (:mod:`.neighbours`) show
+    ones). About two checks per value, fewer where a model's neighbours (:mod:`angr_ram.plugins.neighbours`) show
     values first (``known``: the values found before, cut out of ``todo`` first): then every interval
     left is asked in one check first, with a time limit from ``clock`` (the enumeration's check
     times), and half as many at a time each time z3 does not answer in time, down to one by one.

@@ -34,12 +34,13 @@ from angr.storage.memory_mixins.symbolic_merger_mixin import SymbolicMergerMixin
 
 from ..context import setting
 from ..dag import count_nodes
-from ..errors import AngrRamError
+from ..errors import AngrRamError, ForkRequest
 from ..patches import PatchSet
 from ..plugins import model_cache, model_eval, z3_setup
 from ..plugins.libc import FORMAT, RamLibcStartMain
 from ..plugins.uninitialized import apply_uninitialized, check_uninitialized
 from ..scope import RunScope
+from ..strategies.fork import value_forking
 from ..z3_check import CHECK
 from .clauses import PREFIX, ClauseTable, QuantifiedClause, SolveStats
 from .fragments import FRAGMENT_KEY, Fragment, resolve_merge_points
@@ -262,10 +263,7 @@ class QuantifiedMerging(ExplorationTechnique):
         symbolic value (``printf("%d", n)``) forks the state once per value, as under
         RelocatableMemory; stock angr printed one arbitrary value, so a merged path printed
         the same digits for every exit code."""
-        from ..errors import ForkRequest
-        from ..strategies.fork import value_forking
-        from ..technique import RelocatableMemory
-        ram = next((t for t in simgr._techniques if isinstance(t, RelocatableMemory)), None)
+        ram = next((t for t in simgr._techniques if getattr(t, "forks_values", False)), None)
         if ram is not None:
             if self.uninitialized is not None and self.uninitialized != ram.uninitialized:
                 raise AngrRamError(f"QuantifiedMerging(uninitialized={self.uninitialized!r}) differs from "
@@ -576,19 +574,18 @@ class QuantifiedMerging(ExplorationTechnique):
 
     def _check_theorem(self, clause, merged, tails, states) -> None:
         """Theorem 3.7 for every leaf: pattern(k_j) <=> tpc_j, and equal register values."""
-        from ..errors import AngrRamError as _Err
         regs = ("rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12",
                 "r13", "r14", "r15", "rip")
         for kj, tail, leaf in zip(clause.ks, tails, states, strict=True):
             parts = [clause.phi1, *[clause.instance(i) for i in range(1, kj + 1)],
                      clause.phi3.instantiate(kj, clause.members)]
             if any(p is None for p in parts):
-                raise _Err(f"merge validation: a pattern instance at k={kj} names an unknown variable")
+                raise AngrRamError(f"merge validation: a pattern instance at k={kj} names an unknown variable")
             tpc = claripy.And(*tail) if tail else claripy.true()
             s = claripy.Solver()
             if s.satisfiable([claripy.And(*parts) != tpc]):
-                raise _Err(f"merge validation: the pattern at k={kj} is not equivalent to its path condition")
+                raise AngrRamError(f"merge validation: the pattern at k={kj} is not equivalent to its path condition")
             for r in regs:
                 mv, lv = getattr(merged.regs, r), getattr(leaf.regs, r)
                 if claripy.Solver().satisfiable([clause.k == kj, tpc, mv != lv]):
-                    raise _Err(f"merge validation: register {r} differs from the leaf at k={kj}")
+                    raise AngrRamError(f"merge validation: register {r} differs from the leaf at k={kj}")

@@ -19,6 +19,7 @@ from angr.errors import SimMergeError
 from angr.state_plugins.plugin import SimStatePlugin
 
 from .object_store import ObjectStore
+from .seeding import store_constants
 from .substitution import BASE_PREFIX, Substitution
 
 HEAP_BASE = 0x1000_0000_0000
@@ -404,7 +405,6 @@ class AddressSpace(SimStatePlugin):
         if obj.parent is not None:
             parent = self.objects[obj.parent[0]]
             if parent.kind == "chunk":  # split: reassemble from the chunks
-                from .object_store import ObjectStore
                 whole = ObjectStore(obj.size)
                 for c in self.objects.values():
                     if c.kind == "chunk" and c.members == (obj.id,) and c.placed:
@@ -428,7 +428,6 @@ class AddressSpace(SimStatePlugin):
     def stored_constants(self) -> frozenset:
         """Concrete values (``(value, bytes)``) that the placed objects hold at concrete offsets:
         the candidates :mod:`.seeding` places over the input bytes."""
-        from .seeding import store_constants
         out: set = set()
         for o in self.placed_objects():
             if o.store is not None:

@@ -1,7 +1,7 @@
 """Narrow cuts: small-domain solving for wide inputs that reach the lookups through few bits.
 
 The small-domain layer (:mod:`.enumeration`) evaluates a slice over every assignment of its free
-variables, so it handles at most :data:`~.enumeration.MAX_BITS` free input bits: two input bytes.
+variables, so it handles at most :data:`~.evaluator.MAX_BITS` free input bits: two input bytes.
 A user's program often folds wider inputs into a narrow index first (an 11-bit index xor-ed from
 four bytes, a hash reduced modulo a table size), and the table lookups that make z3 slow see only
 that index. Then the slice depends on the inputs only through a few narrow sub-expressions, a
@@ -34,7 +34,7 @@ import claripy
 import numpy as np
 
 from ..scope import LRU, memo
-from .enumeration import _BIN, LET_PREFIX, MAX_BITS, Evaluator, _leaves, unique_rows
+from .evaluator import _BIN, LET_PREFIX, MAX_BITS, Evaluator, _leaves, column, unique_rows
 
 MAX_CUT_BITS = 16        # effective bits of the cut nodes together (rows of the evaluation, at most)
 MAX_ROWS = 1 << 16       # rows of the joint image
@@ -734,11 +734,6 @@ def _image(x, demand: int, full: int, filters: tuple = ()) -> np.ndarray:  # noq
     ev = Evaluator.over({}, total, {}, shared=False)
     ev.cuts = {k.hash(): column(k, g.reshape(-1)) for k, g in zip(kids, grids, strict=True)}
     return np.unique(np.broadcast_to(np.asarray(ev.ev(x), dtype=np.uint64), (total,)) & d)
-
-
-def column(node, values: np.ndarray) -> np.ndarray:
-    """``values`` of ``node`` as the evaluator holds them (booleans for a Bool node)."""
-    return values.astype(bool) if isinstance(node, claripy.ast.Bool) else values
 
 
 def joint_image(nodes: list, filters: list) -> np.ndarray:

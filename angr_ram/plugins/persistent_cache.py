@@ -27,9 +27,11 @@ import os
 from pathlib import Path
 
 import claripy
+import z3
 
 from ..dag import fold
 from ..errors import AngrRamError
+from ..version import __version__
 
 MAP_SIZE = 1 << 32
 _LEAVES = ("BVS", "BoolS", "FPS", "StringS")
@@ -47,9 +49,6 @@ def default_cache_dir() -> Path:
 @functools.cache
 def version_tag() -> str:
     """The versions a stored answer depends on."""
-    import z3
-
-    from .. import __version__
     return f"angr-ram {__version__}; claripy {claripy.__version__}; z3 {z3.get_version_string()}"
 
 

@@ -29,6 +29,7 @@ from ..errors import AngrRamError
 from .memory import RelocatableMixin
 from .memory_faults import FaultMixin
 from .multi_write import MultiWriteMixin
+from .strings import pointer_cases
 from .uninitialized import StableUninitMixin
 
 
@@ -64,7 +65,6 @@ class SpeculativeFindMixin(MemoryMixin):
             return None
         if not state.ram.substitute(addr).symbolic:
             return None
-        from .strings import pointer_cases
         cases = pointer_cases(state, addr)
         if not cases:
             return None

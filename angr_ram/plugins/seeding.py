@@ -44,8 +44,9 @@ from claripy.frontend.full_frontend import FullFrontend
 
 from ..patches import PatchSet
 from ..scope import LRU, current, memo
-from . import enumeration
-from .enumeration import Evaluator, _Unsupported, dag_nodes, deep_recursion
+from . import evaluator
+from .evaluator import Evaluator, _Unsupported, dag_nodes, deep_recursion
+from .neighbours import neighbour_values
 
 MAX_CANDIDATES = 1024   # assignments evaluated per batch (at most three batches per query)
 MAX_VARIABLES = 64      # free variables of a query beyond which seeding is not tried
@@ -205,8 +206,8 @@ class Seeder:
     """Builds the candidates of one query and evaluates them (one instance per query)."""
 
     def __init__(self, constraints, extra, models):
-        self.lets, self.rest = enumeration.split_lets((*constraints, *extra))
-        leaves = enumeration._leaves([*constraints, *extra])
+        self.lets, self.rest = evaluator.split_lets((*constraints, *extra))
+        leaves = evaluator._leaves([*constraints, *extra])
         self.free = [v for n, v in sorted(leaves.items(), key=lambda kv: _natural(kv[0]))
                      if n not in self.lets]
         self.leaves = leaves
@@ -222,7 +223,7 @@ class Seeder:
             for v in self.free)
 
     def _columns(self, rows: list[dict]) -> dict:
-        return {v.args[0]: enumeration.column_of([r[v.args[0]] for r in rows], v.length) for v in self.free}
+        return {v.args[0]: evaluator.column_of([r[v.args[0]] for r in rows], v.length) for v in self.free}
 
     def _bases(self) -> list[dict]:
         names = [v.args[0] for v in self.free]
@@ -304,7 +305,7 @@ class Seeder:
         out = {}
         for v in self.free:
             col = ev.vars.get(v.args[0])
-            out[v.args[0]] = (col.value(i) if isinstance(col, enumeration.WideColumn)
+            out[v.args[0]] = (col.value(i) if isinstance(col, evaluator.WideColumn)
                               else int(np.broadcast_to(ev.ev(v), (ev.size,))[i]))
         for name in self.lets:
             leaf = self.leaves.get(name)
@@ -508,10 +509,9 @@ def enumerate_values(original, frontend, e, n: int, extra: tuple, exact=None) ->
     every constraint by evaluation), then the next model with every value found so far excluded,
     until z3 finds none. A merged path's exit code takes dozens of values, most one input byte
     apart, and on its large constraints each z3 check takes a good fraction of a second."""
-    from ..merging.neighbours import neighbour_values
 
     qf = [*frontend.constraints, *extra]
-    variables = enumeration._leaves([*qf, e])
+    variables = evaluator._leaves([*qf, e])
     found: list[int] = []
     while len(found) < n:
         got = _value_and_model(original, frontend, e, (*extra, *(e != v for v in found)), exact)

@@ -27,6 +27,7 @@ from ..strategies.resolution import NULL_PAGE
 from ..strategies.value_sets import possible_values
 from ..undecided import gave_up
 from .libc import single_value
+from .stubs import record
 
 CHUNK = 16          # bytes read per memory access while scanning
 MAX_POINTERS = 64   # a pointer with more possible values (or pairs of them) goes to angr's procedure
@@ -423,7 +424,6 @@ class _NoModel(angr.SimProcedure):
     among its stubs (a result through it may not replay)."""
 
     def fallback(self, name: str, bound: int | None = None):
-        from .stubs import record
         record(self.state, name)
         r = claripy.BVS(f"{name}_ret", 64)
         if bound is not None:

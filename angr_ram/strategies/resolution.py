@@ -25,7 +25,7 @@ from angr.errors import SimUnsatError
 
 from ..plugins import seeding
 from ..plugins.address_space import HEAP_BASE, SEGMENT_LIMIT, AddressSpace, MemoryObject, gap_around
-from ..plugins.enumeration import LET_PREFIX
+from ..plugins.evaluator import LET_PREFIX
 from ..plugins.query_cache import address_specific
 from ..undecided import gave_up
 from .fork import forking_enabled

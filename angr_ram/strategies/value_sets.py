@@ -13,7 +13,7 @@ bottom-up:
   (after substitution of the objects' bases: ``let + 0x34`` inside one object);
 * a part that depends on let symbols only (a field read through a selected pointer: bytes chosen by
   conditions on the let) is evaluated on every combination of its lets' values
-  (:class:`angr_ram.plugins.enumeration.Evaluator`), so the conditions on the same let agree: the
+  (:class:`angr_ram.plugins.evaluator.Evaluator`), so the conditions on the same let agree: the
   eight bytes of a pointer read from one of three objects are three values, not 3^8;
 * other operations combine their operands' values.
 
@@ -30,7 +30,7 @@ import itertools
 
 import numpy as np
 
-from ..plugins.enumeration import LET_PREFIX, Evaluator, _Unsupported, split_lets
+from ..plugins.evaluator import LET_PREFIX, Evaluator, _Unsupported, split_lets
 
 MAX_VALUES = 256        # values of one node
 MAX_PAIRS = 1 << 14     # value combinations of one operation's operands

@@ -7,7 +7,7 @@ byte away from a model already found: another digit, another run length, the oth
 merged iteration. This layer evaluates all single-variable changes of a model at once (every value
 of each input byte the expression reads, every ``k`` of a quantified clause; on big formulas only
 the byte values the formulas name and their neighbours) with the vectorized evaluator of
-:mod:`angr_ram.plugins.enumeration`, and keeps the rows that satisfy every quantifier-free
+:mod:`angr_ram.plugins.evaluator`, and keeps the rows that satisfy every quantifier-free
 constraint and every instance of the quantified clauses (phi2(1..k) for the row's own k); the models
 it returns are real models of the query, each searched around in turn until nothing new turns up.
 The caller still asks z3 whether any value is left, so nothing is assumed complete.
@@ -19,8 +19,8 @@ import claripy
 import numpy as np
 
 from ..dag import count_nodes
-from ..plugins import enumeration
-from ..plugins.enumeration import Evaluator, _Unsupported, deep_recursion
+from . import evaluator
+from .evaluator import Evaluator, _Unsupported, deep_recursion
 
 MAX_DOMAIN_BITS = 8         # a variable of at most this many bits is changed to every value it can take;
                             # a wider one byte by byte (the bytes the expressions read)
@@ -115,7 +115,7 @@ def _domains(units, variables: dict, clauses, exprs, named) -> dict[tuple, np.nd
 def _column(base: dict, n: str, length: int, size: int):
     value = base.get(n, 0)
     if length > 64:
-        return enumeration.WideColumn.full(length, value, size)
+        return evaluator.WideColumn.full(length, value, size)
     return np.full(size, value, dtype=np.uint64)
 
 
@@ -127,14 +127,14 @@ def _rows(base: dict, domains: dict, free: list, variables: dict) -> tuple[dict,
         for n in free:
             col = _column(base, n, variables[n].length, len(dom))
             if n == name:
-                if isinstance(col, enumeration.WideColumn):
+                if isinstance(col, evaluator.WideColumn):
                     col = col.set_bits(lo, width, dom)
                 else:
                     m = np.uint64(((1 << width) - 1) << lo)
                     col = (col & ~m) | (dom << np.uint64(lo))
             cols[n].append(col)
     size = sum(len(d) for d in domains.values())
-    return {n: enumeration.concatenate_columns(parts) for n, parts in cols.items()}, size
+    return {n: evaluator.concatenate_columns(parts) for n, parts in cols.items()}, size
 
 
 def _holding(ev, rest, clauses, cols: dict, size: int):
@@ -153,7 +153,7 @@ def _holding(ev, rest, clauses, cols: dict, size: int):
 
 def _model_at(i: int, base: dict, cols: dict, ev, size: int, lets: dict, variables: dict) -> dict:
     """The full model of row ``i``: ``base`` with the row's free variables and let symbols."""
-    m = {n: c.value(i) if isinstance(c, enumeration.WideColumn) else int(c[i]) for n, c in cols.items()}
+    m = {n: c.value(i) if isinstance(c, evaluator.WideColumn) else int(c[i]) for n, c in cols.items()}
     for name in lets:
         leaf = variables.get(name)
         if leaf is not None:
@@ -174,7 +174,7 @@ def neighbour_values(model: dict, e, qf: list, clauses: list, variables: dict, k
     from ``model``, and from each model found, that satisfy ``qf`` and every clause of ``clauses``
     (:meth:`~.clauses.QuantifiedClause.holds`). ``variables`` names the query's variables (the keys
     of a full model). Empty when the expressions cannot be evaluated here."""
-    lets, rest = enumeration.split_lets(qf)
+    lets, rest = evaluator.split_lets(qf)
     free = _free(variables, lets)
     if free is None or e.length > 64:
         return {}
@@ -197,7 +197,7 @@ def neighbour_values(model: dict, e, qf: list, clauses: list, variables: dict, k
             bases, queue = queue[:take], queue[take:]
             expanded += take
             parts = [_rows(b, domains, free, variables)[0] for b in bases]
-            cols = {n: enumeration.concatenate_columns([p[n] for p in parts]) for n in free}
+            cols = {n: evaluator.concatenate_columns([p[n] for p in parts]) for n in free}
             owner = np.repeat(np.arange(take), per_base)
             size = take * per_base
             ev = Evaluator.over(cols, size, lets, shared=False)
@@ -231,7 +231,7 @@ def neighbour_model(model: dict, failing: list, qf: list, clauses: list, variabl
     ``failing`` (among ``qf``): only the variables those formulas read (through let definitions)
     are changed. None if no such change satisfies everything, or the formulas cannot be evaluated
     here."""
-    lets, rest = enumeration.split_lets(qf)
+    lets, rest = evaluator.split_lets(qf)
     free = _free(variables, lets)
     if free is None:
         return None
