@@ -19,7 +19,7 @@ from .plugins.uninitialized import UNINITIALIZED
 from .profile import report
 from .replay import format_table, replay
 from .runner import explore
-from .technique import MODELS
+from .strategies.models import MODELS
 from .testcases import prepare_test_dir, write_tests
 
 PRINTED_OUTCOMES = 64      # outcome lines the summary prints (--json has all)

@@ -83,8 +83,7 @@ def report(d: dict) -> str:
 def active() -> Profile | None:
     """The profile of the active run, if it is being profiled."""
     scope = current()
-    st = scope.stats if scope is not None else None
-    return getattr(st, "profile", None) if st is not None else None
+    return scope.profile if scope is not None else None
 
 
 def timed(section: str):

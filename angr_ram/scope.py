@@ -57,11 +57,16 @@ class RunScope:
     :param tables: how many recognised lookup tables are remembered.
     :param patch_sets: the names of the patch sets held while the scope is active (None: every
         declared set; a technique names its own).
+    :param config: the run's :class:`~angr_ram.config.RunConfig` (None: a scope of no
+        RelocatableMemory run; the layers then use their defaults and do not seed models).
+    :param profile: the run's :class:`~angr_ram.profile.Profile` when it is profiled.
     """
 
     def __init__(self, stats=None, memo_models: int = 128, memo_entries: int = 20_000, tables: int = 4096,
-                 patch_sets: Iterable[str] | None = None):
+                 patch_sets: Iterable[str] | None = None, config=None, profile=None):
         self.stats = stats
+        self.config = config
+        self.profile = profile
         self.patch_sets = None if patch_sets is None else tuple(patch_sets)
         self.deadline: float | None = None   # while a step runs: time.perf_counter() after which z3 calls get no time
         self.budget_ms: int | None = None    # while a first-pass step runs: ms per z3 call (deferral)

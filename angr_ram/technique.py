@@ -17,13 +17,14 @@ import time
 import angr
 from angr.storage.memory_mixins import DefaultMemory
 
+from .config import RunConfig
 from .errors import AngrRamError, ForkRequest, MemoryErrorInfo, MemoryFault
 from .guard import RunGuard, RunStopped, StepAbandoned, release_memory
 from .merging import QuantifiedMerging
 from .merging.memory_diff import MEMORY_DIFF
 from .plugins import model_cache, model_eval, seeding, z3_setup
 from .plugins.address_space import AddressSpace
-from .plugins.environment import ENVIRONMENTS, hide_proc, install_environment
+from .plugins.environment import hide_proc, install_environment
 from .plugins.heap import HEAP_PROCEDURES
 from .plugins.libc import FORMAT, RamLibcStartMain, install_error_fix
 from .plugins.number_parsing import install_number_parsing
@@ -35,7 +36,7 @@ from .plugins.stdio_flags import install_stdio
 from .plugins.strings import STRING_PROCEDURES
 from .plugins.stubs import record, stub_addresses
 from .plugins.threads import install_threads
-from .plugins.uninitialized import apply_uninitialized, check_uninitialized
+from .plugins.uninitialized import apply_uninitialized
 from .plugins.varargs import install_varargs
 from .plugins.weak_imports import resolve_weak_imports
 from .plugins.z3_setup import drop_conversion_caches
@@ -44,7 +45,7 @@ from .scope import RunScope
 from .stats import RunStats
 from .strategies.fork import forking
 from .strategies.jumps import invalid_target, split_jump
-from .strategies.models import MODELS, make_model
+from .strategies.models import make_model
 from .strategies.split import Splitter
 from .timing import PROFILE
 from .undecided import FORKING, gave_up
@@ -163,65 +164,36 @@ class RelocatableMemory(angr.ExplorationTechnique):
     # forks a state on the values a procedure must know itself (QuantifiedMerging defers to it)
     forks_values = True
 
-    def __init__(self, model: str = "fork", symbolic_bases: bool = True, context_k: int = 4,
-                 reuse_segments: bool = False, split: int | None = None, split_threshold: int = 300,
-                 smm_threshold: int = 10 * 1024, cache: str | None = None, validate: bool = False,
-                 persist: bool | str | None = None, context_resolution: bool = True,
-                 max_symbolic_size: int = 64 * 1024, solver_timeout_ms: int | None = None,
-                 cache_limit: int = 100_000, profile: bool = False, seeded_models: bool = True,
-                 defer_ms: int | None = 1000, environment: str = "symbolic", string_procedures: bool = True,
-                 step_seconds: float | None = None, step_memory_mb: float | None = 768,
-                 uninitialized: str = "zero"):
+    def __init__(self, config: RunConfig | None = None, **options):
         super().__init__()
-        self.uninitialized = check_uninitialized(uninitialized)
-        if model not in MODELS:
-            raise AngrRamError(f"unknown model {model!r}; supported: {', '.join(MODELS)}")
-        if not isinstance(context_k, int) or context_k < 0:
-            raise AngrRamError(f"context_k must be a non-negative integer, not {context_k!r}")
-        if split is not None and (not isinstance(split, int) or split <= 0 or split % 8):
-            raise AngrRamError(f"split must be a positive multiple of 8 (bytes per chunk), not {split!r}")
-        if not symbolic_bases and model in ("dsmm", "smm", "flat"):
-            raise AngrRamError(f"model {model!r} relocates objects and needs symbolic_bases=True")
-        if not symbolic_bases and split is not None:
-            raise AngrRamError("splitting relocates objects and needs symbolic_bases=True")
-        if cache not in (None, "syntactic", "aa"):
-            raise AngrRamError(f"unknown cache {cache!r}; use None, 'syntactic' or 'aa'")
-        if persist and cache is None:
-            raise AngrRamError("persist needs a query cache: pass cache='aa' or cache='syntactic'")
-        if not isinstance(max_symbolic_size, int) or max_symbolic_size < 0:
-            raise AngrRamError(f"max_symbolic_size must be a non-negative integer, not {max_symbolic_size!r}")
-        if solver_timeout_ms is not None and (not isinstance(solver_timeout_ms, int) or solver_timeout_ms <= 0):
-            raise AngrRamError(f"solver_timeout_ms must be a positive integer, not {solver_timeout_ms!r}")
-        if defer_ms is not None and (not isinstance(defer_ms, int) or defer_ms <= 0):
-            raise AngrRamError(f"defer_ms must be a positive integer or None, not {defer_ms!r}")
-        for name, v in (("step_seconds", step_seconds), ("step_memory_mb", step_memory_mb)):
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int | float) or v <= 0):
-                raise AngrRamError(f"{name} must be a positive number or None, not {v!r}")
-        if environment not in ENVIRONMENTS:
-            raise AngrRamError(f"unknown environment {environment!r}; use one of {', '.join(ENVIRONMENTS)}")
-        self.environment = environment
-        self.string_procedures = bool(string_procedures)
+        if config is not None and options:
+            raise AngrRamError(f"give the options in the RunConfig or as keywords, not both ({', '.join(options)})")
+        if config is not None and not isinstance(config, RunConfig):
+            raise AngrRamError(f"config must be a RunConfig, not {type(config).__name__}"
+                               + (" (the model is a keyword: model=...)" if isinstance(config, str) else ""))
+        cfg = self.config = config if config is not None else RunConfig.of(**options)
+        self.uninitialized = cfg.uninitialized
+        self.environment = cfg.environment
+        self.string_procedures = bool(cfg.string_procedures)
         self._stubs: dict[int, str] = {}     # hooked address -> name of an angr stub (set up with the project)
-        self.solver_timeout_ms = solver_timeout_ms
-        full = solver_timeout_ms if solver_timeout_ms is not None else 300_000
-        self.defer_ms = defer_ms if defer_ms is not None and defer_ms < full else None
+        self.solver_timeout_ms = cfg.solver_timeout_ms
+        self.defer_ms = cfg.first_pass_ms
         self.deadline: float | None = None      # time.perf_counter() by which steps must end (explore's timeout)
-        self.step_seconds = step_seconds
-        self.step_memory_mb = step_memory_mb
+        self.step_seconds = cfg.step_seconds
+        self.step_memory_mb = cfg.step_memory_mb
         self.guard = RunGuard(catch_sigint=False)   # step budgets only; :meth:`guarded` replaces it for a run
-        self.max_symbolic_size = max_symbolic_size
-        self.model = model
-        self.model_policy = make_model(model, reuse_segments, smm_threshold, context_resolution)
-        self.splitter = Splitter(split, split_threshold) if split is not None else None
+        self.max_symbolic_size = cfg.max_symbolic_size
+        self.model = cfg.model
+        self.model_policy = make_model(cfg.model, cfg.reuse_segments, cfg.smm_threshold, cfg.context_resolution)
+        self.splitter = Splitter(cfg.split, cfg.split_threshold) if cfg.split is not None else None
         self.stats = RunStats()
-        self.profile = Profile() if profile else None
-        self.stats.profile = self.profile        # not a counter: read by the timing wrappers
-        self.stats.seeding = bool(seeded_models)  # not a counter: the seeding patches' gate
-        self.scope = RunScope(self.stats, patch_sets=PATCH_SETS)
-        self.cache = QueryCache(cache, validate, self.stats, persist, cache_limit) if cache is not None else None
+        self.profile = Profile() if cfg.profile else None
+        self.scope = RunScope(self.stats, patch_sets=PATCH_SETS, config=cfg, profile=self.profile)
+        self.cache = (QueryCache(cfg.cache, cfg.validate, self.stats, cfg.persist, cfg.cache_limit)
+                      if cfg.cache is not None else None)
         self.base_sizes: dict[str, int] = {}
-        self.symbolic_bases = bool(symbolic_bases)
-        self.context_k = context_k
+        self.symbolic_bases = bool(cfg.symbolic_bases)
+        self.context_k = cfg.context_k
         self._regions = None
 
     def __repr__(self) -> str:

@@ -6,6 +6,7 @@ import os
 import claripy
 import pytest
 
+from angr_ram.config import RunConfig
 from angr_ram.plugins import seeding
 from angr_ram.plugins.object_store import select
 from angr_ram.runner import explore
@@ -41,9 +42,7 @@ def concrete_mix(k: int) -> int:
 
 def run_scope():
     stats = RunStats()
-    stats.seeding = True
-    stats.profile = None
-    return RunScope(stats), stats
+    return RunScope(stats, config=RunConfig()), stats
 
 
 def _key(bits):

@@ -123,7 +123,7 @@ def _site_record() -> _SiteRecord | None:
 def enabled() -> bool:
     """True inside a run that seeds models (``RelocatableMemory(seeded_models=True)``, the default)."""
     scope = current()
-    return scope is not None and scope.stats is not None and getattr(scope.stats, "seeding", False)
+    return scope is not None and scope.config is not None and scope.config.seeded_models
 
 
 SEEDING = PatchSet("seeding", enabled)

@@ -1,0 +1,85 @@
+"""RunConfig: a run's options as one validated value, built once from the technique's keywords
+(or given whole), read by the run scope and the layers below."""
+
+import dataclasses
+import os
+
+import angr
+import claripy
+import pytest
+
+import angr_ram
+from angr_ram.config import RunConfig
+from angr_ram.errors import AngrRamError
+from angr_ram.runner import explore
+
+from .conftest import BUILD
+
+BAD = [
+    ({"model": "magic"}, "unknown model 'magic'"),
+    ({"context_k": -1}, "context_k must be a non-negative integer"),
+    ({"split": 12}, "split must be a positive multiple of 8"),
+    ({"symbolic_bases": False, "model": "dsmm"}, "needs symbolic_bases=True"),
+    ({"symbolic_bases": False, "split": 64}, "splitting relocates objects"),
+    ({"cache": "lru"}, "unknown cache 'lru'"),
+    ({"persist": True}, "persist needs a query cache"),
+    ({"max_symbolic_size": -5}, "max_symbolic_size must be a non-negative integer"),
+    ({"solver_timeout_ms": 0}, "solver_timeout_ms must be a positive integer"),
+    ({"defer_ms": 0}, "defer_ms must be a positive integer or None"),
+    ({"step_seconds": True}, "step_seconds must be a positive number"),
+    ({"step_memory_mb": -1}, "step_memory_mb must be a positive number"),
+    ({"environment": "mars"}, "unknown environment 'mars'"),
+    ({"uninitialized": "random"}, "unknown uninitialized 'random'"),
+]
+
+
+@pytest.mark.parametrize("options,message", BAD, ids=[m.split()[0] + "-" + next(iter(o)) for o, m in BAD])
+def test_a_bad_option_is_one_clear_error_from_the_config_and_the_technique(options, message):
+    with pytest.raises(AngrRamError, match=message):
+        RunConfig(**options)
+    with pytest.raises(AngrRamError, match=message):
+        angr_ram.RelocatableMemory(**options)
+
+
+def test_unknown_options_and_mixed_forms_are_clear_errors():
+    with pytest.raises(AngrRamError, match="unknown option modle; known: .*model"):
+        angr_ram.RelocatableMemory(modle="dsmm")
+    with pytest.raises(AngrRamError, match="not both"):
+        angr_ram.RelocatableMemory(RunConfig(), model="dsmm")
+    with pytest.raises(AngrRamError, match="model is a keyword"):
+        angr_ram.RelocatableMemory("dsmm")
+    with pytest.raises(AngrRamError, match="unknown option"):
+        explore(os.fspath(BUILD / "uaf_O0"), 1, modle="dsmm")
+
+
+def test_the_config_is_a_value_and_its_derived_budgets_follow_the_technique_rules():
+    c = RunConfig(model="dsmm", cache="aa")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c.model = "fork"
+    assert c.replace(model="fork") == RunConfig(cache="aa") and c.replace(model="fork") != c
+    with pytest.raises(AngrRamError, match="unknown model"):
+        c.replace(model="magic")
+    assert RunConfig().first_pass_ms == 1000 and RunConfig().full_ms == 300_000
+    assert RunConfig(defer_ms=5000, solver_timeout_ms=4000).first_pass_ms is None   # no shorter than the full budget
+    assert RunConfig(defer_ms=None).first_pass_ms is None
+
+
+def test_a_technique_from_a_config_runs_as_one_from_the_same_keywords():
+    """A user's script: the same options given as keywords and as a RunConfig; the run scope
+    carries the config, and seeded_models=False reaches the seeding layer through it."""
+    def run(tech):
+        p = angr.Project(os.fspath(BUILD / "symtab_O0"), auto_load_libs=False)
+        x = claripy.BVS("x", 16)
+        sm = p.factory.simulation_manager(p.factory.entry_state(
+            stdin=angr.SimFileStream(name="stdin", content=x, has_end=True)))
+        sm.use_technique(tech)
+        sm.run()
+        assert tech.scope.config is tech.config
+        return sorted(s.posix.dumps(1) for s in sm.deadended), tech.stats
+
+    kw_paths, kw_stats = run(angr_ram.RelocatableMemory(model="dsmm", seeded_models=False))
+    cfg_paths, cfg_stats = run(angr_ram.RelocatableMemory(RunConfig(model="dsmm", seeded_models=False)))
+    seeded_paths, seeded_stats = run(angr_ram.RelocatableMemory(RunConfig(model="dsmm")))
+    assert kw_paths == cfg_paths == seeded_paths and len(kw_paths) > 3
+    assert kw_stats.seeded_answers == cfg_stats.seeded_answers == 0 < seeded_stats.seeded_answers
+    assert kw_stats.solver_queries == cfg_stats.solver_queries
