@@ -6,6 +6,7 @@ import time
 import claripy
 
 from angr_ram.merging import quantified as Q
+from angr_ram.merging.clauses import SolveSettings
 from angr_ram.merging.patterns import ShapeHasher, decompose, regular_partition, regular_partitions
 from angr_ram.merging.synthesis import family_of, linear_fit, synthesize
 
@@ -155,10 +156,9 @@ def test_every_check_sees_the_constraint_set_and_the_query_in_one_z3_scope(monke
         return orig_check(self, *a)
 
     monkeypatch.setattr(z3.Solver, "check", check)
-    monkeypatch.setattr(Q, "REUSE_MODELS", False)
-    monkeypatch.setattr(Q, "SLOW_BLOCKING_CHECK", 0.0)       # the enumeration goes on by intervals
     n, s, k, cl, table = clause_for(5)
     table.validate = False
+    table.settings = SolveSettings(reuse_models=False, slow_blocking_check=0.0)   # the enumeration goes on by intervals
     cons = [cl.placeholder, claripy.UGT(k, 1)]
     assert Q.solve(table, cons, [s[1] == 97]) is not None
     assert len(Q.solve_many(table, [*cons, s[2] != 97], [], [k], 64)) >= 1
@@ -215,7 +215,7 @@ def test_value_enumeration_evaluates_shared_subexpressions_once(monkeypatch):
 
 
 def test_a_long_enumeration_splits_the_range_instead_of_carrying_every_value_found(monkeypatch):
-    """Once a blocking check of one expression took longer than ``SLOW_BLOCKING_CHECK``, each
+    """Once a blocking check of one expression took longer than ``SolveSettings.slow_blocking_check``, each
     check carries two bounds, not one blocking constraint per value found (z3's time per check
     grew with them: 0.1 s for rle's first exit code at M = 10, up to 300 s for its last); the
     values are the same set, and a limit ``n`` is kept."""
@@ -233,13 +233,12 @@ def test_a_long_enumeration_splits_the_range_instead_of_carrying_every_value_fou
         return orig(solver, *a)
 
     monkeypatch.setattr(z3.Solver, "check", check)
-    monkeypatch.setattr(Q, "SLOW_BLOCKING_CHECK", 0.0)
-    monkeypatch.setattr(Q, "REUSE_MODELS", False)     # every enumeration starts with a z3 check
+    table.settings = SolveSettings(reuse_models=False, slow_blocking_check=0.0)   # every enumeration starts with z3
     got = Q.solve_many(table, [cl.placeholder], [], [e], 64)
     assert set(got) == want and len(got) == len(want)
     assert max(sizes) - min(sizes) <= 2      # two bounds at most, never the values found so far
     assert len(Q.solve_many(table, [cl.placeholder], [], [e], 3)) == 3
-    monkeypatch.setattr(Q, "SLOW_BLOCKING_CHECK", 1e9)
+    table.settings = SolveSettings(reuse_models=False, slow_blocking_check=1e9)
     sizes.clear()
     assert set(Q.solve_many(table, [cl.placeholder], [], [e], 64)) == want
     assert max(sizes) - min(sizes) == len(want)            # blocking: one more constraint per value
@@ -273,8 +272,7 @@ def test_a_union_check_gets_the_time_its_single_checks_are_measured_to_take(monk
 
     monkeypatch.setattr(z3.Solver, "set", set_)
     monkeypatch.setattr(z3.Solver, "check", check)
-    monkeypatch.setattr(Q, "SLOW_BLOCKING_CHECK", 0.0)       # straight to the intervals
-    monkeypatch.setattr(Q, "REUSE_MODELS", False)
+    table.settings = SolveSettings(reuse_models=False, slow_blocking_check=0.0)   # straight to the intervals
     got = Q.solve_many(table, [cl.placeholder], [], [e], 64)
     assert set(got) == {(kk * 3 + 1,) for kk in cl.ks}
     assert unions and all(limit >= 200 * m for m, limit in unions)
@@ -309,7 +307,7 @@ def test_values_next_to_a_model_are_found_without_a_check_each(monkeypatch):
     with_neighbours = table.stats.queries
     assert set(got) == {(v,) for v in range(1, 256)} and len(got) == 255
     assert table.stats.neighbours >= 250 and with_neighbours <= 6
-    monkeypatch.setattr(Q, "NEIGHBOURS", False)
+    table.settings = SolveSettings(neighbours=False)
     assert set(Q.solve_many(table, [cl.placeholder], [], [e], 300)) == set(got)
     assert table.stats.queries - with_neighbours >= 255
 

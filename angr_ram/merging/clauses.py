@@ -51,15 +51,36 @@ class SolveStats:
     unsat_reused: int = 0         # queries that contain formulas found unsatisfiable before
 
 
+@dataclass(frozen=True)
+class SolveSettings:
+    """How the solving procedure (:mod:`.quantified`) of one merging run answers.
+
+    :param neighbours: an enumeration first collects the values next to each model (neighbour
+        models, :mod:`angr_ram.plugins.neighbours`) before asking z3 for more.
+    :param reuse_models: a query that extends an earlier one tries that one's model first
+        (:mod:`.model_reuse`).
+    :param slow_blocking_check: seconds: an enumeration whose blocking check took longer goes on
+        by splitting the expression's range at the values found; also the least time limit of a
+        check that stands for several (:class:`~.quantified.CheckClock`).
+    """
+
+    neighbours: bool = True
+    reuse_models: bool = True
+    slow_blocking_check: float = 1.0
+
+
 class ClauseTable:
     """The quantified clauses of one merging run with its solving counters, validation flag and
     memo of the solving procedure. Every placeholder it hands out names this table.
 
     :param validate: also ask z3 the real ``ForAll`` query and compare (raises on a difference).
     :param stats: counters to update (a fresh :class:`SolveStats` if None).
+    :param settings: how the solving procedure answers (:class:`SolveSettings`).
     """
 
-    def __init__(self, validate: bool = False, stats: SolveStats | None = None):
+    def __init__(self, validate: bool = False, stats: SolveStats | None = None,
+                 settings: SolveSettings | None = None):
+        self.settings = settings if settings is not None else SolveSettings()
         self.clauses: dict[str, QuantifiedClause] = {}
         self.stats = stats if stats is not None else SolveStats()
         self.validate = validate

@@ -44,8 +44,6 @@ from .model_reuse import ModelStore
 __all__ = ["PREFIX", "ClauseTable", "QuantifiedClause", "SolveStats", "SolverMismatch", "extremum", "solve"]
 
 REPAIR_ROUNDS = 4
-NEIGHBOURS = True        # enumerations first collect the values next to each model (see .neighbours)
-REUSE_MODELS = True      # a query that extends an earlier one tries that one's model first (see .model_reuse)
 _MISSING = object()
 
 
@@ -293,7 +291,7 @@ def _solve(table: ClauseTable, constraints, extra=()) -> dict | None:
     variables = _query_variables(base, extra)
     placeholders = {cl.placeholder.args[0]: True for cl in clauses}
     query = ModelStore.query((*constraints, *extra))
-    if REUSE_MODELS:
+    if table.settings.reuse_models:
         if table.models.known_unsat(query):
             return None
         model = table.models.find(query, qf, clauses, variables)
@@ -314,9 +312,6 @@ def _solve(table: ClauseTable, constraints, extra=()) -> dict | None:
     return model
 
 
-# an enumeration of one expression whose blocking check took longer than this (seconds) goes on by
-# splitting the expression's range at the values found instead (see _enumerate_by_intervals)
-SLOW_BLOCKING_CHECK = 1.0
 # the time (seconds) a check is taken to cost before an enumeration has measured any (see CheckClock)
 INTERVAL_CHECK = 0.25
 NO_TIMEOUT = 4294967295        # z3's "no timeout"
@@ -326,13 +321,14 @@ class CheckClock:
     """The z3 checks of one enumeration, timed: a check that asks ``n`` intervals at once (or
     blocks ``n`` values found) stands for ``n`` checks of one, so it gets as long as those are
     expected to take, by the mean time of this enumeration's checks so far (at least
-    ``SLOW_BLOCKING_CHECK``), before z3 is stopped and fewer are asked at a time. The limit is
+    ``SolveSettings.slow_blocking_check``), before z3 is stopped and fewer are asked at a time. The limit is
     measured, not a constant: a constant stops the union checks that would save the most on big
     merged formulas, and more of them on a loaded machine, where every check is slower. On rle at
     M = 10 the union of the last 12 gaps was unsat in 2.6-3.2 s; the constant limit (1.5 s) led to
     3.5 s of stopped checks and then 9.7 s of single ones."""
 
-    def __init__(self):
+    def __init__(self, floor: float = 1.0):
+        self.floor = floor         # seconds: the least limit (SolveSettings.slow_blocking_check)
         self.total = 0.0
         self.count = 0
 
@@ -347,7 +343,7 @@ class CheckClock:
 
     def limit_ms(self, n: int) -> int:
         """The time limit (milliseconds) for one check that stands for ``n`` checks."""
-        return int(1000 * max(SLOW_BLOCKING_CHECK, n * self.mean()))
+        return int(1000 * max(self.floor, n * self.mean()))
 
 
 def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tuple]:
@@ -378,7 +374,8 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
     placeholders = {cl.placeholder.args[0]: True for cl in clauses}
     learned: list = []
     extra_z3 = [bz3.convert(c) for c in extra]
-    clock = CheckClock()
+    settings = table.settings
+    clock = CheckClock(settings.slow_blocking_check)
     split = False
     try:
         with base.query(extra_z3) as s:
@@ -387,10 +384,10 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
                 stats.queries += 1
                 start = time.perf_counter()
                 # several values blocked at once: limited like a union of intervals
-                limited = len(exprs) == 1 and NEIGHBOURS and len(found) > 1
+                limited = len(exprs) == 1 and settings.neighbours and len(found) > 1
                 model = None
                 query = ModelStore.query((*constraints, *extra)) if not found else None
-                if query is not None and n == 1 and REUSE_MODELS:   # an enumeration starts from z3's model
+                if query is not None and n == 1 and settings.reuse_models:   # an enumeration starts from z3's model
                     model = table.models.find(query, qf, clauses, variables)
                 if model is None:
                     if limited:
@@ -415,12 +412,12 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
                 mc = ModelCache(model)
                 row = tuple(fast_eval_ast(mc, e, True) for e in exprs)
                 rows = [row]
-                if len(exprs) == 1 and n > 1 and NEIGHBOURS:
+                if len(exprs) == 1 and n > 1 and settings.neighbours:
                     near = neighbour_values(model, exprs[0], qf, clauses, variables, {r[0] for r in found} | {row[0]})
                     stats.neighbours += len(near)
                     rows += [(v,) for v in sorted(near)][:n - len(found) - 1]
                 found += rows
-                if len(exprs) == 1 and time.perf_counter() - start > SLOW_BLOCKING_CHECK:
+                if len(exprs) == 1 and time.perf_counter() - start > settings.slow_blocking_check:
                     split = True       # the blocked values weigh on z3: split the range instead
                     break
                 for r in rows:
@@ -432,7 +429,7 @@ def solve_many(table: ClauseTable, constraints, extra, exprs, n: int) -> list[tu
     if split and len(found) < n:           # the whole range, less the values found
         found += [(v,) for v in _enumerate_by_intervals(base, extra_z3, stats, clauses, qf, variables, placeholders,
                                                         exprs[0], n - len(found), [(0, (1 << exprs[0].length) - 1)],
-                                                        {r[0] for r in found}, clock)]
+                                                        {r[0] for r in found}, clock, settings.neighbours)]
     return found
 
 
@@ -448,7 +445,8 @@ def _without(intervals: list[tuple[int, int]], values: set) -> list[tuple[int, i
 
 def _enumerate_by_intervals(base: _Scoped, extra_z3: list, stats: SolveStats, clauses, qf, variables: dict,
                             placeholders: dict, e, n: int, todo: list[tuple[int, int]],
-                            known: set | None = None, clock: CheckClock | None = None) -> list[int]:
+                            known: set | None = None, clock: CheckClock | None = None,
+                            neighbours: bool = True) -> list[int]:
     """Up to ``n`` values of ``e`` (unsigned) in the intervals ``todo``, by splitting an interval
     at each value found: a value ``v`` in ``[lo, hi]`` leaves ``[lo, v - 1]`` and ``[v + 1, hi]``
     to search, each one check with two bounds. Blocking the values found instead makes each
@@ -463,7 +461,7 @@ def _enumerate_by_intervals(base: _Scoped, extra_z3: list, stats: SolveStats, cl
     found: list[int] = []
     clock = clock or CheckClock()
     taken = set(known or ())
-    union = 1 << 30 if NEIGHBOURS else 1      # intervals one check asks at once (at first: all)
+    union = 1 << 30 if neighbours else 1      # intervals one check asks at once (at first: all)
     learned: list = []
     todo = list(reversed(todo))
     cut = set(taken)                   # values still to cut out of the intervals
@@ -508,7 +506,7 @@ def _enumerate_by_intervals(base: _Scoped, extra_z3: list, stats: SolveStats, cl
         v = fast_eval_ast(ModelCache(model), e, True)
         found.append(v)
         taken.add(v)
-        if NEIGHBOURS and len(found) < n:
+        if neighbours and len(found) < n:
             near = neighbour_values(model, e, qf, clauses, variables, taken)
             stats.neighbours += len(near)
             for w in sorted(near)[:n - len(found)]:

@@ -42,7 +42,7 @@ from ..plugins.uninitialized import apply_uninitialized, check_uninitialized
 from ..scope import RunScope
 from ..strategies.fork import value_forking
 from ..z3_check import CHECK
-from .clauses import PREFIX, ClauseTable, QuantifiedClause, SolveStats
+from .clauses import PREFIX, ClauseTable, QuantifiedClause, SolveSettings, SolveStats
 from .fragments import FRAGMENT_KEY, Fragment, resolve_merge_points
 from .frontend import QuantifiedFrontend
 from .incremental import NODE_KEY, Tree
@@ -211,10 +211,14 @@ class QuantifiedMerging(ExplorationTechnique):
         (``"zero"`` or ``"symbolic"``, see :class:`~angr_ram.RelocatableMemory`; None: ``"zero"``).
         With RelocatableMemory attached, that technique's option decides (a different one given
         here is an error).
+    :param solving: how the quantified solving procedure answers (:class:`~.clauses.SolveSettings`:
+        neighbour values, model reuse, when an enumeration splits the range; the defaults are the
+        measured best).
     """
 
     def __init__(self, mode: str = "ite", merge_points=(), max_patterns: int = 10, validate: bool = False,
-                 incremental: bool | None = None, patterns: str = "smaller", uninitialized: str | None = None):
+                 incremental: bool | None = None, patterns: str = "smaller", uninitialized: str | None = None,
+                 solving: SolveSettings | None = None):
         super().__init__()
         self.uninitialized = None if uninitialized is None else check_uninitialized(uninitialized)
         if mode not in MODES:
@@ -232,7 +236,9 @@ class QuantifiedMerging(ExplorationTechnique):
         self._fragments: dict[int, Fragment] = {}
         self._ids = itertools.count(1)
         self.stats = MergeStats()
-        self.table = ClauseTable(validate, self.stats.solve)
+        if solving is not None and not isinstance(solving, SolveSettings):
+            raise AngrRamError(f"solving must be a SolveSettings, not {type(solving).__name__}")
+        self.table = ClauseTable(validate, self.stats.solve, solving)
         self.scope = RunScope(patch_sets=PATCH_SETS)
 
     def __repr__(self) -> str:

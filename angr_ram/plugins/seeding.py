@@ -34,7 +34,7 @@ always need z3. Counted in ``seeded_answers`` and ``seeded_misses``.
 
 from __future__ import annotations
 
-import contextlib
+import contextvars
 import re
 
 import claripy
@@ -42,6 +42,7 @@ import numpy as np
 from claripy.errors import UnsatError
 from claripy.frontend.full_frontend import FullFrontend
 
+from ..context import setting
 from ..patches import PatchSet
 from ..scope import LRU, current, memo
 from . import evaluator
@@ -60,30 +61,22 @@ SITE_RATE = 8                # ... skipped while fewer than one in this many tri
 SITE_RETRY = 8               # ... but tried again at every this-many-th query there
 SITE_WINDOW = 32             # tries (and answers) counted are those of about this many last tries
 
-_SOURCE: list = []      # constants of the state whose query is running (see :func:`source`)
-_SITE: list = []        # the querying site, when its caller names it (see :func:`site`)
+# constants of the state whose query is running (see :func:`source`)
+_SOURCE: contextvars.ContextVar = contextvars.ContextVar("angr_ram_seeding_source", default=None)
+# the querying site, when its caller names it (see :func:`site`)
+_SITE: contextvars.ContextVar = contextvars.ContextVar("angr_ram_seeding_site", default=None)
 
 
-@contextlib.contextmanager
 def source(fn):
     """While the block runs, ``fn()`` gives the memory constants of the querying state (a callable,
-    called only when a query is actually seeded)."""
-    _SOURCE.append(fn)
-    try:
-        yield
-    finally:
-        _SOURCE.pop()
+    called only when a query is actually seeded; None: none)."""
+    return setting(_SOURCE, fn)
 
 
-@contextlib.contextmanager
 def site(key):
     """While the block runs, queries are attributed to the site ``key`` (a hashable value, such as
     an instruction address) for the skipping of later candidate tiers."""
-    _SITE.append(key)
-    try:
-        yield
-    finally:
-        _SITE.pop()
+    return setting(_SITE, key)
 
 
 class _SiteRecord:
@@ -110,13 +103,14 @@ class _SiteRecord:
 
 
 def _site_record() -> _SiteRecord | None:
-    if not _SITE:
+    key = _SITE.get()
+    if key is None:
         return None
     m = memo("seeding.sites", lambda: LRU(4096))
-    rec = m.lookup(_SITE[-1])
+    rec = m.lookup(key)
     if rec is None:
         rec = _SiteRecord()
-        m.put(_SITE[-1], rec)
+        m.put(key, rec)
     return rec
 
 
@@ -327,7 +321,7 @@ def attempt(frontend, extra_constraints, siblings: bool = True):
     s = Seeder(constraints, extra, models)
     if not s.usable():
         return None
-    src = _SOURCE[-1] if _SOURCE else None
+    src = _SOURCE.get()
     mem = src if src is not None else frozenset
     stats = current().stats
     try:

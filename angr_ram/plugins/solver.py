@@ -124,15 +124,14 @@ class SubstitutingFrontend(Frontend):
                 return self._query(name, *args, **kwargs)
         inner = self._sync()
         t = time.perf_counter()
-        seeding._SOURCE.append(self.constants)
         try:
-            if self.has_lets:
-                r = enumeration.solve(inner, name, args, kwargs, self.stats)
-                if r is not enumeration.UNHANDLED:
-                    return r
-            return getattr(inner, name)(*args, **kwargs)
+            with seeding.source(self.constants):
+                if self.has_lets:
+                    r = enumeration.solve(inner, name, args, kwargs, self.stats)
+                    if r is not enumeration.UNHANDLED:
+                        return r
+                return getattr(inner, name)(*args, **kwargs)
         finally:
-            seeding._SOURCE.pop()
             st = self.stats
             if st is not None:
                 st.solver_queries += 1
