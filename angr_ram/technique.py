@@ -22,7 +22,7 @@ from .errors import AngrRamError, ForkRequest, MemoryErrorInfo, MemoryFault
 from .guard import RunGuard, RunStopped, StepAbandoned, release_memory
 from .merging import QuantifiedMerging
 from .merging.memory_diff import MEMORY_DIFF
-from .plugins import model_cache, model_eval, seeding, z3_setup
+from .plugins import model_cache, model_eval, z3_setup
 from .plugins.address_space import AddressSpace
 from .plugins.environment import hide_proc, install_environment
 from .plugins.heap import HEAP_PROCEDURES
@@ -60,11 +60,10 @@ UNKNOWN_STASH = "unknown"      # states whose feasibility z3 could not decide in
 DEFERRED_STASH = "deferred"    # ... within the first-pass budget: resumed with the full one at the end
 
 # the patch sets (angr_ram.patches) in place while RelocatableMemory works: z3's check (budgets,
-# counts), claripy's z3 backend and model evaluation, seeding, successors z3 gave up on, format
-# arguments, merged pages' differences, profiling
+# counts), claripy's z3 backend and model evaluation, successors z3 gave up on, format arguments,
+# merged pages' differences, profiling (seeding is a frontend mixin: angr_ram.plugins.frontends)
 PATCH_SETS = tuple(s.name for s in (CHECK, z3_setup.BACKEND, z3_setup.HALF_BUILT_SET, model_eval.MODEL_EVAL,
-                                    model_cache.MODEL_CACHE, seeding.SEEDING, FORKING, FORMAT, MEMORY_DIFF,
-                                    PROFILE))
+                                    model_cache.MODEL_CACHE, FORKING, FORMAT, MEMORY_DIFF, PROFILE))
 
 # angr's brk heap (SimHeapBrk) maps its whole default region (8 MiB, 2048 pages) the first time a
 # procedure touches it, and every state copy then walks those pages (reference counts on copy and

@@ -19,6 +19,7 @@ Definitional constraints are true by construction under this evaluation, so they
 
 from __future__ import annotations
 
+import claripy
 import numpy as np
 from claripy.errors import UnsatError
 
@@ -35,6 +36,7 @@ from .evaluator import (
     split_lets,
     unique_rows,
 )
+from .frontends import SeededSolver
 from .narrow_cut import MAX_CUT_BITS, NoCut, effective_bits, find_cut, joint_image
 
 UNHANDLED = object()
@@ -104,8 +106,6 @@ def _one_value_through_cut(constraints, e, extra):
     z3 are left out, and every input with those cut values satisfies them (the evaluation showed
     it). UNHANDLED if there is no cut or that small problem is not solved in
     :data:`MODEL_Z3_MS`; UnsatError when no row satisfies the slice."""
-    import claripy
-
     lets, rest = split_lets(constraints)
     if not lets or any(n not in lets for n in _leaves([*constraints, e, *extra]) if is_let(n)):
         return UNHANDLED
@@ -117,7 +117,7 @@ def _one_value_through_cut(constraints, e, extra):
     if not mask.any():
         raise UnsatError("angr-ram: unsatisfiable (small-domain enumeration over a cut)")
     k = int(np.argmax(mask))
-    small = claripy.Solver(timeout=MODEL_Z3_MS)
+    small = SeededSolver(timeout=MODEL_Z3_MS)
     for x in ev.cut_nodes:
         v = ev.cuts[x.hash()][k]
         small.add(x == claripy.BoolV(bool(v)) if isinstance(x, claripy.ast.Bool) else x == int(v))

@@ -1,12 +1,13 @@
 """Seeded models: answer a satisfiability or one-model query with a cheap candidate assignment
-before z3 is asked.
+before z3 is asked. A claripy frontend mixin (:class:`SeedingMixin`), placed right above
+``FullFrontend`` in angr-ram's frontends (:mod:`.frontends`).
 
 z3 can spend minutes on a query that one well-chosen input satisfies: after a strong hash
 (``hashv == stored_hashv`` in uthash's bucket chain) the satisfying input is one of the keys the
 program holds in memory, which a model search finds only by inverting the hash. Before claripy's
 full frontend hands a query to z3 (its own model cache having failed), this layer evaluates the
 query's constraints on a batch of candidate assignments at once, with the vectorized evaluator of
-:mod:`.enumeration`:
+:mod:`.evaluator`:
 
 * the models claripy already holds for the query's constraints (models of sibling queries);
 * all-zero;
@@ -40,10 +41,8 @@ import re
 import claripy
 import numpy as np
 from claripy.errors import UnsatError
-from claripy.frontend.full_frontend import FullFrontend
 
 from ..context import setting
-from ..patches import PatchSet
 from ..scope import LRU, current, memo
 from . import evaluator
 from .evaluator import Evaluator, _Unsupported, dag_nodes, deep_recursion
@@ -118,9 +117,6 @@ def enabled() -> bool:
     """True inside a run that seeds models (``RelocatableMemory(seeded_models=True)``, the default)."""
     scope = current()
     return scope is not None and scope.config is not None and scope.config.seeded_models
-
-
-SEEDING = PatchSet("seeding", enabled)
 
 
 def _natural(name: str) -> tuple:
@@ -442,7 +438,6 @@ def value_at(ev, e, i: int):
     return int(np.broadcast_to(ev.ev(e), (ev.size,))[i])
 
 
-@SEEDING.patch(FullFrontend, "satisfiable")
 def seeded_satisfiable(original, self, extra_constraints=(), exact=None):
     """claripy's last step before z3 for ``satisfiable``: a satisfying candidate answers True."""
     r = attempt(self, extra_constraints, siblings=False)
@@ -451,7 +446,6 @@ def seeded_satisfiable(original, self, extra_constraints=(), exact=None):
     return original(self, extra_constraints=extra_constraints, exact=exact)
 
 
-@SEEDING.patch(FullFrontend, "check_satisfiability")
 def seeded_check(original, self, extra_constraints=(), exact=None):
     """``check_satisfiability`` likewise ("SAT" from a satisfying candidate)."""
     r = attempt(self, extra_constraints)
@@ -460,7 +454,6 @@ def seeded_check(original, self, extra_constraints=(), exact=None):
     return original(self, extra_constraints=extra_constraints, exact=exact)
 
 
-@SEEDING.patch(FullFrontend, "batch_eval")
 def seeded_batch_eval(original, self, exprs, n, extra_constraints=(), exact=None):
     """One solution of ``exprs`` from a satisfying candidate; several solutions of one expression
     with the neighbours of each model (:func:`enumerate_values`); else z3."""
@@ -480,7 +473,6 @@ def seeded_batch_eval(original, self, exprs, n, extra_constraints=(), exact=None
     return original(self, exprs, n, extra_constraints=extra_constraints, exact=exact)
 
 
-@SEEDING.patch(FullFrontend, "eval")
 def seeded_eval(original, self, e, n, extra_constraints=(), exact=None):
     """One solution of ``e`` from a satisfying candidate (more solutions: z3)."""
     if n == 1 and _evaluable([e]):
@@ -494,6 +486,40 @@ def seeded_eval(original, self, e, n, extra_constraints=(), exact=None):
             except _Unsupported:
                 pass
     return original(self, e, n, extra_constraints=extra_constraints, exact=exact)
+
+
+def _next(cls: type, name: str):
+    """``name`` of the class after ``cls`` in the frontend's method order, as a function of
+    ``(frontend, *args, **kwargs)`` (the "original" the seeded answers fall back to)."""
+    return lambda frontend, *a, **kw: getattr(super(cls, frontend), name)(*a, **kw)
+
+
+class SeedingMixin:
+    """claripy frontend mixin, placed right above ``FullFrontend`` (claripy's last step before z3):
+    inside a run that seeds models (:func:`enabled`) ``satisfiable``, ``check_satisfiability``,
+    ``batch_eval`` and ``eval`` first try the candidate assignments (:func:`attempt`); a satisfying
+    one answers, anything else goes on to z3. angr-ram's frontends include it
+    (:mod:`angr_ram.plugins.frontends`); claripy's own are left alone."""
+
+    def satisfiable(self, extra_constraints=(), exact=None):
+        if not enabled():
+            return super().satisfiable(extra_constraints=extra_constraints, exact=exact)
+        return seeded_satisfiable(_next(SeedingMixin, "satisfiable"), self, extra_constraints, exact)
+
+    def check_satisfiability(self, extra_constraints=(), exact=None):
+        if not enabled():
+            return super().check_satisfiability(extra_constraints=extra_constraints, exact=exact)
+        return seeded_check(_next(SeedingMixin, "check_satisfiability"), self, extra_constraints, exact)
+
+    def batch_eval(self, exprs, n, extra_constraints=(), exact=None):
+        if not enabled():
+            return super().batch_eval(exprs, n, extra_constraints=extra_constraints, exact=exact)
+        return seeded_batch_eval(_next(SeedingMixin, "batch_eval"), self, exprs, n, extra_constraints, exact)
+
+    def eval(self, e, n, extra_constraints=(), exact=None):
+        if not enabled():
+            return super().eval(e, n, extra_constraints=extra_constraints, exact=exact)
+        return seeded_eval(_next(SeedingMixin, "eval"), self, e, n, extra_constraints, exact)
 
 
 def enumerate_values(original, frontend, e, n: int, extra: tuple, exact=None) -> list[tuple]:
@@ -540,7 +566,7 @@ def _value_and_model(original, frontend, e, extra: tuple, exact):
     if hook is not None:
         frontend._model_hook = keep
     try:
-        rows = seeded_batch_eval.replacement(original, frontend, [e], 1, extra, exact)
+        rows = seeded_batch_eval(original, frontend, [e], 1, extra, exact)
     except UnsatError:
         return None
     finally:

@@ -16,10 +16,10 @@ import claripy
 from angr.state_plugins.solver import SimSolver
 from claripy.errors import UnsatError
 from claripy.frontend import Frontend
-from claripy.solvers import SolverCompositeChild
 
 from ..scope import current
 from . import enumeration, seeding
+from .frontends import RamChildSolver
 from .query_cache import model_leaves
 from .substitution import Substitution
 
@@ -27,10 +27,11 @@ _EMPTY = Substitution({})
 SHIPPED_MODELS = 8      # cached models per solver component that travel with a pickled state
 
 
-def _new_inner(timeout: int | None = None):
-    if timeout is None:                # claripy's default: 300 s per z3 call
-        return claripy.SolverComposite()
-    return claripy.SolverComposite(template_solver=SolverCompositeChild(timeout=timeout))
+def composite(timeout: int | None = None):
+    """The inner solver of a :class:`SubstitutingFrontend`: claripy's composite solver (independent
+    constraint sets solved apart) whose children are :class:`~.frontends.RamChildSolver` (claripy's
+    child frontend with seeding before z3), with ``timeout`` ms per z3 call (None: claripy's 300 s)."""
+    return claripy.SolverComposite(template_solver=RamChildSolver(timeout=timeout))
 
 
 class SubstitutingFrontend(Frontend):
@@ -40,7 +41,7 @@ class SubstitutingFrontend(Frontend):
         super().__init__()
         self.timeout = timeout      # milliseconds per z3 call (None: claripy's default)
         self.constraints: list = []
-        self.inner = inner if inner is not None else _new_inner(timeout)
+        self.inner = inner if inner is not None else composite(timeout)
         self.subst: Substitution = _EMPTY
         self._epoch = None          # memo dict of the substitution the inner solver was built with
         self.stats = stats
@@ -83,14 +84,14 @@ class SubstitutingFrontend(Frontend):
     def _sync(self):
         s = self.subst
         if self.inner is None:
-            self.inner = _new_inner(self.timeout)
+            self.inner = composite(self.timeout)
             if self.constraints:      # unpickled: the substituted constraints are added again
                 self.inner.add(s.many(self.constraints))
                 self._restore_models(self.__dict__.pop("_shipped_models", ()))
             self._epoch = s.memo
         if self._epoch is not s.memo:
             if self._epoch is not None and any(s.touches(c) for c in self.constraints):
-                inner = _new_inner(self.timeout)
+                inner = composite(self.timeout)
                 inner.add(s.many(self.constraints))
                 self.inner = inner
             self._epoch = s.memo
@@ -112,10 +113,27 @@ class SubstitutingFrontend(Frontend):
     def set_timeout(self, timeout: int | None) -> None:
         """Use ``timeout`` milliseconds per z3 call from now on (the inner solver is rebuilt)."""
         self.timeout = timeout
-        inner = _new_inner(timeout)
+        inner = composite(timeout)
         if self.constraints:
             inner.add(self.subst.many(self.constraints))
         self.inner, self._epoch = inner, self.subst.memo
+
+    def layers(self) -> list[str]:
+        """The layers a query passes, top to bottom: this frontend's own (substitution, the run's
+        query cache, small-domain evaluation of let-bound lookups), claripy's composite solver
+        (independent constraint sets apart), then the class line of its children's frontend down to
+        z3 (:class:`~.frontends.RamChildSolver`: claripy's caches, seeding, ``FullFrontend``)."""
+        out = ["substitution"]
+        if self.cache is not None:
+            out.append(f"query cache ({self.cache.mode})")
+        if self.has_lets:
+            out.append("small-domain evaluation")
+        inner = self._sync()
+        out.append(type(inner).__name__)
+        out += [c.__name__ for c in type(inner._template_frontend).__mro__[1:]
+                if c.__name__.endswith(("Mixin", "Frontend")) and c.__module__.startswith(("claripy", "angr_ram"))
+                and c.__name__ not in ("ConstrainedFrontend", "Frontend")]
+        return out
 
     def _query(self, name, *args, **kwargs):
         scope = self.scope
