@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextvars
 import itertools
+from dataclasses import dataclass
 
 import claripy
 from angr import ExplorationTechnique, sim_options
@@ -52,8 +53,36 @@ from .patterns import RESIDUAL, ShapeHasher, regular_partitions
 from .synthesis import family_of, linear_fit, synthesize
 from .uninit import STABLE_UNINIT, UNINIT
 
-MODES = ("ite", "pat")
-PATTERN_POLICIES = ("smaller", "always")
+
+@dataclass(frozen=True)
+class MergeMode:
+    """How a fragment's leaves merge: ``ite`` (if-then-else over their path conditions) or ``pat``
+    (quantified patterns where the leaves follow one; a nested fragment merges with ite)."""
+
+    name: str
+    patterns: bool          # look for formula patterns among the leaves of a top-level fragment
+    incremental: bool       # incremental merging inside fragments, unless the user says otherwise
+
+
+@dataclass(frozen=True)
+class PatternPolicy:
+    """Which pattern merges to keep: ``smaller`` (only one whose merged states have fewer
+    path-constraint nodes in total than the ite merge of the same leaves) or ``always``."""
+
+    name: str
+    compare: bool           # compare the pattern merge's size with the ite merge's
+
+    def ite_instead(self, tails: list, clauses: list, rest: list[int]) -> int | None:
+        """The ite merge's node count when it should be used instead of the patterns, else None."""
+        if not self.compare:
+            return None
+        pattern_nodes, ite_nodes = _sizes(tails, clauses, rest)
+        return ite_nodes if pattern_nodes >= ite_nodes else None
+
+
+MODES = {m.name: m for m in (MergeMode("ite", patterns=False, incremental=False),
+                             MergeMode("pat", patterns=True, incremental=True))}
+PATTERN_POLICIES = {p.name: p for p in (PatternPolicy("smaller", compare=True), PatternPolicy("always", compare=False))}
 _LINEAR: contextvars.ContextVar = contextvars.ContextVar("angr_ram_linear_merge", default=None)
 
 
@@ -226,10 +255,12 @@ class QuantifiedMerging(ExplorationTechnique):
         if patterns not in PATTERN_POLICIES:
             raise AngrRamError(f"unknown pattern policy {patterns!r}; supported: {', '.join(PATTERN_POLICIES)}")
         self.patterns = patterns
+        self.pattern_policy = PATTERN_POLICIES[patterns]
         self.mode = mode
+        self.merge_mode = MODES[mode]
         self.max_patterns = max_patterns
         self.validate = validate
-        self.incremental = (mode == "pat") if incremental is None else bool(incremental)
+        self.incremental = self.merge_mode.incremental if incremental is None else bool(incremental)
         self._liveness: Liveness | None = None
         self._spec = merge_points
         self.entries: dict = {}
@@ -460,7 +491,7 @@ class QuantifiedMerging(ExplorationTechnique):
                 # a nested fragment merges with if-then-else only: its merged states go on in the
                 # enclosing fragment, whose merge conditions would put a quantified placeholder
                 # under a disjunction, where the solving procedure cannot keep it exact
-                pat = self.mode == "pat" and fr.parent is None
+                pat = self.merge_mode.patterns and fr.parent is None
                 out.extend(self._merge_pat(fr, leaves) if pat else [self._merge_ite(fr, leaves)])
             except SimMergeError:
                 self.stats.merge_refused += 1        # a plugin cannot merge them: keep every leaf
@@ -514,11 +545,10 @@ class QuantifiedMerging(ExplorationTechnique):
             ks = tuple(k for _, k in group)
             found.append((group, QuantifiedClause(k=claripy.BVS("qm_k", 64), ks=ks, phi1=phi1, phi2=phi2,
                                                   phi3=phi3, members=members)))
-        if found and self.patterns == "smaller":
-            pattern_nodes, ite_nodes = _sizes(tails, [c for _, c in found], rest)
-            if pattern_nodes >= ite_nodes:
-                self.stats.declined("larger-than-ite")
-                return [self._merge_ite(fr, leaves, tails, ite_nodes)]
+        ite_nodes = self.pattern_policy.ite_instead(tails, [c for _, c in found], rest) if found else None
+        if ite_nodes is not None:
+            self.stats.declined("larger-than-ite")
+            return [self._merge_ite(fr, leaves, tails, ite_nodes)]
         out = []
         for group, clause in found:
             states = [leaves[i] for i, _ in group]
