@@ -8,7 +8,9 @@ import pytest
 
 from angr_ram.config import RunConfig
 from angr_ram.plugins import seeding
+from angr_ram.plugins.frontends import SeededSolver
 from angr_ram.plugins.object_store import select
+from angr_ram.plugins.solver import composite
 from angr_ram.runner import explore
 from angr_ram.scope import RunScope
 from angr_ram.stats import RunStats
@@ -60,7 +62,7 @@ def test_a_stored_key_satisfies_a_hash_comparison_without_z3(bits):
     stored = 0x5EED1234
     scope, stats = run_scope()
     with scope.active(), seeding.source(lambda: frozenset({(stored, 4), (77, 4)})):
-        s = claripy.Solver()
+        s = SeededSolver()
         s.add(k != 0)
         assert s.satisfiable(extra_constraints=[mix(k) == concrete_mix(stored)])
         assert stats.seeded_answers >= 1 and stats.z3_checks == 0
@@ -73,7 +75,7 @@ def test_seeded_answers_are_checked_and_misses_go_to_z3():
     x = claripy.BVS("stdin_0", 8)
     scope, stats = run_scope()
     with scope.active(), seeding.source(lambda: frozenset({(0x41, 1)})):
-        s = claripy.Solver()
+        s = SeededSolver()
         s.add(x * 3 == 0x41 * 3)
         assert s.satisfiable()                       # the stored constant 0x41 is a model
         assert stats.seeded_answers == 1 and stats.z3_checks == 0
@@ -92,7 +94,7 @@ def test_a_site_where_the_stored_constants_never_answer_skips_them_and_one_where
     with scope.active(), seeding.source(lambda: frozenset({(stored, 4)})):
         for q in range(queries):      # k * 7 == c: no stored or placed constant satisfies it
             with seeding.site(("resolve", 0x401000)):
-                s = claripy.Solver()
+                s = SeededSolver()
                 s.add(k != 0)
                 c = (0x1234567 + q) * 7 & 0xFFFFFFFF
                 assert s.eval(k, 1, extra_constraints=[k * 7 == c])[0] * 7 & 0xFFFFFFFF == c
@@ -101,7 +103,7 @@ def test_a_site_where_the_stored_constants_never_answer_skips_them_and_one_where
         answers, checks = stats.seeded_answers, stats.z3_checks
         for _ in range(queries):      # a hash comparison the stored key satisfies, at another site
             with seeding.site(("resolve", 0x402000)):
-                s = claripy.Solver()
+                s = SeededSolver()
                 s.add(k != 0)
                 assert s.eval(k, 1, extra_constraints=[mix(k) == concrete_mix(stored)]) == (stored,)
         assert stats.seeded_tiers_skipped == skipped
@@ -116,7 +118,7 @@ def test_let_only_parts_are_decided_over_the_values_a_table_selects():
     inside = claripy.And(claripy.UGE(let + 0x34, 0x1000 + 0x40 * 5), claripy.ULE(let + 0x34, 0x1000 + 0x40 * 5 + 0x3C))
     scope, stats = run_scope()
     with scope.active():
-        s = claripy.Solver()
+        s = SeededSolver()
         s.add([definition, let != 0, inside])
         # the field at +0x30 of the element at +0x34's object: in the same object for every table value
         assert not s.satisfiable(extra_constraints=[claripy.Not(claripy.And(
@@ -143,7 +145,7 @@ def test_comparisons_of_booleans_are_evaluated():
     x = claripy.BVS("stdin_0", 8)
     scope, stats = run_scope()
     with scope.active():
-        s = claripy.Solver()
+        s = SeededSolver()
         s.add((x == 3) == claripy.ULT(x, 5))       # x is 3, or at least 5: zero does not satisfy it
         s.add(x != 0)
         assert s.satisfiable(extra_constraints=[claripy.ULT(x, 4)])
@@ -159,7 +161,7 @@ def digit_sum(digits):
 
 
 def solver_of(cons):
-    s = claripy.Solver()
+    s = SeededSolver()
     for c in cons:
         s.add(c)
     return s
@@ -180,7 +182,7 @@ def test_the_values_of_an_expression_are_enumerated_with_the_neighbours_of_each_
         plain.add(c)
     assert set(plain.eval(total, 100)) == want
     with scope.active():                          # no value at all: unsatisfiable, as in claripy
-        s = claripy.Solver()
+        s = SeededSolver()
         for c in cons:
             s.add(c)
         try:
@@ -216,7 +218,7 @@ def test_a_sibling_model_answers_a_satisfiability_check_from_the_query_s_own_con
     x, y = claripy.BVS("stdin_0", 8), claripy.BVS("stdin_1", 8)
     scope, stats = run_scope()
     with scope.active():
-        s = claripy.SolverComposite()
+        s = composite()
         s.add(claripy.RotateLeft(x + y, 3) == 0x28)      # x + y == 5
         (vx, vy), = s.batch_eval([x, y], 1)              # z3: one model, kept by claripy
         assert (vx + vy) & 0xFF == 5

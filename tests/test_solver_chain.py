@@ -9,8 +9,7 @@ from claripy.solvers import Solver, SolverCompositeChild
 
 import angr_ram
 from angr_ram.config import RunConfig
-from angr_ram.plugins.frontends import RamChildSolver, SeededSolver
-from angr_ram.plugins.seeding import SeedingMixin
+from angr_ram.plugins.frontends import RamChildSolver, SeededSolver, SeedingMixin
 from angr_ram.scope import RunScope
 from angr_ram.stats import RunStats
 

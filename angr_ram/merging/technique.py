@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextvars
 import itertools
-from dataclasses import dataclass
 
 import claripy
 from angr import ExplorationTechnique, sim_options
@@ -50,39 +49,10 @@ from .incremental import NODE_KEY, Tree
 from .liveness import Liveness
 from .memory_diff import MEMORY_DIFF
 from .patterns import RESIDUAL, ShapeHasher, regular_partitions
+from .policies import MODES, PATTERN_POLICIES, tpc
 from .synthesis import family_of, linear_fit, synthesize
 from .uninit import STABLE_UNINIT, UNINIT
 
-
-@dataclass(frozen=True)
-class MergeMode:
-    """How a fragment's leaves merge: ``ite`` (if-then-else over their path conditions) or ``pat``
-    (quantified patterns where the leaves follow one; a nested fragment merges with ite)."""
-
-    name: str
-    patterns: bool          # look for formula patterns among the leaves of a top-level fragment
-    incremental: bool       # incremental merging inside fragments, unless the user says otherwise
-
-
-@dataclass(frozen=True)
-class PatternPolicy:
-    """Which pattern merges to keep: ``smaller`` (only one whose merged states have fewer
-    path-constraint nodes in total than the ite merge of the same leaves) or ``always``."""
-
-    name: str
-    compare: bool           # compare the pattern merge's size with the ite merge's
-
-    def ite_instead(self, tails: list, clauses: list, rest: list[int]) -> int | None:
-        """The ite merge's node count when it should be used instead of the patterns, else None."""
-        if not self.compare:
-            return None
-        pattern_nodes, ite_nodes = _sizes(tails, clauses, rest)
-        return ite_nodes if pattern_nodes >= ite_nodes else None
-
-
-MODES = {m.name: m for m in (MergeMode("ite", patterns=False, incremental=False),
-                             MergeMode("pat", patterns=True, incremental=True))}
-PATTERN_POLICIES = {p.name: p for p in (PatternPolicy("smaller", compare=True), PatternPolicy("always", compare=False))}
 _LINEAR: contextvars.ContextVar = contextvars.ContextVar("angr_ram_linear_merge", default=None)
 
 
@@ -142,27 +112,6 @@ class _Guard:
     def to_claripy(self):
         """The condition as a claripy AST."""
         return self.ast
-
-
-def _tpc(tail: list):
-    """A leaf's tree path condition: the conjunction of its tail (true for an empty one)."""
-    return claripy.And(*tail) if tail else claripy.true()
-
-
-def _tree_constraint(tails: list):
-    """The merged tree path constraint ``Or(tpc_j)`` of leaves with these tails (``tpc`` alone for
-    one leaf)."""
-    tpcs = [_tpc(t) for t in tails]
-    return tpcs[0] if len(tpcs) == 1 else claripy.Or(*tpcs)
-
-
-def _sizes(tails: list, clauses: list, rest: list[int]) -> tuple[int, int]:
-    """Path-constraint nodes in total after pattern merging (the ``clauses`` and the standard
-    merge of the leaves ``rest`` no pattern matches), and after standard merging of every leaf."""
-    size = sum(c.size() for c in clauses)
-    if rest:
-        size += count_nodes(_tree_constraint([tails[i] for i in rest]))
-    return size, count_nodes(_tree_constraint(tails))
 
 
 class MergeStats:
@@ -501,7 +450,7 @@ class QuantifiedMerging(ExplorationTechnique):
     def _merge_ite(self, fr: Fragment, leaves: list, tails: list | None = None, nodes: int | None = None):
         """Standard merging: ``pc_root /\\ Or(tpc_j)``, values as ITE over the tpc_j (``tails``: the
         leaves' tails when the caller has them; ``nodes``: the disjunction's size when it has that)."""
-        tpcs = [_tpc(t) for t in (tails if tails is not None else [fr.tail(s) for s in leaves])]
+        tpcs = [tpc(t) for t in (tails if tails is not None else [fr.tail(s) for s in leaves])]
         with setting(STABLE_UNINIT, True):
             merged = _merge(leaves, tpcs, fr.root)
         self.stats.merges_ite += 1

@@ -1,6 +1,6 @@
 """Seeded models: answer a satisfiability or one-model query with a cheap candidate assignment
-before z3 is asked. A claripy frontend mixin (:class:`SeedingMixin`), placed right above
-``FullFrontend`` in angr-ram's frontends (:mod:`.frontends`).
+before z3 is asked: in angr-ram's claripy frontends (:mod:`.frontends`), whose
+:class:`~.frontends.SeedingMixin` sits right above ``FullFrontend`` and calls this module.
 
 z3 can spend minutes on a query that one well-chosen input satisfies: after a strong hash
 (``hashv == stored_hashv`` in uthash's bucket chain) the satisfying input is one of the keys the
@@ -486,40 +486,6 @@ def seeded_eval(original, self, e, n, extra_constraints=(), exact=None):
             except _Unsupported:
                 pass
     return original(self, e, n, extra_constraints=extra_constraints, exact=exact)
-
-
-def _next(cls: type, name: str):
-    """``name`` of the class after ``cls`` in the frontend's method order, as a function of
-    ``(frontend, *args, **kwargs)`` (the "original" the seeded answers fall back to)."""
-    return lambda frontend, *a, **kw: getattr(super(cls, frontend), name)(*a, **kw)
-
-
-class SeedingMixin:
-    """claripy frontend mixin, placed right above ``FullFrontend`` (claripy's last step before z3):
-    inside a run that seeds models (:func:`enabled`) ``satisfiable``, ``check_satisfiability``,
-    ``batch_eval`` and ``eval`` first try the candidate assignments (:func:`attempt`); a satisfying
-    one answers, anything else goes on to z3. angr-ram's frontends include it
-    (:mod:`angr_ram.plugins.frontends`); claripy's own are left alone."""
-
-    def satisfiable(self, extra_constraints=(), exact=None):
-        if not enabled():
-            return super().satisfiable(extra_constraints=extra_constraints, exact=exact)
-        return seeded_satisfiable(_next(SeedingMixin, "satisfiable"), self, extra_constraints, exact)
-
-    def check_satisfiability(self, extra_constraints=(), exact=None):
-        if not enabled():
-            return super().check_satisfiability(extra_constraints=extra_constraints, exact=exact)
-        return seeded_check(_next(SeedingMixin, "check_satisfiability"), self, extra_constraints, exact)
-
-    def batch_eval(self, exprs, n, extra_constraints=(), exact=None):
-        if not enabled():
-            return super().batch_eval(exprs, n, extra_constraints=extra_constraints, exact=exact)
-        return seeded_batch_eval(_next(SeedingMixin, "batch_eval"), self, exprs, n, extra_constraints, exact)
-
-    def eval(self, e, n, extra_constraints=(), exact=None):
-        if not enabled():
-            return super().eval(e, n, extra_constraints=extra_constraints, exact=exact)
-        return seeded_eval(_next(SeedingMixin, "eval"), self, e, n, extra_constraints, exact)
 
 
 def enumerate_values(original, frontend, e, n: int, extra: tuple, exact=None) -> list[tuple]:
