@@ -48,8 +48,8 @@ from .strategies.jumps import invalid_target, split_jump
 from .strategies.models import make_model
 from .strategies.split import Splitter
 from .timing import PROFILE
-from .undecided import FORKING, gave_up
-from .z3_check import CHECK
+from .undecided import FORKING
+from .z3_check import CHECK, gave_up
 
 __all__ = ["DEFERRED_STASH", "ERROR_STASH", "UNKNOWN_STASH", "RelocatableMemory", "gave_up", "stats"]
 

@@ -28,7 +28,7 @@ from .outcomes import Outcome, ending
 from .plugins.stubs import stubs_of
 from .plugins.uninitialized import UNWRITTEN_PREFIXES, zero_filled
 from .technique import ERROR_STASH
-from .undecided import gave_up
+from .z3_check import gave_up
 
 MANIFEST = "tests.jsonl"
 MAX_OUTCOMES_PER_PATH = 16

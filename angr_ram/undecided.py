@@ -13,32 +13,11 @@ the key. Inside angr-ram steps an undecided successor is instead kept with
 from __future__ import annotations
 
 import claripy
-import z3
 from angr.engines.successors import SimSuccessors
-from claripy.errors import ClaripyZ3Error
 
 from .patches import PatchSet
 from .strategies.fork import forking_enabled
-
-# what z3 says when a resource limit or an interrupt stopped it
-_Z3_LIMITS = ("out of memory", "max. memory exceeded", "canceled", "interrupted", "timeout",
-              "max. resource limit exceeded")
-
-
-def gave_up(exc: BaseException) -> str | None:
-    """Why z3 could not answer, if ``exc`` (or an error it was converted from) says it gave up:
-    a time-out or resource limit, or an ``unknown`` answer; None for any other error."""
-    seen = 0
-    while exc is not None and seen < 8:
-        if isinstance(exc, claripy.ClaripySolverInterruptError):
-            return f"solver gave up: {exc}"
-        if isinstance(exc, ClaripyZ3Error) and "solver unknown" in str(exc):
-            return f"solver gave up: {exc}"
-        if isinstance(exc, z3.Z3Exception | ClaripyZ3Error) and any(w in str(exc) for w in _Z3_LIMITS):
-            return f"solver gave up: {exc}"     # a limit hit outside a check (translation, a tactic)
-        exc, seen = exc.__cause__ or exc.__context__, seen + 1
-    return None
-
+from .z3_check import gave_up
 
 # while RelocatableMemory steps a state
 FORKING = PatchSet("undecided-successors", forking_enabled)

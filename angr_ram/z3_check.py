@@ -5,7 +5,8 @@ timed as the ``z3`` section of the run's profile, and given the run's current bu
 first-pass budget while a first-pass step runs, no more than the time left before the run's
 deadline (its ``timeout``), else the solver's own time-out. Outside runs, :func:`counting` counts
 checks for benchmarks (stock angr's included) through the same wrapper, so no other code replaces
-``z3.Solver.check``.
+``z3.Solver.check``. :func:`gave_up` tells an answer z3 could not give (a time-out, a resource
+limit, ``unknown``) from any other error.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from __future__ import annotations
 import contextlib
 import time
 
+import claripy
 import z3
+from claripy.errors import ClaripyZ3Error
 
 from .guard import fresh_answer, quiet_ctrl_c
 from .patches import PatchSet
@@ -87,3 +90,23 @@ def _budgeted(sc, original, solver, args):
         return fresh_answer(lambda: original(solver, *args), solver.ctx)
     finally:      # the solver outlives the step: used outside it (outcomes, tests), it has its own budget
         solver.set("timeout", own)
+
+
+# what z3 says when a resource limit or an interrupt stopped it
+_Z3_LIMITS = ("out of memory", "max. memory exceeded", "canceled", "interrupted", "timeout",
+              "max. resource limit exceeded")
+
+
+def gave_up(exc: BaseException) -> str | None:
+    """Why z3 could not answer, if ``exc`` (or an error it was converted from) says it gave up:
+    a time-out or resource limit, or an ``unknown`` answer; None for any other error."""
+    seen = 0
+    while exc is not None and seen < 8:
+        if isinstance(exc, claripy.ClaripySolverInterruptError):
+            return f"solver gave up: {exc}"
+        if isinstance(exc, ClaripyZ3Error) and "solver unknown" in str(exc):
+            return f"solver gave up: {exc}"
+        if isinstance(exc, z3.Z3Exception | ClaripyZ3Error) and any(w in str(exc) for w in _Z3_LIMITS):
+            return f"solver gave up: {exc}"     # a limit hit outside a check (translation, a tactic)
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None

@@ -97,6 +97,43 @@ def test_the_import_graph_has_no_cycle_and_no_import_hides_in_a_function():
     assert {m: h for m, h in hidden.items() if h} == {}
 
 
+# the layers, bottom to top: a module imports only from its own layer and the ones below it
+LAYERS = {
+    "core": "errors context dag scope patches guard stats version profile",
+    "solver": "z3_check plugins.z3_setup plugins.model_eval plugins.model_cache plugins.evaluator "
+              "plugins.enumeration plugins.narrow_cut plugins.neighbours plugins.seeding plugins.frontends "
+              "plugins.independence plugins.query_cache plugins.persistent_cache plugins.substitution "
+              "plugins.solver",
+    "memory": "undecided plugins.address_space plugins.object_store plugins.memory plugins.memory_faults "
+              "plugins.multi_write plugins.ram_memory plugins.uninitialized plugins.declared plugins.pointers "
+              "strategies strategies.*",
+    "procedures": "plugins.heap plugins.libc plugins.strings plugins.environment plugins.threads plugins.startup "
+                  "plugins.stdio_flags plugins.number_parsing plugins.integer_text plugins.varargs "
+                  "plugins.weak_imports plugins.stubs",
+    "merging": "merging merging.*",
+    "run": "technique config runner distributed shipping testcases replay cli inputs outcomes timing",
+}
+ORDER = list(LAYERS)
+
+
+def _layer_of(module: str) -> str | None:
+    name = module.removeprefix("angr_ram.")
+    for layer, spec in LAYERS.items():
+        for pattern in spec.split():
+            if name == pattern or (pattern.endswith(".*") and name.startswith(pattern[:-1])):
+                return layer
+    return None
+
+
+def test_every_module_has_a_layer_and_imports_only_go_down():
+    top, _ = _imports()
+    unplaced = sorted(m for m in MODULES if _layer_of(m) is None and m not in ("angr_ram", "angr_ram.plugins"))
+    assert unplaced == []
+    upward = sorted(f"{m} ({_layer_of(m)}) -> {d} ({_layer_of(d)})" for m, deps in top.items() for d in deps
+                    if _layer_of(m) and _layer_of(d) and ORDER.index(_layer_of(d)) > ORDER.index(_layer_of(m)))
+    assert upward == []
+
+
 def test_the_cycle_check_finds_a_cycle():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None

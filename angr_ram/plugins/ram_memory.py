@@ -29,7 +29,7 @@ from ..errors import AngrRamError
 from .memory import RelocatableMixin
 from .memory_faults import FaultMixin
 from .multi_write import MultiWriteMixin
-from .strings import pointer_cases
+from .pointers import pointer_cases
 from .uninitialized import StableUninitMixin
 
 

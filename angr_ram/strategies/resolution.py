@@ -27,7 +27,7 @@ from ..plugins import seeding
 from ..plugins.address_space import HEAP_BASE, SEGMENT_LIMIT, AddressSpace, MemoryObject, gap_around
 from ..plugins.evaluator import LET_PREFIX
 from ..plugins.query_cache import address_specific
-from ..undecided import gave_up
+from ..z3_check import gave_up
 from .fork import forking_enabled
 from .value_sets import possible_values
 
