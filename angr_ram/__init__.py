@@ -13,14 +13,14 @@ import logging as _logging
 
 _logging.getLogger("angr.state_plugins.unicorn_engine").setLevel(_logging.CRITICAL)
 
-from .errors import AngrRamError, MemoryErrorInfo, UnsupportedBinary  # noqa: E402
-from .inputs import Template, make_state  # noqa: E402
-from .merging import QuantifiedMerging  # noqa: E402
-from .plugins.address_space import AddressSpace, MemoryObject  # noqa: E402
-from .replay import replay  # noqa: E402
-from .technique import ERROR_STASH, RelocatableMemory, stats  # noqa: E402
-from .testcases import TestCase, collect_tests, emit_tests  # noqa: E402
-from .version import __version__ as __version__  # noqa: E402
+from angr_ram.core.errors import AngrRamError, MemoryErrorInfo, UnsupportedBinary  # noqa: E402
+from angr_ram.core.version import __version__ as __version__  # noqa: E402
+from angr_ram.memory.address_space import AddressSpace, MemoryObject  # noqa: E402
+from angr_ram.merging import QuantifiedMerging  # noqa: E402
+from angr_ram.run.inputs import Template, make_state  # noqa: E402
+from angr_ram.run.replay import replay  # noqa: E402
+from angr_ram.run.technique import ERROR_STASH, RelocatableMemory, stats  # noqa: E402
+from angr_ram.run.testcases import TestCase, collect_tests, emit_tests  # noqa: E402
 
 __all__ = [
     "ERROR_STASH",

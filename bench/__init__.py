@@ -14,10 +14,10 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from angr_ram.errors import AngrRamError
-from angr_ram.plugins import model_cache, model_eval, z3_setup
-from angr_ram.scope import RunScope
-from angr_ram.z3_check import CHECK
+from angr_ram.core.errors import AngrRamError
+from angr_ram.core.scope import RunScope
+from angr_ram.solver import model_cache, model_eval, z3_setup
+from angr_ram.solver.z3_check import CHECK
 
 # what every run inside :func:`claripy_fixes` uses, stock angr's included
 CLARIPY_FIXES = tuple(s.name for s in (CHECK, z3_setup.BACKEND, z3_setup.HALF_BUILT_SET, model_eval.MODEL_EVAL,

@@ -6,8 +6,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from angr_ram.runner import explore
-from angr_ram.z3_check import counting
+from angr_ram.run.runner import explore
+from angr_ram.solver.z3_check import counting
 
 from . import sample_path, with_claripy_fixes
 from .speed import SAMPLES

@@ -16,8 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-from angr_ram.outcomes import path_outcomes
-from angr_ram.runner import explore
+from angr_ram.run.outcomes import path_outcomes
+from angr_ram.run.runner import explore
 
 from . import child_env, sample_path
 from .models import geomean

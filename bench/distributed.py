@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from angr_ram.runner import explore
+from angr_ram.run.runner import explore
 
 from . import sample_path
 
@@ -19,7 +19,7 @@ def distributed_table(timeout: float = 900.0, workers=DIST_WORKERS, samples_dir:
     """Time, paths, tasks, states shipped and pickled bytes per state of ``sample`` explored in one
     process and on each number of ``workers`` (a LocalCluster each), with the speedup over one
     worker; every run's outcome set is compared with the single-process run's."""
-    from angr_ram.distributed import explore_distributed
+    from angr_ram.run.distributed import explore_distributed
 
     name, n = sample
     path = sample_path(name, samples_dir)

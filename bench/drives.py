@@ -1,6 +1,6 @@
 """Drives benchmark: the same program driven three ways, side by side.
 
-* ``explore``: :func:`angr_ram.runner.explore` (what the CLI runs): one variable per input byte;
+* ``explore``: :func:`angr_ram.run.runner.explore` (what the CLI runs): one variable per input byte;
 * ``wide``: a user's script: ``entry_state`` with stdin one ``claripy.BVS`` of all the bytes,
   angr's default state options, ``RelocatableMemory()`` (and ``QuantifiedMerging``) attached;
 * ``bytes``: the same script with one ``claripy.BVS`` per byte;
@@ -48,7 +48,7 @@ def _child(drive: str, binary: str, nbytes: int, merge: str | None) -> dict:
     import claripy
 
     import angr_ram
-    from angr_ram.runner import explore, summarize
+    from angr_ram.run.runner import explore, summarize
 
     t0 = time.perf_counter()
     if drive == "explore":

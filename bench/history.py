@@ -35,7 +35,7 @@ _CHILD = r"""
 import gc, json, sys, time
 import angr, claripy
 import angr_ram
-from angr_ram.runner import explore
+from angr_ram.run.runner import explore
 leader, follower, nbytes = json.loads(sys.argv[1])
 def rss_mb():
     with open("/proc/self/status") as f:

@@ -49,7 +49,7 @@ def run_limited(binary: str, args: list[str], timeout: float, sigint_after: floa
     ``tests_on_disk`` (manifest lines)."""
     with tempfile.TemporaryDirectory(prefix="angr-ram-limits-") as tmp:
         out_dir = os.path.join(tmp, "tests")
-        cmd = [sys.executable, "-m", "angr_ram.cli", "run", binary, *args, "--timeout", str(timeout),
+        cmd = [sys.executable, "-m", "angr_ram.run.cli", "run", binary, *args, "--timeout", str(timeout),
                "--json", "--emit-tests", out_dir]
         t0 = time.perf_counter()
         with open(os.path.join(tmp, "out"), "w+b") as out:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from angr_ram.runner import explore
-from angr_ram.z3_check import counting
+from angr_ram.run.runner import explore
+from angr_ram.solver.z3_check import counting
 
 from . import child_env, sample_path
 from .models import geomean

@@ -15,8 +15,8 @@ import math
 import time
 from pathlib import Path
 
-from angr_ram.runner import explore
-from angr_ram.technique import RelocatableMemory
+from angr_ram.run.runner import explore
+from angr_ram.run.technique import RelocatableMemory
 
 from . import fastest, sample_path, with_claripy_fixes
 

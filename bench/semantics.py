@@ -17,7 +17,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from angr_ram.replay import ASAN_ENV
+from angr_ram.run.replay import ASAN_ENV
 
 from . import sample_path
 from .corpus import run

@@ -1,4 +1,4 @@
-"""Solver table: claripy's own z3 solvers against angr-ram's (:mod:`angr_ram.plugins.z3_setup`) on
+"""Solver table: claripy's own z3 solvers against angr-ram's (:mod:`angr_ram.solver.z3_setup`) on
 query shapes that symbolic execution asks: a hash preimage as a path constraint and as a branch
 condition (an extra constraint), many cheap branch checks along a growing path, enumeration, and the
 extrema of an address."""
@@ -9,7 +9,7 @@ import time
 
 import claripy
 
-from angr_ram.scope import RunScope
+from angr_ram.core.scope import RunScope
 
 QUERY_TIMEOUT_MS = 30_000
 

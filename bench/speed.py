@@ -12,8 +12,8 @@ import json
 import time
 from pathlib import Path
 
-from angr_ram.runner import explore
-from angr_ram.z3_check import counting
+from angr_ram.run.runner import explore
+from angr_ram.solver.z3_check import counting
 
 from . import fastest, sample_path, with_claripy_fixes
 

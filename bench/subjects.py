@@ -20,10 +20,10 @@ import sys
 import time
 from pathlib import Path
 
-from angr_ram.errors import AngrRamError
-from angr_ram.inputs import Template
-from angr_ram.replay import replay
-from angr_ram.runner import explore
+from angr_ram.core.errors import AngrRamError
+from angr_ram.run.inputs import Template
+from angr_ram.run.replay import replay
+from angr_ram.run.runner import explore
 
 from . import child_env, sample_path
 from .native import run_inputs

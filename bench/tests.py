@@ -12,8 +12,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from angr_ram.replay import replay
-from angr_ram.runner import explore
+from angr_ram.run.replay import replay
+from angr_ram.run.runner import explore
 
 from . import sample_path
 

@@ -23,7 +23,7 @@ def built_samples():
 def ram_state():
     """An angr-ram state on a small sample, with the technique's plugins installed."""
     import angr_ram
-    from angr_ram.runner import load_project, make_state
+    from angr_ram.run.runner import load_project, make_state
 
     proj = load_project(str(BUILD / "matrix3_O0"))
     st = make_state(proj, 2)
@@ -36,7 +36,7 @@ def assert_tests_replay(binary: str, result, asan: str | None = None):
     """Tests-as-oracle: ``result`` (an ``explore(..., tests=True)``) has one test per outcome it
     reports, and every test replays natively as predicted (exit tests: same exit code and stdout;
     error tests: the native or ASan run fails)."""
-    from angr_ram.replay import replay
+    from angr_ram.run.replay import replay
 
     tests = result.tests
     assert tests is not None, "explore(..., tests=True) collects the tests"
@@ -69,7 +69,7 @@ def shared_run(binary: str, n: int, **opts):
     import fcntl
     import pickle
 
-    from angr_ram.runner import explore
+    from angr_ram.run.runner import explore
 
     b = Path(binary).resolve()
     key = hashlib.sha256(f"{hashlib.sha256(b.read_bytes()).hexdigest()}:{_SOURCE()}:{n}:"

@@ -3,11 +3,11 @@
 import claripy
 import pytest
 
-from angr_ram.plugins.address_space import RED_ZONE
+from angr_ram.memory.address_space import RED_ZONE
 
 
 def alloc(state, n, zero=True):
-    from angr_ram.plugins.heap import allocate
+    from angr_ram.procedures.heap import allocate
     return allocate(state, n, zero)
 
 
@@ -88,8 +88,8 @@ def test_angr_brk_heap_maps_only_a_small_region():
     __libc_start_main's allocations (ctype tables) still work."""
     import os
 
-    from angr_ram.runner import load_project, make_state
-    from angr_ram.technique import BRK_HEAP_MAPPED, RelocatableMemory
+    from angr_ram.run.runner import load_project, make_state
+    from angr_ram.run.technique import BRK_HEAP_MAPPED, RelocatableMemory
 
     from .conftest import BUILD
 

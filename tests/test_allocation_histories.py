@@ -10,8 +10,8 @@ import claripy
 import pytest
 
 import angr_ram
-from angr_ram.plugins.independence import Footprints, components, slice_constraints
-from angr_ram.runner import prepare, summarize
+from angr_ram.run.runner import prepare, summarize
+from angr_ram.solver.independence import Footprints, components, slice_constraints
 
 from .conftest import BUILD
 from .groundtruth import outcome_set_over

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 import angr_ram
-from angr_ram.cli import main
+from angr_ram.run.cli import main
 
 from .conftest import BUILD
 
@@ -56,10 +56,10 @@ def test_unknown_option_values_are_rejected():
         angr_ram.RelocatableMemory(model="magic")
     with pytest.raises(angr_ram.AngrRamError, match="context_k"):
         angr_ram.RelocatableMemory(context_k=-1)
-    r = subprocess.run([sys.executable, "-m", "angr_ram.cli", "run", "x", "--stdin-bytes", "1", "--model", "nope"],
+    r = subprocess.run([sys.executable, "-m", "angr_ram.run.cli", "run", "x", "--stdin-bytes", "1", "--model", "nope"],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "invalid choice" in r.stderr
-    r = subprocess.run([sys.executable, "-m", "angr_ram.cli", "run", "x", "--stdin-bytes", "1", "--uninitialized",
+    r = subprocess.run([sys.executable, "-m", "angr_ram.run.cli", "run", "x", "--stdin-bytes", "1", "--uninitialized",
                         "random"], capture_output=True, text=True)
     assert r.returncode == 2 and "invalid choice" in r.stderr
 
@@ -135,10 +135,10 @@ def test_loop_bench_reports_the_speed_up_on_exponential_programs_apart(monkeypat
 def test_unwritable_test_directory_is_refused_before_exploring(tmp_path, capsys, monkeypatch):
     """A directory for --emit-tests that cannot be written is a one-line error before any
     exploration (the run would otherwise find it only when writing, and lose everything)."""
-    import angr_ram.runner
+    import angr_ram.run.runner
 
     explored = []
-    monkeypatch.setattr(angr_ram.runner, "explore", lambda *a, **k: explored.append(1))
+    monkeypatch.setattr(angr_ram.run.runner, "explore", lambda *a, **k: explored.append(1))
     blocker = tmp_path / "file"
     blocker.write_text("x")
     assert main(["run", os.fspath(BUILD / "oob_O0"), "--stdin-bytes", "1",

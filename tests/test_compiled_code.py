@@ -10,7 +10,7 @@ from functools import cache
 import claripy
 import pytest
 
-from angr_ram.runner import explore
+from angr_ram.run.runner import explore
 
 from .conftest import BUILD, assert_tests_replay
 from .groundtruth import outcome_set, run_inputs
@@ -52,7 +52,7 @@ def test_inlined_memcpy_with_concrete_bases():
 def test_access_under_a_false_guard_reports_nothing(ram_state):
     """A guarded store or load whose guard is false, and an access on a continuation whose block
     guard is false, do nothing and report nothing, even out of bounds."""
-    from angr_ram.plugins.heap import allocate
+    from angr_ram.procedures.heap import allocate
 
     obj = allocate(ram_state, 16, zero=True)
     far = obj.base + 4096
@@ -131,7 +131,7 @@ def test_length_prefixed_reader(opt, model):
 
 def test_symbolic_size_bounds_check_forks_only_the_faulting_inputs(ram_state):
     """An access at offset k of an object of symbolic size n faults exactly when k >= n."""
-    from angr_ram.plugins.heap import allocate
+    from angr_ram.procedures.heap import allocate
 
     n = claripy.BVS("n", 64)
     ram_state.add_constraints(claripy.ULE(n, 10), claripy.UGE(n, 2))
@@ -145,7 +145,7 @@ def test_symbolic_size_bounds_check_forks_only_the_faulting_inputs(ram_state):
 def test_symbolic_length_store_is_one_multi_write(ram_state):
     """read(fd, buf, n) / memcpy(d, s, n) with a symbolic n: one guarded record, and every byte
     reads as the data below n and as the old contents from n on."""
-    from angr_ram.plugins.heap import allocate
+    from angr_ram.procedures.heap import allocate
 
     obj = allocate(ram_state, 16, zero=True)
     n = claripy.BVS("n", 64)
@@ -161,7 +161,7 @@ def test_symbolic_length_store_is_one_multi_write(ram_state):
 
 
 def test_symbolic_length_store_past_the_object_keeps_the_in_bounds_lengths(ram_state):
-    from angr_ram.plugins.heap import allocate
+    from angr_ram.procedures.heap import allocate
 
     obj = allocate(ram_state, 16, zero=True)
     n = claripy.BVS("n", 64)

@@ -9,9 +9,9 @@ import claripy
 import pytest
 
 import angr_ram
-from angr_ram.config import RunConfig
-from angr_ram.errors import AngrRamError
-from angr_ram.runner import explore
+from angr_ram.core.errors import AngrRamError
+from angr_ram.run.config import RunConfig
+from angr_ram.run.runner import explore
 
 from .conftest import BUILD
 

@@ -13,9 +13,9 @@ import pytest
 from claripy.backends import backend_z3
 
 import angr_ram
-from angr_ram.outcomes import path_outcomes
-from angr_ram.runner import RESILIENCE, explore, load_project, make_state
-from angr_ram.scope import current
+from angr_ram.core.scope import current
+from angr_ram.run.outcomes import path_outcomes
+from angr_ram.run.runner import RESILIENCE, explore, load_project, make_state
 
 from .conftest import BUILD
 from .test_samples import native
@@ -86,8 +86,8 @@ def test_validation_of_defer_ms():
 
 HARD = r"""
 import time, claripy
-from angr_ram.plugins import z3_setup  # noqa
-from angr_ram.scope import RunScope
+from angr_ram.solver import z3_setup  # noqa
+from angr_ram.core.scope import RunScope
 k = claripy.BVS("k", 32)
 def mix(a, b, c):
     for sa, sb, sc in ((13, 8, 13), (12, 16, 5), (3, 10, 15)):
@@ -160,7 +160,7 @@ def test_a_give_up_wrapped_by_angr_in_a_fork_sets_the_state_aside(monkeypatch):
     "Claripy threw an error") sets the state aside instead of ending the run with a traceback."""
     import angr
 
-    from angr_ram.technique import RelocatableMemory
+    from angr_ram.run.technique import RelocatableMemory
 
     original, calls = RelocatableMemory._fork, []
 
@@ -183,7 +183,7 @@ def test_a_give_up_wrapped_by_angr_in_a_fork_sets_the_state_aside(monkeypatch):
 def test_outcomes_z3_gives_up_on_are_counted_not_fatal(monkeypatch):
     """Choosing a finished path's outcomes outside a step may time out: the run still returns its
     summary, with that path counted as undecided."""
-    import angr_ram.runner as runner
+    import angr_ram.run.runner as runner
 
     original, calls = runner.listed_outcomes, []
 

@@ -10,9 +10,9 @@ import pytest
 distributed = pytest.importorskip("distributed")
 import dask  # noqa: E402
 
-from angr_ram.distributed import explore_distributed  # noqa: E402
-from angr_ram.runner import explore  # noqa: E402
-from angr_ram.shipping import StatePacker  # noqa: E402
+from angr_ram.run.distributed import explore_distributed  # noqa: E402
+from angr_ram.run.runner import explore  # noqa: E402
+from angr_ram.run.shipping import StatePacker  # noqa: E402
 
 from .conftest import BUILD, shared_run  # noqa: E402
 from .groundtruth import outcome_set  # noqa: E402

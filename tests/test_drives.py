@@ -12,8 +12,8 @@ import claripy
 import pytest
 
 import angr_ram
-from angr_ram.plugins.object_store import ObjectStore
-from angr_ram.runner import explore, summarize
+from angr_ram.memory.object_store import ObjectStore
+from angr_ram.run.runner import explore, summarize
 
 from .conftest import BUILD, assert_tests_replay
 from .test_loop_corpus import native as loop_native
@@ -141,8 +141,8 @@ def test_uninitialized_memory_is_the_techniques_decision_with_one_default(opt, w
     import itertools
     import subprocess
 
-    from angr_ram.replay import replay
-    from angr_ram.testcases import UNWRITTEN_NOTE
+    from angr_ram.run.replay import replay
+    from angr_ram.run.testcases import UNWRITTEN_NOTE
     b = os.fspath(BUILD / f"heapuninit_{opt}")
     # run as a fresh process each (the fork server's children inherit a used heap)
     want = {(subprocess.run([b], input=bytes(t), capture_output=True, check=False).returncode, b"")

@@ -6,9 +6,9 @@ import claripy
 import numpy as np
 import pytest
 
-from angr_ram.plugins import enumeration as en
-from angr_ram.plugins import evaluator as evl
-from angr_ram.plugins.object_store import select
+from angr_ram.memory.object_store import select
+from angr_ram.solver import enumeration as en
+from angr_ram.solver import evaluator as evl
 
 OPS = ("add", "sub", "xor", "and", "or", "mul", "shl", "lshr", "sdiv", "srem", "rotl")
 
@@ -110,7 +110,7 @@ def test_node_values_are_stored_compactly():
 def test_an_evaluator_over_rows_of_its_own_computes_the_same_values_and_leaves_the_shared_cache(seed):
     """Rows evaluated once (a model's neighbours) keep their node values to themselves: the values
     equal those of an evaluator sharing the run's cache, and that cache gains no entry."""
-    from angr_ram.scope import RunScope
+    from angr_ram.core.scope import RunScope
 
     rng = random.Random(seed)
     x, y = claripy.BVS("x", 8), claripy.BVS("y", 8)
@@ -130,7 +130,7 @@ def test_an_evaluator_over_rows_of_its_own_computes_the_same_values_and_leaves_t
 def test_an_evaluator_without_free_variables_evaluates_constant_expressions():
     """An expression over let-bound symbols alone gives an evaluator with no free variable (an
     empty layout); its nodes are cached like any other's (this raised an IndexError once)."""
-    from angr_ram.scope import RunScope
+    from angr_ram.core.scope import RunScope
 
     let = claripy.BVS("ram_let_1_0_8", 8, explicit_name=True)
     e = (let + 3) * 2
@@ -163,7 +163,7 @@ def _deep(x, let, depth):
 def test_deep_expressions_are_evaluated_or_left_to_z3_never_a_recursion_error():
     """If-then-else merging nests expressions hundreds of levels deep (strtok under ``ite``: 454,
     which ended the path with a RecursionError): the evaluation goes that deep, and an expression
-    deeper than :data:`~angr_ram.plugins.evaluator.DEEP_RECURSION` allows is left to z3."""
+    deeper than :data:`~angr_ram.solver.evaluator.DEEP_RECURSION` allows is left to z3."""
     import sys
 
     x = claripy.BVS("x", 8)
@@ -184,7 +184,7 @@ def test_constraint_masks_outlive_the_node_values(monkeypatch):
     """A path constraint's truth over the rows is kept per constraint, apart from its nodes' values:
     with room for no node value, a second query over the same constraints evaluates none of their
     nodes again, only its own goal, and answers the same."""
-    from angr_ram.scope import RunScope
+    from angr_ram.core.scope import RunScope
 
     rng = random.Random(3)
     x, y = claripy.BVS("x", 8), claripy.BVS("y", 8)

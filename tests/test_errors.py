@@ -6,7 +6,7 @@ The oracle is the same program built with AddressSanitizer and run over the whol
 import os
 from functools import cache
 
-from angr_ram.runner import explore
+from angr_ram.run.runner import explore
 
 from .conftest import BUILD, assert_tests_replay
 from .groundtruth import domain, run_inputs

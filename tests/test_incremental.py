@@ -8,10 +8,10 @@ import os
 
 import pytest
 
-from angr_ram.errors import AngrRamError
+from angr_ram.core.errors import AngrRamError
 from angr_ram.merging import liveness
 from angr_ram.merging.fragments import find_loops
-from angr_ram.runner import explore, load_project
+from angr_ram.run.runner import explore, load_project
 
 from .conftest import BUILD
 from .groundtruth import outcome_set_over

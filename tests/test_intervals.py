@@ -7,8 +7,8 @@ import random
 import claripy
 import pytest
 
-from angr_ram.runner import explore
-from angr_ram.strategies.intervals import unsigned_range
+from angr_ram.memory.strategies.intervals import unsigned_range
+from angr_ram.run.runner import explore
 
 from .conftest import BUILD
 

@@ -11,10 +11,10 @@ import angr
 import claripy
 import pytest
 
-from angr_ram.plugins import strings
-from angr_ram.plugins.environment import RamRandR
-from angr_ram.plugins.weak_imports import resolve_weak_imports, unresolved_weak_imports
-from angr_ram.runner import explore, load_project
+from angr_ram.procedures import strings
+from angr_ram.procedures.environment import RamRandR
+from angr_ram.procedures.weak_imports import resolve_weak_imports, unresolved_weak_imports
+from angr_ram.run.runner import explore, load_project
 
 from .conftest import BUILD, assert_tests_replay
 from .groundtruth import outcome_set

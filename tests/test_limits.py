@@ -1,6 +1,6 @@
 """A run's limits bound everything in it (issue: runs end on time and keep what they found).
 
-The run guard (:mod:`angr_ram.guard`) stops a z3 check and a Python-bound step at the deadline or on
+The run guard (:mod:`angr_ram.core.guard`) stops a z3 check and a Python-bound step at the deadline or on
 Ctrl-C; steps over their time or memory budget are set aside; choosing tests' inputs is bounded,
 linear and never raises; every path that did not finish gets an ``unfinished`` test; damaged
 cache stores and unwritable output locations are one-line reports."""
@@ -21,11 +21,11 @@ import z3
 from claripy.backends import backend_z3
 
 import angr_ram
-from angr_ram import guard as G
-from angr_ram.cli import main
-from angr_ram.outcomes import listed_outcomes, path_outcomes
-from angr_ram.runner import RESILIENCE, explore, load_project, make_state
-from angr_ram.testcases import InputBudget, choose_inputs, read_tests
+from angr_ram.core import guard as G
+from angr_ram.run.cli import main
+from angr_ram.run.outcomes import listed_outcomes, path_outcomes
+from angr_ram.run.runner import RESILIENCE, explore, load_project, make_state
+from angr_ram.run.testcases import InputBudget, choose_inputs, read_tests
 
 from .conftest import BUILD
 from .test_samples import native
@@ -185,7 +185,7 @@ def test_choosing_inputs_out_of_time_falls_back_and_never_raises():
 
 
 def _cli(*args, timeout=120):
-    return subprocess.run([sys.executable, "-m", "angr_ram.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "angr_ram.run.cli", *args], capture_output=True, text=True,
                           timeout=timeout, check=False)
 
 
@@ -201,7 +201,7 @@ def _valid_dir(d) -> list:
 @pytest.mark.parametrize("after", [6.0, 8.0])      # after start-up (imports, loading): the run is exploring
 def test_ctrl_c_at_any_moment_leaves_a_summary_and_a_valid_test_directory(tmp_path, after):
     d = tmp_path / "t"
-    p = subprocess.Popen([sys.executable, "-m", "angr_ram.cli", "run", os.fspath(BUILD / "collatz_O0"),
+    p = subprocess.Popen([sys.executable, "-m", "angr_ram.run.cli", "run", os.fspath(BUILD / "collatz_O0"),
                           "--arg", "1", "--emit-tests", os.fspath(d), "--json"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(after)
@@ -220,7 +220,7 @@ def test_ctrl_c_at_any_moment_leaves_a_summary_and_a_valid_test_directory(tmp_pa
 
 def test_ctrl_c_while_tests_are_collected_still_writes_every_test(monkeypatch):
     """SIGINT during test collection: the remaining tests get plain inputs, none is lost."""
-    import angr_ram.testcases as tc
+    import angr_ram.run.testcases as tc
 
     original = tc.choose_inputs
     sent = []
@@ -272,10 +272,10 @@ def test_a_garbled_record_is_skipped_and_counted(tmp_path):
 
 
 def test_an_unusable_persist_location_is_refused_before_exploring(tmp_path, capsys, monkeypatch):
-    import angr_ram.runner
+    import angr_ram.run.runner
 
     explored = []
-    monkeypatch.setattr(angr_ram.runner, "explore", lambda *a, **k: explored.append(1))
+    monkeypatch.setattr(angr_ram.run.runner, "explore", lambda *a, **k: explored.append(1))
     blocker = tmp_path / "file"
     blocker.write_text("x")
     assert main(["run", os.fspath(BUILD / "oob_O0"), "--stdin-bytes", "1", "--cache", "aa",
@@ -330,7 +330,7 @@ def test_a_slow_outcome_query_is_not_lost_when_the_run_has_no_deadline(monkeypat
     """A finished path's outcomes are a result, not an improvement: under load the query enumerating
     them (a merged path's exit codes) may take longer than the per-query budget of test inputs; the
     outcomes must still be there (a CI run under load lost 15 of b64class's 17)."""
-    import angr_ram.runner as rn
+    import angr_ram.run.runner as rn
 
     from .test_loop_corpus import native as loop_native
 
@@ -372,7 +372,7 @@ def test_a_finished_run_leaves_nothing_of_itself_in_the_process():
     import gc
     import weakref
 
-    from angr_ram.plugins.declared import _BY_PROJECT
+    from angr_ram.memory.declared import _BY_PROJECT
 
     proj = load_project(os.fspath(BUILD / "matrix10_O0"))
     simgr = proj.factory.simulation_manager(make_state(proj, 2), resilience=RESILIENCE)

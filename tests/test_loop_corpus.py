@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from angr_ram.runner import explore
+from angr_ram.run.runner import explore
 
 from .conftest import BUILD
 from .groundtruth import outcome_set_over
@@ -129,8 +129,8 @@ def test_a_merged_path_reports_every_outcome_and_names_unwritten_bytes_once():
     outcome enumeration used to stop at. The output buffer is written up to a different length on
     each merged path: the bytes a state never wrote are one ``uninit_`` variable per address in
     every merge, never angr's fresh ``merge_uc_`` variable per merge."""
-    from angr_ram.outcomes import Outcome
-    from angr_ram.runner import RunResult, collect_paths, prepare
+    from angr_ram.run.outcomes import Outcome
+    from angr_ram.run.runner import RunResult, collect_paths, prepare
 
     want = outcome_set_over(os.fspath(BUILD / "rle8_O0"), [range(0, 10)] + [b"\0\1\2\3", b"a\0"] * 4)
     assert len(want) > 64

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from angr_ram.runner import explore
+from angr_ram.run.runner import explore
 
 from .conftest import BUILD, assert_tests_replay
 from .groundtruth import outcome_set_over

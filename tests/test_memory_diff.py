@@ -5,9 +5,9 @@ import angr
 import claripy
 import pytest
 
+from angr_ram.core.scope import RunScope
 from angr_ram.merging import memory_diff
 from angr_ram.merging.technique import _Guard
-from angr_ram.scope import RunScope
 
 from .conftest import BUILD
 

@@ -85,7 +85,7 @@ def test_a_placeholder_inside_a_formula_is_refused_not_dropped():
     its whole constraint, so it is an error."""
     import pytest
 
-    from angr_ram.errors import AngrRamError
+    from angr_ram.core.errors import AngrRamError
 
     n, s, k, cl, table = clause_for(4)
     with pytest.raises(AngrRamError, match="inside a formula"):
@@ -171,7 +171,7 @@ def test_extremum_gallops_from_the_first_model_instead_of_bisecting_from_zero():
     """An address-like key (a stack address plus the merged count k) has its minimum and maximum
     found in about 2 log2(range) checks, not one per bit of the distance from 0."""
 
-    from angr_ram.z3_check import counting
+    from angr_ram.solver.z3_check import counting
 
     n, s, k, cl, table = clause_for(5)
     table.validate = False
@@ -318,8 +318,8 @@ def test_a_neighbour_that_breaks_a_quantified_instance_is_not_a_value():
     out. Each model returned satisfies the whole clause."""
     from claripy.frontend.mixin.model_cache_mixin import ModelCache
 
-    from angr_ram.plugins.model_eval import fast_eval_ast
-    from angr_ram.plugins.neighbours import neighbour_values
+    from angr_ram.solver.model_eval import fast_eval_ast
+    from angr_ram.solver.neighbours import neighbour_values
 
     n, s, k, cl, table = clause_for(5)
     table.validate = False
@@ -337,7 +337,7 @@ def test_the_models_a_neighbour_search_waits_on_are_searched_around_in_one_evalu
     """Values two changes away are found level by level: every model of a level is searched
     around at once (the evaluator's cost is per node, not per row), so a 4 x 4 grid of values
     takes one evaluation per level, not one per model, and finds the same values."""
-    from angr_ram.plugins import enumeration, neighbours
+    from angr_ram.solver import enumeration, neighbours
 
     a, b = claripy.BVS("a", 8, explicit_name=True), claripy.BVS("b", 8, explicit_name=True)
     e = a.zero_extend(8) * 4 + b.zero_extend(8)

@@ -6,7 +6,7 @@ import claripy
 import pytest
 from claripy.frontend.mixin.model_cache_mixin import ModelCache
 
-from angr_ram.plugins.model_eval import fast_eval_ast
+from angr_ram.solver.model_eval import fast_eval_ast
 
 ORIGINAL = ModelCache.eval_ast   # claripy's evaluator (captured before any install in this process)
 

@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 
 import angr_ram
-from angr_ram.plugins import enumeration as en
-from angr_ram.plugins import evaluator as evl
-from angr_ram.plugins import narrow_cut as nc
-from angr_ram.plugins.object_store import select
-from angr_ram.runner import summarize
+from angr_ram.memory.object_store import select
+from angr_ram.run.runner import summarize
+from angr_ram.solver import enumeration as en
+from angr_ram.solver import evaluator as evl
+from angr_ram.solver import narrow_cut as nc
 
 from .conftest import BUILD
 

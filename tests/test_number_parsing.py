@@ -1,4 +1,4 @@
-"""The strtol family (angr_ram/plugins/number_parsing.py) against the C library itself: concrete
+"""The strtol family (angr_ram/procedures/number_parsing.py) against the C library itself: concrete
 strings, symbolic strings under many assignments, and programs explored end to end."""
 
 import ctypes
@@ -10,10 +10,10 @@ import claripy
 import pytest
 
 import angr_ram
-from angr_ram.inputs import Template
-from angr_ram.plugins.number_parsing import parse_number
-from angr_ram.replay import replay
-from angr_ram.runner import explore, summarize
+from angr_ram.procedures.number_parsing import parse_number
+from angr_ram.run.inputs import Template
+from angr_ram.run.replay import replay
+from angr_ram.run.runner import explore, summarize
 
 from .conftest import BUILD
 from .groundtruth import outcome_set, outcome_set_over

@@ -5,7 +5,7 @@ import random
 import claripy
 import pytest
 
-from angr_ram.plugins.object_store import ObjectStore, known_alignment
+from angr_ram.memory.object_store import ObjectStore, known_alignment
 
 
 def count_ifs(e) -> int:

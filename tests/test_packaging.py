@@ -17,7 +17,7 @@ def test_installed_package_runs_outside_the_checkout_and_benches_only_from_it(tm
     shutil.copytree(ROOT / "angr_ram", src / "angr_ram", ignore=shutil.ignore_patterns("__pycache__"))
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
                     "--target", os.fspath(target), os.fspath(src)], check=True, capture_output=True, timeout=600)
-    assert (target / "angr_ram" / "cli.py").is_file()
+    assert (target / "angr_ram" / "run" / "cli.py").is_file()
     assert not (target / "bench").exists() and not (target / "angr_ram" / "bench").exists()   # not installed
     assert not (target / "angr_ram" / "groundtruth.py").exists()       # test helpers stay in tests/
     work = tmp_path / "elsewhere"
@@ -26,7 +26,7 @@ def test_installed_package_runs_outside_the_checkout_and_benches_only_from_it(tm
     env.pop("ANGR_RAM_SAMPLES", None)
 
     def cli(*args, cwd=work):      # -P: the installed package, not one in the current directory
-        return subprocess.run([sys.executable, "-P", "-m", "angr_ram.cli", *args], cwd=cwd, env=env,
+        return subprocess.run([sys.executable, "-P", "-m", "angr_ram.run.cli", *args], cwd=cwd, env=env,
                               capture_output=True, text=True, timeout=600)
 
     where = subprocess.run([sys.executable, "-c", "import angr_ram; print(angr_ram.__file__)"], cwd=work, env=env,

@@ -5,11 +5,11 @@ angr-ram's layers inserted."""
 import claripy
 from angr.storage.memory_mixins import AddressConcretizationMixin, DefaultMemory
 
-from angr_ram.errors import Target
-from angr_ram.plugins.heap import allocate
-from angr_ram.plugins.ram_memory import RamMemory
-from angr_ram.strategies.models import MODELS, make_model
-from angr_ram.strategies.resolution import Hit
+from angr_ram.core.errors import Target
+from angr_ram.memory.ram_memory import RamMemory
+from angr_ram.memory.strategies.models import MODELS, make_model
+from angr_ram.memory.strategies.resolution import Hit
+from angr_ram.procedures.heap import allocate
 
 
 def hits_and_targets(state, n=2):

@@ -7,11 +7,11 @@ import sys
 
 import claripy
 
-from angr_ram.plugins.address_space import MemoryObject
-from angr_ram.plugins.memory import object_constraint
-from angr_ram.profile import SECTIONS
-from angr_ram.runner import explore
-from angr_ram.strategies.resolution import Hit, exclusion
+from angr_ram.core.profile import SECTIONS
+from angr_ram.memory.address_space import MemoryObject
+from angr_ram.memory.relocatable import object_constraint
+from angr_ram.memory.strategies.resolution import Hit, exclusion
+from angr_ram.run.runner import explore
 
 from .conftest import BUILD
 
@@ -35,10 +35,10 @@ def test_profile_splits_the_step_time_and_attributes_z3_to_sites():
 
 def test_cli_profile_prints_and_reports_it_in_json():
     b = os.fspath(BUILD / "matrix3_O0")
-    out = subprocess.run([sys.executable, "-m", "angr_ram.cli", "run", b, "--stdin-bytes", "2", "--profile"],
+    out = subprocess.run([sys.executable, "-m", "angr_ram.run.cli", "run", b, "--stdin-bytes", "2", "--profile"],
                          capture_output=True, text=True, check=True).stdout
     assert "profile (exclusive seconds while exploring)" in out and "top sites by z3 time" in out
-    js = subprocess.run([sys.executable, "-m", "angr_ram.cli", "run", b, "--stdin-bytes", "2", "--profile", "--json"],
+    js = subprocess.run([sys.executable, "-m", "angr_ram.run.cli", "run", b, "--stdin-bytes", "2", "--profile", "--json"],
                         capture_output=True, text=True, check=True).stdout
     assert json.loads(js)["profile"]["calls"]["engine"] > 0
 

@@ -8,8 +8,8 @@ import claripy
 import pytest
 
 import angr_ram
-from angr_ram.outcomes import path_outcomes
-from angr_ram.runner import load_project, make_state
+from angr_ram.run.outcomes import path_outcomes
+from angr_ram.run.runner import load_project, make_state
 
 from .conftest import BUILD
 from .groundtruth import outcome_set

@@ -4,9 +4,9 @@ a path whose constraints extend those of an earlier resolution of the same addre
 
 import claripy
 
-from angr_ram.plugins.heap import allocate
-from angr_ram.strategies.resolution import REGION_ENUMERATION, resolve
-from angr_ram.z3_check import counting
+from angr_ram.memory.strategies.resolution import REGION_ENUMERATION, resolve
+from angr_ram.procedures.heap import allocate
+from angr_ram.solver.z3_check import counting
 
 
 def _stack_pointer(state, offsets):

@@ -11,9 +11,10 @@ import pytest
 from angr.storage.memory_mixins.symbolic_merger_mixin import SymbolicMergerMixin
 from claripy.frontend.mixin.model_cache_mixin import ModelCache
 
-from angr_ram import AngrRamError, patches
+from angr_ram import AngrRamError
+from angr_ram.core import patches
 from angr_ram.merging import quantified
-from angr_ram.runner import explore, prepare, summarize
+from angr_ram.run.runner import explore, prepare, summarize
 
 from .conftest import BUILD, shared_run
 from .groundtruth import outcome_set, outcome_set_over
@@ -103,7 +104,7 @@ STOCK_RUN = """
 import json, sys
 sys.path.insert(0, {root!r})
 {prelude}
-from angr_ram.runner import explore
+from angr_ram.run.runner import explore
 r = explore({binary!r}, 2, engine="stock")
 print(json.dumps({{"outcomes": sorted([c, o.hex()] for c, o in r.outcomes), "paths": r.stats["paths"],
                   "endings": r.endings}}))
@@ -125,10 +126,10 @@ def test_stock_angr_is_unchanged_by_importing_and_running_angr_ram():
     objects made in a run are destroyed after it)."""
     fresh = _stock_in_fresh_process("")
     after_runs = _stock_in_fresh_process(
-        "import angr_ram\nfrom angr_ram.runner import explore as _e\n"
+        "import angr_ram\nfrom angr_ram.run.runner import explore as _e\n"
         f"_e({os.fspath(BUILD / 'memspn4_O0')!r}, 5, merge='pat', merge_points=['memspn'])\n"
         f"_e({os.fspath(BUILD / 'matrix3_O0')!r}, 2, model='dsmm', cache='aa')\n"
-        "from angr_ram import patches\n"
+        "from angr_ram.core import patches\n"
         "assert len(patches.SETS) >= 10\n"
         "assert all(getattr(p.owner, p.name) is p.original for s in patches.SETS.values() if s.lifetime == 'held'"
         " for p in s.patches)\n"
@@ -144,7 +145,7 @@ def _held_patches():
 def test_import_installs_nothing_and_patches_are_inert_outside_runs():
     code = ("import z3, angr\nfrom claripy.frontend.mixin.model_cache_mixin import ModelCache\n"
             "before = (z3.Solver.check, ModelCache.eval_ast)\nimport angr_ram\n"
-            "from angr_ram import patches\n"
+            "from angr_ram.core import patches\n"
             "assert (z3.Solver.check, ModelCache.eval_ast) == before\n"
             "assert not any(p.installed for p in patches.all_patches()) and len(patches.all_patches()) >= 5\n"
             "print('ok')")

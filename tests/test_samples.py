@@ -5,7 +5,7 @@ from functools import cache
 
 import pytest
 
-from angr_ram.runner import explore
+from angr_ram.run.runner import explore
 
 from .conftest import BUILD, assert_tests_replay, shared_run
 from .groundtruth import outcome_set

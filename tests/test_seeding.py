@@ -6,14 +6,14 @@ import os
 import claripy
 import pytest
 
-from angr_ram.config import RunConfig
-from angr_ram.plugins import seeding
-from angr_ram.plugins.frontends import SeededSolver
-from angr_ram.plugins.object_store import select
-from angr_ram.plugins.solver import composite
-from angr_ram.runner import explore
-from angr_ram.scope import RunScope
-from angr_ram.stats import RunStats
+from angr_ram.core.scope import RunScope
+from angr_ram.core.stats import RunStats
+from angr_ram.memory.object_store import select
+from angr_ram.run.config import RunConfig
+from angr_ram.run.runner import explore
+from angr_ram.solver import seeding
+from angr_ram.solver.frontends import SeededSolver
+from angr_ram.solver.substituting import composite
 
 from .conftest import BUILD
 from .groundtruth import outcome_set

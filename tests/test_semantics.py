@@ -23,9 +23,9 @@ import claripy
 import pytest
 
 import angr_ram
-from angr_ram.replay import replay
-from angr_ram.runner import RunResult, collect_paths
-from angr_ram.testcases import collect_tests
+from angr_ram.run.replay import replay
+from angr_ram.run.runner import RunResult, collect_paths
+from angr_ram.run.testcases import collect_tests
 from bench.semantics import SEMANTICS, asan_reports, inputs
 
 from .conftest import BUILD, shared_run
@@ -154,7 +154,7 @@ def test_out_of_bounds_stack_index_is_forked_once():
 
 
 def test_declared_arrays_come_from_dwarf_with_their_sizes_and_frame_offsets():
-    from angr_ram.plugins.declared import read_declared
+    from angr_ram.memory.declared import read_declared
 
     frames, globs = read_declared(os.fspath(BUILD / "stackoob_O0"), 0)
     (entry, local), = frames.items()
@@ -167,7 +167,7 @@ def test_declared_arrays_come_from_dwarf_with_their_sizes_and_frame_offsets():
 
 
 def test_value_arms_pull_arithmetic_into_the_selection():
-    from angr_ram.strategies.arms import value_arms
+    from angr_ram.memory.strategies.arms import value_arms
 
     x, u = claripy.BVS("x", 8), claripy.BVS("u", 32)
     sel = claripy.If(x == 1, claripy.BVV(3, 32), claripy.If(x == 2, claripy.BVV(7, 32), u))

@@ -8,10 +8,10 @@ import claripy
 from claripy.solvers import Solver, SolverCompositeChild
 
 import angr_ram
-from angr_ram.config import RunConfig
-from angr_ram.plugins.frontends import RamChildSolver, SeededSolver, SeedingMixin
-from angr_ram.scope import RunScope
-from angr_ram.stats import RunStats
+from angr_ram.core.scope import RunScope
+from angr_ram.core.stats import RunStats
+from angr_ram.run.config import RunConfig
+from angr_ram.solver.frontends import RamChildSolver, SeededSolver, SeedingMixin
 
 from .conftest import BUILD
 

@@ -11,8 +11,8 @@ from claripy.backends import backend_z3
 
 import angr_ram
 from angr_ram.merging import quantified
-from angr_ram.outcomes import path_outcomes
-from angr_ram.runner import RESILIENCE, load_project, make_state
+from angr_ram.run.outcomes import path_outcomes
+from angr_ram.run.runner import RESILIENCE, load_project, make_state
 
 from .conftest import BUILD
 from .test_samples import native
@@ -85,7 +85,7 @@ def test_quantified_procedure_never_takes_unknown_for_unsat(monkeypatch):
 
 
 def test_objects_that_cannot_be_compared_refuse_the_merge(ram_state):
-    from angr_ram.plugins.heap import allocate
+    from angr_ram.procedures.heap import allocate
 
     a = allocate(ram_state, 8, zero=True)
     other = ram_state.copy()
@@ -100,7 +100,7 @@ def test_objects_that_cannot_be_compared_refuse_the_merge(ram_state):
 def test_a_fault_met_outside_a_step_is_recorded_with_an_input_not_dropped(ram_state):
     """``state.memory.load`` from IPython cannot fork: the state keeps the in-bounds inputs, and the
     out-of-bounds ones are recorded (kind, message, reproducing stdin) in faults_outside_step."""
-    from angr_ram.plugins.heap import allocate
+    from angr_ram.procedures.heap import allocate
 
     o = allocate(ram_state, 8, zero=True)
     x = ram_state.posix.stdin.load(0, 1)

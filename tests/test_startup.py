@@ -8,8 +8,8 @@ import subprocess
 
 import pytest
 
-from angr_ram.replay import replay
-from angr_ram.runner import explore
+from angr_ram.run.replay import replay
+from angr_ram.run.runner import explore
 
 from .conftest import BUILD, assert_tests_replay
 from .groundtruth import outcome_set

@@ -11,12 +11,12 @@ import claripy
 import pytest
 from angr.procedures.stubs.format_parser import FormatParser
 
-from angr_ram.inputs import Template
-from angr_ram.outcomes import listed_outcomes
-from angr_ram.plugins.integer_text import base_of, class_constraint, length_classes, symbolic_text
-from angr_ram.plugins.libc import signed_conversion
-from angr_ram.replay import replay
-from angr_ram.runner import explore, prepare
+from angr_ram.procedures.integer_text import base_of, class_constraint, length_classes, symbolic_text
+from angr_ram.procedures.libc import signed_conversion
+from angr_ram.run.inputs import Template
+from angr_ram.run.outcomes import listed_outcomes
+from angr_ram.run.replay import replay
+from angr_ram.run.runner import explore, prepare
 
 from .conftest import BUILD
 

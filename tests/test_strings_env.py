@@ -1,5 +1,5 @@
-"""Exact string procedures (angr_ram.plugins.strings) and the modelled environment
-(angr_ram.plugins.environment): semantics against C on every assignment of small alphabets, whole
+"""Exact string procedures (angr_ram.procedures.strings) and the modelled environment
+(angr_ram.procedures.environment): semantics against C on every assignment of small alphabets, whole
 programs against native ground truth, and getrandom/time in both environments."""
 
 import itertools
@@ -8,9 +8,9 @@ import os
 import claripy
 import pytest
 
-from angr_ram.plugins import strings
-from angr_ram.plugins.environment import FIXED_EPOCH, fixed_bytes
-from angr_ram.runner import explore, prepare
+from angr_ram.procedures import strings
+from angr_ram.procedures.environment import FIXED_EPOCH, fixed_bytes
+from angr_ram.run.runner import explore, prepare
 
 from .conftest import BUILD, assert_tests_replay
 from .groundtruth import outcome_set_over
@@ -126,8 +126,8 @@ def test_getrandom_and_time(binary):
 def test_fixed_clock_and_unknown_environment():
     """The fixed clock starts at FIXED_EPOCH and advances one second per read on a path; an
     unknown environment name is a clear error."""
-    from angr_ram.errors import AngrRamError
-    from angr_ram.plugins.environment import RamFixedTime
+    from angr_ram.core.errors import AngrRamError
+    from angr_ram.procedures.environment import RamFixedTime
 
     simgr, _ = prepare(os.fspath(BUILD / "envcalls_O0"), 2, environment="fixed")
     proc = RamFixedTime()
@@ -156,8 +156,8 @@ def test_aligned_allocations_keep_their_alignment(state):
 
 def test_pthread_keys_and_sysconf():
     """Thread-specific data in a single-threaded process, sysconf's machine constants."""
-    from angr_ram.plugins.environment import RamSysconf
-    from angr_ram.plugins.threads import GetSpecific, KeyCreate, SetSpecific
+    from angr_ram.procedures.environment import RamSysconf
+    from angr_ram.procedures.threads import GetSpecific, KeyCreate, SetSpecific
 
     simgr, _ = prepare(os.fspath(BUILD / "envcalls_O0"), 2)
     st = simgr.active[0]
@@ -186,7 +186,7 @@ def test_puts_of_a_copy_sized_by_its_symbolic_length(opt):
     its result so). The chunk is the copy's bytes then zeros, not a false segfault that ended the
     path (``speculative chunk of a search leaves its object``); every exit outcome is a native one
     and its test replays."""
-    from angr_ram.replay import replay
+    from angr_ram.run.replay import replay
 
     from .test_testcases import argv_truth
 

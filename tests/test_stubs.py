@@ -7,10 +7,10 @@ import os
 import claripy
 import pytest
 
-from angr_ram.plugins import model_cache  # noqa: F401 - declares the patches
-from angr_ram.replay import replay
-from angr_ram.runner import explore
-from angr_ram.scope import RunScope
+from angr_ram.core.scope import RunScope
+from angr_ram.run.replay import replay
+from angr_ram.run.runner import explore
+from angr_ram.solver import model_cache  # noqa: F401 - declares the patches
 
 from .conftest import BUILD
 

@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-from angr_ram.inputs import Template
-from angr_ram.runner import explore
+from angr_ram.run.inputs import Template
+from angr_ram.run.runner import explore
 
 from .conftest import BUILD, assert_tests_replay
 from .groundtruth import outcome_set_over
@@ -73,7 +73,7 @@ def test_libosip_from_a_users_script_with_one_wide_variable():
     import claripy
 
     import angr_ram
-    from angr_ram.runner import summarize
+    from angr_ram.run.runner import summarize
 
     b = os.fspath(BUILD / "osip_parse_O2")
     digits = claripy.BVS("digits", 16)

@@ -4,7 +4,7 @@ import time
 
 import claripy
 
-from angr_ram.plugins.substitution import Substitution
+from angr_ram.solver.substitution import Substitution
 
 
 def test_base_plus_offset_folds_to_constant():
@@ -40,7 +40,7 @@ def test_shared_dag_is_linear_not_exponential():
 def test_fast_model_eval_matches_claripy_and_is_linear():
     from claripy.frontend.mixin.model_cache_mixin import ModelCache
 
-    from angr_ram.plugins.model_eval import fast_eval_ast
+    from angr_ram.solver.model_eval import fast_eval_ast
 
     x, k = claripy.BVS("x", 32), claripy.BVS("k", 32)
     e = x

@@ -9,11 +9,11 @@ import angr
 import pytest
 
 import angr_ram
-from angr_ram.cli import main
-from angr_ram.errors import AngrRamError
-from angr_ram.inputs import Template, parse_range
-from angr_ram.runner import explore, summarize
-from angr_ram.testcases import read_tests
+from angr_ram.core.errors import AngrRamError
+from angr_ram.run.cli import main
+from angr_ram.run.inputs import Template, parse_range
+from angr_ram.run.runner import explore, summarize
+from angr_ram.run.testcases import read_tests
 
 from .conftest import BUILD, assert_tests_replay
 from .groundtruth import outcome_set_over

@@ -11,11 +11,11 @@ import claripy
 import pytest
 
 import angr_ram
-import angr_ram.runner
-from angr_ram.cli import main
-from angr_ram.replay import replay
-from angr_ram.runner import explore, load_project, make_state
-from angr_ram.testcases import read_tests
+import angr_ram.run.runner
+from angr_ram.run.cli import main
+from angr_ram.run.replay import replay
+from angr_ram.run.runner import explore, load_project, make_state
+from angr_ram.run.testcases import read_tests
 
 from .conftest import BUILD, assert_tests_replay
 from .groundtruth import domain, run_inputs
@@ -132,7 +132,7 @@ def test_a_path_that_raises_goes_to_errored_with_its_input_and_the_run_goes_on(m
         proj.hook_symbol("puts", Flaky(), replace=True)
         return proj
 
-    monkeypatch.setattr(angr_ram.runner, "load_project", load)
+    monkeypatch.setattr(angr_ram.run.runner, "load_project", load)
     b = binary("argnum_O0")
     # angr-ram's engine: stock angr's strtol skips no white space, so its "no digits" path may hold
     # " 7", which the native program reads as 7 (test_strtol_family_* covers the model)
@@ -177,7 +177,7 @@ def test_limits_and_ctrl_c_keep_what_was_found():
 
 
 def test_readable_reprs_and_describe(ram_state):
-    from angr_ram.plugins.heap import allocate
+    from angr_ram.procedures.heap import allocate
 
     a = allocate(ram_state, 24, zero=True)
     c = allocate(ram_state, 12, zero=True)

@@ -1,4 +1,4 @@
-"""Value sets read from an expression's structure (angr_ram.strategies.value_sets): what resolution
+"""Value sets read from an expression's structure (angr_ram.memory.strategies.value_sets): what resolution
 and the string procedures use when z3 gives up on a pointer, and to resolve a pointer selected from
 a table whose expression allows one target only, with no query."""
 
@@ -11,15 +11,15 @@ import pytest
 from angr.state_plugins.solver import SimSolver
 
 import angr_ram
-from angr_ram import technique
-from angr_ram.outcomes import path_outcomes
-from angr_ram.plugins.heap import allocate
-from angr_ram.runner import explore
-from angr_ram.scope import current
-from angr_ram.strategies import resolution
-from angr_ram.strategies.resolution import resolve, structural_hits
-from angr_ram.strategies.value_sets import MAX_VALUES, possible_values
-from angr_ram.z3_check import counting
+from angr_ram.core.scope import current
+from angr_ram.memory.strategies import resolution
+from angr_ram.memory.strategies.resolution import resolve, structural_hits
+from angr_ram.memory.strategies.value_sets import MAX_VALUES, possible_values
+from angr_ram.procedures.heap import allocate
+from angr_ram.run import technique
+from angr_ram.run.outcomes import path_outcomes
+from angr_ram.run.runner import explore
+from angr_ram.solver.z3_check import counting
 
 from .conftest import BUILD
 

@@ -4,8 +4,8 @@ import claripy
 import pytest
 import z3
 
-from angr_ram.plugins import z3_setup
-from angr_ram.scope import RunScope
+from angr_ram.core.scope import RunScope
+from angr_ram.solver import z3_setup
 
 
 def test_parameter_descriptions_are_read_at_most_once_and_timeouts_still_apply(monkeypatch):
@@ -208,7 +208,7 @@ def test_a_busy_machine_does_not_make_a_check_slow(monkeypatch):
     that really work (64-bit products, re-blasted) still mark it slow."""
     import time
 
-    from angr_ram.plugins import z3_setup as zs
+    from angr_ram.solver import z3_setup as zs
     backend = claripy.backends.z3
     ticks = iter(range(10**6))
     monkeypatch.setattr(time, "perf_counter", lambda: float(next(ticks)))

@@ -19,12 +19,12 @@ import numpy as np
 from claripy.backends import z3 as bz3
 from claripy.frontend.mixin.model_cache_mixin import ModelCache
 
-from ..dag import count_nodes
-from ..errors import AngrRamError
-from ..plugins.model_eval import fast_eval_ast
-from ..scope import LRU
-from .model_reuse import ModelStore
-from .synthesis import Template
+from angr_ram.core.dag import count_nodes
+from angr_ram.core.errors import AngrRamError
+from angr_ram.core.scope import LRU
+from angr_ram.merging.model_reuse import ModelStore
+from angr_ram.merging.synthesis import Template
+from angr_ram.solver.model_eval import fast_eval_ast
 
 PREFIX = "qm_forall_"
 ANSWERS_KEPT = 4096         # memoized answers of quantified queries per clause table
@@ -56,7 +56,7 @@ class SolveSettings:
     """How the solving procedure (:mod:`.quantified`) of one merging run answers.
 
     :param neighbours: an enumeration first collects the values next to each model (neighbour
-        models, :mod:`angr_ram.plugins.neighbours`) before asking z3 for more.
+        models, :mod:`angr_ram.solver.neighbours`) before asking z3 for more.
     :param reuse_models: a query that extends an earlier one tries that one's model first
         (:mod:`.model_reuse`).
     :param slow_blocking_check: seconds: an enumeration whose blocking check took longer goes on
@@ -161,7 +161,7 @@ class QuantifiedClause:
 
     def rows_hold(self, ev, k, size: int):
         """:meth:`holds` over many assignments at once: a boolean array of the ``size`` rows of
-        the vectorized evaluator ``ev`` (:mod:`angr_ram.plugins.evaluator`) that satisfy the
+        the vectorized evaluator ``ev`` (:mod:`angr_ram.solver.evaluator`) that satisfy the
         clause, ``k`` being the rows' values of :attr:`k`. Instance ``i`` is evaluated once, for
         all rows whose ``k`` reaches it."""
         ok = np.zeros(size, dtype=bool)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import AngrRamError
+from angr_ram.core.errors import AngrRamError
 
 FRAGMENT_KEY = "angr_ram_fragment"
 

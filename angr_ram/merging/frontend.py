@@ -11,8 +11,8 @@ import claripy
 from claripy.errors import UnsatError
 from claripy.frontend import Frontend
 
-from .clauses import PREFIX, ClauseTable
-from .quantified import extremum, solve, solve_many
+from angr_ram.merging.clauses import PREFIX, ClauseTable
+from angr_ram.merging.quantified import extremum, solve, solve_many
 
 
 class QuantifiedFrontend(Frontend):

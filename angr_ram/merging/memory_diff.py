@@ -6,7 +6,7 @@ claripy Extract each time) and comparing the slices. Incremental merging asks fo
 node (its digest and each comparison), and on pattern-merged strtok at M = 10 that slicing was 14 of
 22 s of merging work. Two memory objects that wrap the same expression at the same base with the
 same endness hold the same byte at every address they both include, so inside angr-ram's runs
-:func:`changed_bytes` (a gated patch, :mod:`angr_ram.patches`) answers that case without slicing
+:func:`changed_bytes` (a gated patch, :mod:`angr_ram.core.patches`) answers that case without slicing
 and slices only the rest: the answer is the same as angr's.
 """
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from angr.storage.memory_mixins.paged_memory.pages.ultra_page import UltraPage
 
-from ..patches import PatchSet
-from ..scope import in_run
+from angr_ram.core.patches import PatchSet
+from angr_ram.core.scope import in_run
 
 MEMORY_DIFF = PatchSet("merge-memory-diff", in_run)
 

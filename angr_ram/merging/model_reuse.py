@@ -25,8 +25,8 @@ import time
 
 from claripy.frontend.mixin.model_cache_mixin import ModelCache
 
-from ..plugins.model_eval import fast_eval_ast
-from ..plugins.neighbours import neighbour_model
+from angr_ram.solver.model_eval import fast_eval_ast
+from angr_ram.solver.neighbours import neighbour_model
 
 MODELS_KEPT = 16           # the most recent models of a clause table tried for a query
 MAX_EVALUATED = 64         # query formulas outside a stored model's own that are evaluated to reuse it

@@ -13,7 +13,7 @@ import hashlib
 
 import claripy
 
-from ..dag import fold
+from angr_ram.core.dag import fold
 
 _LEAVES = ("BVS", "BoolS", "FPS", "StringS")
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import claripy
 
-from ..dag import count_nodes
+from angr_ram.core.dag import count_nodes
 
 
 def tpc(tail: list):

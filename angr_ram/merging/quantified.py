@@ -33,13 +33,13 @@ from claripy.backends import z3 as bz3
 from claripy.errors import UnsatError
 from claripy.frontend.mixin.model_cache_mixin import ModelCache
 
-from ..errors import AngrRamError
-from ..plugins.model_eval import fast_eval_ast
-from ..plugins.neighbours import neighbour_values
-from ..plugins.z3_setup import gallop_extremum
-from ..scope import LRU
-from .clauses import PREFIX, ClauseTable, QuantifiedClause, SolveStats
-from .model_reuse import ModelStore
+from angr_ram.core.errors import AngrRamError
+from angr_ram.core.scope import LRU
+from angr_ram.merging.clauses import PREFIX, ClauseTable, QuantifiedClause, SolveStats
+from angr_ram.merging.model_reuse import ModelStore
+from angr_ram.solver.model_eval import fast_eval_ast
+from angr_ram.solver.neighbours import neighbour_values
+from angr_ram.solver.z3_setup import gallop_extremum
 
 __all__ = ["PREFIX", "ClauseTable", "QuantifiedClause", "SolveStats", "SolverMismatch", "extremum", "solve"]
 
@@ -452,7 +452,7 @@ def _enumerate_by_intervals(base: _Scoped, extra_z3: list, stats: SolveStats, cl
     to search, each one check with two bounds. Blocking the values found instead makes each
     check carry every earlier value, and on some merged states z3's time per check grows with
     their number (rle at M = 10: 0.1 s for the first of 95 exit codes, 20-300 s for the last
-    ones). About two checks per value, fewer where a model's neighbours (:mod:`angr_ram.plugins.neighbours`) show
+    ones). About two checks per value, fewer where a model's neighbours (:mod:`angr_ram.solver.neighbours`) show
     values first (``known``: the values found before, cut out of ``todo`` first): then every interval
     left is asked in one check first, with a time limit from ``clock`` (the enumeration's check
     times), and half as many at a time each time z3 does not answer in time, down to one by one.
@@ -530,7 +530,7 @@ def extremum(table: ClauseTable, constraints, extra, key, want_max: bool) -> int
 
     Stripping only weakens the query, so the stripped extremum bounds the real one; it *is* the
     real one when a model of the full query attains it. The search is
-    :func:`~angr_ram.plugins.z3_setup.gallop_extremum` from a model's value: a key whose values
+    :func:`~angr_ram.solver.z3_setup.gallop_extremum` from a model's value: a key whose values
     span R costs about 2 log2(R) z3 checks, however far they are from 0 (an address on the stack).
     """
     import z3

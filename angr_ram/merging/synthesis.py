@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import claripy
 
-from ..dag import count_nodes, fold
+from angr_ram.core.dag import count_nodes, fold
 
 _FAMILY = re.compile(r"^(.*)_(\d+)_(\d+)_(\d+)$")
 _HOLES = itertools.count()

@@ -32,26 +32,26 @@ from angr import ExplorationTechnique, sim_options
 from angr.errors import SimMergeError
 from angr.storage.memory_mixins.symbolic_merger_mixin import SymbolicMergerMixin
 
-from ..context import setting
-from ..dag import count_nodes
-from ..errors import AngrRamError, ForkRequest
-from ..patches import PatchSet
-from ..plugins import model_cache, model_eval, z3_setup
-from ..plugins.libc import FORMAT, RamLibcStartMain
-from ..plugins.uninitialized import apply_uninitialized, check_uninitialized
-from ..scope import RunScope
-from ..strategies.fork import value_forking
-from ..z3_check import CHECK
-from .clauses import PREFIX, ClauseTable, QuantifiedClause, SolveSettings, SolveStats
-from .fragments import FRAGMENT_KEY, Fragment, resolve_merge_points
-from .frontend import QuantifiedFrontend
-from .incremental import NODE_KEY, Tree
-from .liveness import Liveness
-from .memory_diff import MEMORY_DIFF
-from .patterns import RESIDUAL, ShapeHasher, regular_partitions
-from .policies import MODES, PATTERN_POLICIES, tpc
-from .synthesis import family_of, linear_fit, synthesize
-from .uninit import STABLE_UNINIT, UNINIT
+from angr_ram.core.context import setting
+from angr_ram.core.dag import count_nodes
+from angr_ram.core.errors import AngrRamError, ForkRequest
+from angr_ram.core.patches import PatchSet
+from angr_ram.core.scope import RunScope
+from angr_ram.memory.strategies.fork import value_forking
+from angr_ram.memory.uninitialized import apply_uninitialized, check_uninitialized
+from angr_ram.merging.clauses import PREFIX, ClauseTable, QuantifiedClause, SolveSettings, SolveStats
+from angr_ram.merging.fragments import FRAGMENT_KEY, Fragment, resolve_merge_points
+from angr_ram.merging.frontend import QuantifiedFrontend
+from angr_ram.merging.incremental import NODE_KEY, Tree
+from angr_ram.merging.liveness import Liveness
+from angr_ram.merging.memory_diff import MEMORY_DIFF
+from angr_ram.merging.patterns import RESIDUAL, ShapeHasher, regular_partitions
+from angr_ram.merging.policies import MODES, PATTERN_POLICIES, tpc
+from angr_ram.merging.synthesis import family_of, linear_fit, synthesize
+from angr_ram.merging.uninit import STABLE_UNINIT, UNINIT
+from angr_ram.procedures.libc import FORMAT, RamLibcStartMain
+from angr_ram.solver import model_cache, model_eval, z3_setup
+from angr_ram.solver.z3_check import CHECK
 
 _LINEAR: contextvars.ContextVar = contextvars.ContextVar("angr_ram_linear_merge", default=None)
 
@@ -88,7 +88,7 @@ _TERMINAL = frozenset(("deadended", "errored", "unsat", "pruned", "unconstrained
                        "interrupted", WAIT_STASH))
 
 
-# the patch sets (angr_ram.patches) in place while QuantifiedMerging works: z3's check, claripy's
+# the patch sets (angr_ram.core.patches) in place while QuantifiedMerging works: z3's check, claripy's
 # z3 backend and model evaluation, format arguments, and the merge's own (pages' differences,
 # unwritten bytes, linear value merges)
 PATCH_SETS = tuple(s.name for s in (CHECK, z3_setup.BACKEND, z3_setup.HALF_BUILT_SET, model_eval.MODEL_EVAL,

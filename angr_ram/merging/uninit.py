@@ -21,9 +21,9 @@ import contextvars
 from angr.storage.memory_mixins.paged_memory.pages.list_page import ListPage
 from angr.storage.memory_mixins.paged_memory.pages.ultra_page import UltraPage
 
-from ..context import setting
-from ..patches import PatchSet
-from ..plugins.uninitialized import uninit_value
+from angr_ram.core.context import setting
+from angr_ram.core.patches import PatchSet
+from angr_ram.memory.uninitialized import uninit_value
 
 STABLE_UNINIT: contextvars.ContextVar = contextvars.ContextVar("angr_ram_stable_uninit", default=None)
 _PAGE: contextvars.ContextVar = contextvars.ContextVar("angr_ram_merging_page", default=None)

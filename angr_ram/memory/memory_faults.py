@@ -1,0 +1,100 @@
+"""Fault reporting of the relocatable memory layer: where an access may fault, the faulting inputs
+become an error path (forked off inside a step) and the others go on; nothing is reported on a path
+that cannot execute the access, and nothing is dropped outside a step.
+
+Every report goes through :meth:`FaultMixin._fault`: it raises ``InfeasibleAccess`` when the state
+(with the access's guard) is unsatisfiable, forks the guard off when the access may also not
+execute, and otherwise raises :class:`~angr_ram.core.errors.MemoryFault` with the in-step path
+constraints. A partly faulting access (an offset that may run past an object, a symbolic length,
+a symbolic allocation size) is split: inside a step by a fork, outside a step (a user calling
+``state.memory.load``) by keeping the good inputs and recording the fault with a reproducing input
+in ``state.ram.faults_outside_step``.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import claripy
+from angr.storage.memory_mixins.memory_mixin import MemoryMixin
+
+from angr_ram.core.errors import ForkRequest, InfeasibleAccess, MemoryErrorInfo, MemoryFault, Target
+from angr_ram.memory.address_space import MemoryObject
+from angr_ram.memory.strategies.fork import forking_enabled
+from angr_ram.memory.strategies.resolution import Hit
+
+log = logging.getLogger(__name__)
+
+
+class FaultMixin(MemoryMixin):
+    """Reports faults of the relocatable layer only where they can happen (module docstring)."""
+
+    def _fault_if_error(self, h: Hit, c: int, size: int, what: str, condition=None) -> None:
+        if h.kind == "object":
+            return
+        if h.kind == "region":  # a concrete heap-range address never lands in a region
+            return
+        self._fault(h.error, f"{what} of {size} bytes at {c:#x} hits {h.describe()}", c, condition)
+
+    def _fault(self, kind: str, message: str, address: int | None = None, condition=None):
+        """Report a fault only where it can happen: raises InfeasibleAccess when the state (with the
+        access's guard ``condition``) is unsatisfiable, forks the guard when the access may also not
+        execute, and otherwise raises MemoryFault with the in-step path constraints."""
+        solver = self.state.solver
+        extra = [condition] if condition is not None and condition.symbolic else []
+        if (condition is not None and condition.is_false()) or not solver.satisfiable(extra_constraints=extra):
+            raise InfeasibleAccess
+        cons = tuple(solver.constraints)
+        if extra and solver.satisfiable(extra_constraints=[claripy.Not(condition)]):
+            if forking_enabled():
+                raise ForkRequest([Target(claripy.Not(condition), "value"),
+                                   Target(condition, "error", kind, message)], "guarded access", cons)
+        raise MemoryFault(kind, message, address, cons + tuple(extra))
+
+    def _check_limit(self, off, obj: MemoryObject, size: int, what: str, condition=None, guard=None) -> None:
+        """Bounds check against a symbolic allocation size: an access that may end beyond
+        ``obj.limit`` forks the faulting inputs off as an error path and keeps the in-bounds part;
+        one that always does faults. ``guard`` restricts the check to one target of several."""
+        if isinstance(off, int) and obj.min_size is not None and off + size <= obj.min_size:
+            return
+        end = claripy.BVV(off + size, 64) if isinstance(off, int) else off + size
+        bad = claripy.UGT(end, obj.limit)
+        if guard is not None:
+            bad = claripy.And(guard, bad)
+        self._split_off(bad, f"{what} of {size} bytes beyond the symbolic size of object #{obj.id} "
+                             f"(at most {obj.size} bytes, allocated at {obj.site:#x})", what, condition)
+
+    def _split_off(self, bad, msg: str, what: str, condition) -> None:
+        """Fork the inputs for which ``bad`` (an out-of-bounds condition) holds off as an error
+        path and keep the others; fault when it always holds; nothing when it never does. Outside
+        a step the state is constrained to the in-bounds inputs."""
+        if condition is not None and condition.symbolic:
+            bad = claripy.And(condition, bad)
+        elif condition is not None and condition.is_false():
+            return
+        solver = self.state.solver
+        if not solver.satisfiable(extra_constraints=[bad]):
+            return
+        ok = claripy.Not(bad)
+        if solver.satisfiable(extra_constraints=[ok]):
+            if forking_enabled():
+                raise self._fork_request([Target(ok, "value"), Target(bad, "error", "out-of-bounds", msg)], what)
+            self._set_aside_fault("out-of-bounds", msg, bad)
+            self.state.add_constraints(ok)
+            return
+        self._fault("out-of-bounds", msg)
+
+    def _set_aside_fault(self, kind: str, message: str, bad) -> None:
+        """Outside a step nothing can fork: the state keeps the inputs that do not fault, and the
+        fault, with an input that produces it, is recorded in ``state.ram.faults_outside_step`` and
+        logged, never dropped."""
+        err = self.state.copy()
+        err.add_constraints(bad)
+        info = MemoryErrorInfo.of(err, kind, f"{message} (outside a step: the state keeps the other inputs)")
+        space = self.state.ram
+        space.faults_outside_step = (*space.faults_outside_step, info)
+        log.warning("angr-ram: %s", info)
+
+    def _fork_request(self, targets: list[Target], what: str):
+        """A ForkRequest carrying the in-step path constraints (for the error targets)."""
+        return ForkRequest(targets, what, tuple(self.state.solver.constraints))

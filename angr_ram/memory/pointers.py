@@ -1,0 +1,66 @@
+"""The values a pointer may take, as cases a procedure or the memory layer can work through one by
+one: ``(condition, pointer, readable bytes)`` in program terms (a heap object's value is its
+symbolic base plus an offset, so the cases stay valid when objects move)."""
+
+from __future__ import annotations
+
+import claripy
+
+from angr_ram.memory.strategies.resolution import NULL_PAGE
+from angr_ram.memory.strategies.value_sets import possible_values
+from angr_ram.solver.z3_check import gave_up
+
+MAX_POINTERS = 64   # a pointer with more possible values (or pairs of them) has no cases
+
+
+def readable_at(state, c: int) -> int | None:
+    """How many bytes from the hidden concrete address ``c`` may be read without a fault the C
+    function might not make (rest of its heap object; ``max_str_len`` on the stack and globals), or
+    None in the null page or outside every live heap object."""
+    space = state.ram
+    if c < NULL_PAGE:
+        return None
+    if not space.in_heap_range(c):
+        return state.libc.max_str_len
+    hit = space.find(c)
+    if hit is None:
+        return None
+    obj, off = hit
+    if obj.freed or obj.limit is not None:
+        return None
+    return min(state.libc.max_str_len, obj.size - off)
+
+
+def pointer_cases(state, ptr) -> list | None:
+    """The values ``ptr`` can take, as ``(condition, pointer, readable)`` in program terms (a heap
+    object's value is its symbolic base plus an offset, so the cases stay valid when objects move):
+    one case with condition None for a pointer that is concrete after substitution; up to
+    ``MAX_POINTERS`` cases for a selection (a table entry chosen by an input); None otherwise."""
+    if not state.has_plugin("ram"):
+        return None
+    space = state.ram
+    a = space.substitute(ptr)
+    if not a.symbolic:
+        n = readable_at(state, a.concrete_value)
+        return None if n is None else [(None, ptr, n)]
+    try:
+        vals = state.solver.eval_upto(a, MAX_POINTERS + 1)
+    except Exception as e:
+        # z3 gave up: the values the pointer's expression can take, each case guarded (a superset)
+        vals = possible_values(state, a) if gave_up(e) is not None else None
+        if vals is None:
+            raise
+    if len(vals) > MAX_POINTERS:
+        return None
+    cases = []
+    for v in sorted(vals):
+        n = readable_at(state, v)
+        if n is None:
+            return None
+        if space.in_heap_range(v):
+            obj, off = space.find(v)
+            pv = obj.start + off if off else obj.start
+        else:
+            pv = claripy.BVV(v, state.arch.bits)
+        cases.append((ptr == pv, pv, n))
+    return cases

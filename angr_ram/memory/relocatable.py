@@ -1,0 +1,557 @@
+"""The memory plugin: angr's default memory with a relocatable-addressing layer on top.
+
+:class:`RelocatableMixin` sits directly above angr's ``AddressConcretizationMixin`` (sizes are ints,
+names resolved, inspect/actions already recorded with the symbolic address). For every access it
+
+1. substitutes the address constraints into the address;
+2. concrete result inside the hidden heap range -> the object's store, no solver call;
+   concrete elsewhere -> angr's own memory below, with an int address (stack, globals);
+3. symbolic result -> complete resolution (:mod:`angr_ram.memory.strategies.resolution`); one in-bounds
+   target -> an exact symbolic-offset access (never concretized); several targets or a possible
+   fault -> :class:`~angr_ram.core.errors.ForkRequest` (forking model), or an if-then-else outside a step.
+
+Symbolic addresses into fixed regions (stack, globals) become an if-then-else over every feasible
+address of the region (range from the solver, stride from the address's alignment), up to
+``region_limit`` candidates; beyond that the path ends as an error path
+``symbolic-range-too-large`` instead of being silently concretized.
+"""
+
+from __future__ import annotations
+
+import claripy
+from angr.errors import SimSegfaultException
+from angr.storage.memory_mixins.memory_mixin import MemoryMixin
+
+from angr_ram.core.errors import ForkRequest, InfeasibleAccess, MemoryFault, Target
+from angr_ram.memory.address_space import MemoryObject
+from angr_ram.memory.declared import declared_objects
+from angr_ram.memory.object_store import known_alignment, select
+from angr_ram.memory.strategies.arms import value_arms
+from angr_ram.memory.strategies.fork import forking_enabled
+from angr_ram.memory.strategies.intervals import unsigned_range
+from angr_ram.memory.strategies.models import ForkModel
+from angr_ram.memory.strategies.resolution import (
+    NULL_PAGE,
+    Hit,
+    cancel_base,
+    classify,
+    describe,
+    in_interval,
+    resolve,
+)
+
+REGION_LIMIT = 4096
+EDGE_PROBES = 3            # brackets of 1, 2 and 4 values tried next to a bound of an address's interval
+# a read whose candidates lie inside one table (a declared array, one section of a loaded object)
+# may have this many: 64 KiB tables are read completely, not ended as symbolic-range-too-large
+TABLE_LIMIT = 1 << 16
+ARMS_LIMIT = 64     # arms of a too-large region address judged one by one (each: at most 3 solver calls)
+# A symbolic-offset read whose selection has at least this many arms is bound to a fresh symbol
+# (a let-binding kept in the path constraints), so that an address computed from it stays small:
+# dependent lookups grow linearly with the number of hops instead of quadratically.
+LET_ARMS = 32
+DEFAULT_MODEL = ForkModel()   # for an address space made without a model (it keeps no state)
+
+
+def selection_arms(v, limit: int = 1 << 16) -> int:
+    """Number of if-then-else nodes on the selection spine of ``v`` (both sides of range splits,
+    the else side of equality chains), up to ``limit``."""
+    n = 0
+    todo = [v]
+    while todo and n < limit:
+        e = todo.pop()
+        if e.op != "If":
+            continue
+        n += 1
+        c = e.args[0]
+        if c.op in ("ULT", "ULE", "UGT", "UGE"):
+            todo.append(e.args[1])
+        todo.append(e.args[2])
+    return n
+
+
+def object_offset(addr, base):
+    """``addr - base`` in the program's (unsubstituted) terms, dropping ``base`` when it is a summand."""
+    off = cancel_base(addr, base)
+    return addr - base if off is None else off
+
+
+def object_constraint(addr, obj: MemoryObject, size: int):
+    """Relocation-safe constraint: an access of ``size`` bytes at ``addr`` lies inside ``obj``.
+
+    When the object's base is a summand of ``addr`` the base cancels: an object never wraps around
+    the address space, so ``base <= addr <= base + k`` holds exactly when ``addr - base`` (modulo
+    2^64) is at most ``k``, a question in program terms that no base address enters."""
+    start = obj.start
+    off = cancel_base(addr, start)
+    if off is not None:
+        return off == 0 if obj.size == size else claripy.ULE(off, obj.size - size)
+    if obj.size == size:
+        return addr == start
+    return claripy.And(claripy.UGE(addr, start), claripy.ULE(addr, start + (obj.size - size)))
+
+
+MAX_SHOWN = 3      # faulting places named in one error path's message
+
+
+class RelocatableMixin(MemoryMixin):
+    """Memory layer that implements the relocatable addressing model for heap objects."""
+
+    _speculative = False
+
+    # ------------------------------------------------------------------ entry points
+    def _route(self, addr):
+        """Where an access goes: ``(int, None)`` for angr's memory below (not heap), or
+        ``(program-level address, substituted address)`` for the relocatable layer."""
+        if self.category != "mem":
+            return addr, None
+        space = self.state.ram
+        if isinstance(addr, int):
+            if addr >= NULL_PAGE and not space.in_heap_range(addr):
+                return addr, None
+            addr = claripy.BVV(addr, self.state.arch.bits)
+        a = space.substitute(addr)
+        if not a.symbolic:
+            c = a.concrete_value
+            if c >= NULL_PAGE and not space.in_heap_range(c):
+                return c, None
+        return addr, a
+
+    def _clipped_read(self, c: int, size: int, endness):
+        """A search chunk that starts inside an object and runs past its end: the object's bytes,
+        then zeros (the search stops there; an unterminated string is not reported). A chunk that
+        starts just past an object's end (the previous chunk ended there with no definite
+        terminator: a buffer of symbolic bytes) is zeros for the same reason. An object of symbolic
+        size (``malloc(strlen(arg) + 1)``) is read up to its largest size: the chunk's bytes past
+        the size a path gives it are not the program's reads, the search stops at the string's
+        terminator inside it."""
+        h = classify(self.state.ram, c, 1)
+        if h.kind != "object" and c > 0:
+            before = classify(self.state.ram, c - 1, 1)
+            if before.kind == "object" and before.obj.addr + before.obj.size == c:
+                return claripy.BVV(0, size * 8)
+        if h.kind != "object":
+            return None
+        inside = h.obj.addr + h.obj.size - c
+        if inside >= size:
+            return None
+        v = claripy.Concat(h.obj.store.read(c - h.obj.addr, inside), claripy.BVV(0, (size - inside) * 8))
+        return v.reversed if endness == "Iend_LE" else v
+
+    def _dead(self) -> bool:
+        """True on the continuation of a VEX block after an exit taken for sure: angr (with its
+        default ``COPY_STATES``) executes the rest of the block under a guard that claripy folds to
+        ``False``. A syntactic test (this runs on every heap access); a guard that is unsatisfiable
+        without being folded is caught by the feasibility check before any fault."""
+        guard = self.state.scratch.guard
+        return guard.op == "BoolV" and not guard.args[0]
+
+    def load(self, addr, size=None, *, endness=None, condition=None, fallback=None, **kwargs):
+        addr, a = self._route(addr)
+        if a is None:
+            return super().load(addr, size, endness=endness, condition=condition, fallback=fallback, **kwargs)
+        endness = endness or self.endness
+        try:
+            return self._load_checked(addr, a, size, endness, condition, fallback, kwargs)
+        except (MemoryFault, ForkRequest) as e:
+            speculative = self._speculative and size > 1 and (
+                isinstance(e, MemoryFault) or any(t.kind == "error" for t in e.targets))
+            if speculative:
+                where = a.concrete_value if not a.symbolic else 0
+                raise SimSegfaultException(where, "speculative chunk of a search leaves its object") from e
+            raise
+
+    def _load_checked(self, addr, a, size, endness, condition, fallback, kwargs):
+        try:
+            if self._dead():
+                raise InfeasibleAccess
+            if not a.symbolic:
+                c = a.concrete_value
+                if self._speculative and size > 1:
+                    clipped = self._clipped_read(c, size, endness)
+                    if clipped is not None:
+                        return clipped
+                h = classify(self.state.ram, c, size)
+                self._fault_if_error(h, c, size, "read", condition)
+                if h.obj.limit is not None:
+                    self._check_limit(c - h.obj.addr, h.obj, size, "read", condition)
+                v = h.obj.store.read(c - h.obj.addr, size, reverse=endness == "Iend_LE")
+            else:
+                self._check_declared(a, size, "read", condition)
+                hits = self._resolve(a, size, addr)
+                v = self._load_symbolic(addr, a, size, hits, endness, condition, fallback, kwargs)
+        except InfeasibleAccess:
+            return fallback if fallback is not None else claripy.BVV(0, size * 8)
+        if condition is not None and fallback is not None:
+            v = claripy.If(condition, v, fallback)
+        return v
+
+    def store(self, addr, data, size=None, *, endness=None, condition=None, **kwargs):
+        addr, a = self._route(addr)
+        if a is None:
+            return super().store(addr, data, size, endness=endness, condition=condition, **kwargs)
+        endness = endness or self.endness
+        try:
+            if self._dead():
+                raise InfeasibleAccess
+            if a.symbolic:
+                self._check_declared(a, size, "write", condition)
+                hits = self._resolve(a, size, addr)
+                self._store_symbolic(addr, a, data, size, hits, endness, condition, kwargs)
+                return None
+            c = a.concrete_value
+            h = classify(self.state.ram, c, size)
+            self._fault_if_error(h, c, size, "write", condition)
+            if h.obj.limit is not None:
+                self._check_limit(c - h.obj.addr, h.obj, size, "write", condition)
+        except InfeasibleAccess:
+            return None
+        obj = self.state.ram.writable(h.obj.id)
+        off = c - obj.addr
+        value = self._convert_in(data, endness, size)
+        if condition is not None:
+            value = claripy.If(condition, value, obj.store.read(off, size))
+        obj.store.write(off, value, size)
+        return None
+
+    # ------------------------------------------------------------------ resolution
+    def _check_declared(self, a, size: int, what: str, condition) -> None:
+        """Bounds of a declared stack or global array (:mod:`~angr_ram.memory.declared`) that a
+        symbolic address is based on (its constant summand is the array's start): when the
+        address may also leave the array, the accesses outside it are forked off as one
+        ``out-of-bounds`` error path and the access goes on inside it. Only where the address
+        may be inside too: a base that is another variable's start by coincidence decides nothing."""
+        if a.op != "__add__":
+            return
+        consts = [x for x in a.args if not x.symbolic]
+        if len(consts) != 1:
+            return
+        found = declared_objects(self.state.project).at(self.state, consts[0].concrete_value)
+        if found is None:
+            return
+        start, var = found
+        if var.size < size:
+            return
+        inside = claripy.And(claripy.UGE(a, start), claripy.ULE(a, start + var.size - size))
+        outside = claripy.Not(inside)
+        if condition is not None and condition.symbolic:
+            outside = claripy.And(outside, condition)
+            inside = claripy.Not(outside)
+        solver = self.state.solver
+        if not solver.satisfiable(extra_constraints=(outside,)) or not solver.satisfiable(extra_constraints=(inside,)):
+            return
+        message = f"{what} of {size} bytes may leave the {var.describe()}"
+        if forking_enabled():
+            raise self._fork_request([Target(inside, "value"), Target(outside, "error", "out-of-bounds", message)],
+                                     what)
+        self._set_aside_fault("out-of-bounds", message, outside)
+        self.state.add_constraints(inside)
+
+    def _resolve(self, a, size, addr) -> list[Hit]:
+        """Targets of a symbolic access: from the contexts recorded at this location when the
+        model keeps them (segment models), else the complete scan."""
+        space = self.state.ram
+        model = space.model
+        if model is not None and model.context_resolution:
+            hit = self._resolve_in_context(model, space, addr, size)
+            if hit is not None:
+                return [hit]
+        return resolve(self.state, a, size, addr)
+
+    def _resolve_in_context(self, model, space, addr, size) -> Hit | None:
+        """Context-based resolution: merge the objects whose (site, k-context) this location
+        resolved to before into one segment, and prove with one query that the access stays in
+        it. None (the caller scans everything) when nothing is recorded or the proof fails."""
+        loc = self.state.scratch.ins_addr or self.state.addr
+        cands = model.context_candidates(space, loc)
+        if cands is None:
+            return None
+        seg = model.merge(space, cands, loc) if len(cands) > 1 else cands[0]
+        if seg is None or seg.size < size:
+            return None
+        stats = space.stats
+        if stats is not None:
+            stats.resolution_queries += 1
+        if self.state.solver.satisfiable(extra_constraints=[claripy.Not(object_constraint(addr, seg, size))]):
+            if stats is not None:
+                stats.context_misses += 1
+            return None
+        if stats is not None:
+            stats.context_hits += 1
+            stats.resolutions += 1
+        return Hit("object", seg.addr, seg.addr + seg.size - size, seg)
+
+    def describe_pointer(self, ptr) -> list[str]:
+        """What ``ptr`` can point into (see :func:`angr_ram.memory.strategies.resolution.describe`)."""
+        return describe(self.state, ptr)
+
+    # ------------------------------------------------------------------ helpers
+    @staticmethod
+    def _convert_in(v, endness, size: int | None = None):
+        """``v`` in memory order, cut to its first ``size`` bytes (angr passes the whole data with a
+        smaller size for each concrete value of a symbolic store size)."""
+        v = v.reversed if endness == "Iend_LE" and v.length > 8 else v
+        if size is not None and v.length > size * 8:
+            v = claripy.Extract(v.length - 1, v.length - size * 8, v)
+        return v
+
+    def _targets(self, addr, a, size, hits: list[Hit]) -> list[Target]:
+        """One target per object or region hit, in order, then one error target per kind of fault:
+        an access that may hit several unmapped gaps (a pointer with any value) is one error path,
+        not one per gap."""
+        out, faults = [], {}
+        for h in hits:
+            if h.kind == "object":
+                out.append(Target(object_constraint(addr, h.obj, size), "object", obj_id=h.obj.id))
+            elif h.kind == "region":
+                out.append(Target(in_interval(addr, h.lo, h.hi), "region"))
+            else:
+                faults.setdefault(h.error, []).append(h)
+        for kind, hs in faults.items():
+            if len(hs) == 1:
+                out.append(Target(in_interval(a, hs[0].lo, hs[0].hi), "error", kind,
+                                  f"access of {size} bytes may hit {hs[0].describe()}"))
+                continue
+            shown = ", ".join(h.describe() for h in hs[:MAX_SHOWN])
+            more = f" and {len(hs) - MAX_SHOWN} more" if len(hs) > MAX_SHOWN else ""
+            out.append(Target(claripy.Or(*(in_interval(a, h.lo, h.hi) for h in hs)), "error", kind,
+                              f"access of {size} bytes may hit any of {len(hs)}: {shown}{more}"))
+        return out
+
+    def _serve(self, addr, a, size, hits, what, condition=None):
+        """Apply splitting and the run's multiple-resolution model; returns the hits to access here
+        and the (possibly re-substituted) address. Raises ForkRequest or MemoryFault as needed.
+        Faults are this layer's; what to do with several good targets is the model's decision
+        (:meth:`~angr_ram.memory.strategies.models.ForkModel.plan`), which this layer carries out."""
+        space = self.state.ram
+        if not hits:   # no model: the path is infeasible here
+            raise InfeasibleAccess
+        if space.splitter is not None and len(hits) == 1 and space.splitter.maybe_split(space, hits[0]):
+            a = space.substitute(addr)
+            hits = resolve(self.state, a, size, addr)
+        good = [h for h in hits if h.kind != "error"]
+        if len(hits) == 1:
+            if good:
+                return hits, a
+            self._fault(hits[0].error, f"{what} of {size} bytes hits {hits[0].describe()}", None, condition)
+        model = space.model or DEFAULT_MODEL
+        targets = self._targets(addr, a, size, hits)
+        forking = forking_enabled()
+        if not good:
+            if forking:
+                raise self._fork_request(targets, what)
+            self._fault(hits[0].error, f"{what} of {size} bytes hits {hits[0].describe()}", None, condition)
+        good_targets = [t for t in targets if t.kind != "error"]
+        if len(good) < len(hits):
+            errors = [t for t in targets if t.kind == "error"]
+            if forking:
+                raise self._fork_request(model.with_error_paths(good_targets, errors), what)
+            for t in errors:
+                self._set_aside_fault(t.error, f"{what}: {t.message}", t.constraint)
+            self.state.add_constraints(claripy.Or(*[t.constraint for t in good_targets]))
+        if len(good) == 1:
+            return good, a
+        loc = self.state.scratch.ins_addr or self.state.addr
+        plan = model.plan(space, good, good_targets, loc, forking)
+        if plan.segment is not None:      # merged into one segment: resolve again, to it
+            a = space.substitute(addr)
+            return self._serve(addr, a, size, resolve(self.state, a, size, addr), what, condition)
+        if plan.fork is not None:
+            raise self._fork_request(plan.fork, what)
+        return plan.access, a
+
+    def _load_symbolic(self, addr, a, size, hits, endness, condition, fallback, kwargs):
+        served, a = self._serve(addr, a, size, hits, "read", condition)
+        values = []
+        many = len(served) > 1
+        for h in served:
+            if h.kind == "object":
+                off = object_offset(addr, h.obj.start)
+                if h.obj.limit is not None:
+                    guard = object_constraint(addr, h.obj, size) if many else None
+                    self._check_limit(off, h.obj, size, "read", condition, guard)
+                align = known_alignment(a - h.obj.addr, 8)
+                v = h.obj.store.read(off, size, align, reverse=endness == "Iend_LE")
+                cond = object_constraint(addr, h.obj, size)
+            else:
+                v = self._region_load(addr, a, size, h, endness, kwargs)
+                cond = in_interval(addr, h.lo, h.hi)
+            values.append((cond, v))
+        out = values[-1][1]
+        for cond, v in reversed(values[:-1]):
+            out = claripy.If(cond, v, out)
+        return self._let(out)
+
+    def _let(self, v):
+        """``v`` itself, or a fresh ``ram_let`` symbol bound to it by a path constraint when ``v`` is
+        a large selection (see :data:`LET_ARMS` and :mod:`angr_ram.solver.enumeration`)."""
+        if v.op != "If" or selection_arms(v, LET_ARMS) < LET_ARMS:
+            return v
+        # The name is a function of the path (its let count) and the instruction: a block that is
+        # re-executed after a fork re-creates the same symbol, so the fork's target constraints,
+        # which may mention it, keep constraining it.
+        space = self.state.ram
+        space.lets += 1
+        loc = self.state.scratch.ins_addr or self.state.addr or 0
+        sym = claripy.BVS(f"ram_let_{space.lets}_{loc:x}_{v.length}", v.length, explicit_name=True)
+        self.state.add_constraints(sym == v)
+        if space.stats is not None:
+            space.stats.let_bindings += 1
+        return sym
+
+    def _store_symbolic(self, addr, a, data, size, hits, endness, condition, kwargs):
+        served, a = self._serve(addr, a, size, hits, "write", condition)
+        many = len(served) > 1
+        for h in served:
+            if h.kind == "object":
+                if h.obj.limit is not None:
+                    self._check_limit(object_offset(addr, h.obj.start), h.obj, size, "write", condition,
+                                      object_constraint(addr, h.obj, size) if many else None)
+                obj = self.state.ram.writable(h.obj.id)
+                off = object_offset(addr, obj.start)
+                align = known_alignment(a - obj.addr, 8)
+                value = self._convert_in(data, endness, size)
+                guard = object_constraint(addr, obj, size) if many else None
+                if condition is not None:
+                    guard = condition if guard is None else claripy.And(guard, condition)
+                if guard is not None:
+                    value = claripy.If(guard, value, obj.store.read(off, size, align))
+                obj.store.write(off, value, size, align)
+            else:
+                guard = in_interval(addr, h.lo, h.hi) if many else None
+                if condition is not None:
+                    guard = condition if guard is None else claripy.And(guard, condition)
+                self._region_store(addr, a, data, size, h, endness, guard, kwargs)
+
+    def _region_candidates(self, a, size, h: Hit, table_ok: bool = False) -> list[int]:
+        """The start addresses ``a`` may take in the fixed region of ``h``: the values resolution
+        enumerated when they are few, else every address from the minimum to the maximum in the
+        region at ``a``'s known alignment."""
+        if h.values is not None:
+            return sorted(h.values)
+        lo, hi = self._extremes(a, h)
+        stride = min(known_alignment(a, 8), 8)
+        count = (hi - lo) // stride + 1
+        if count > REGION_LIMIT and not (table_ok and count <= TABLE_LIMIT and self._one_table(lo, hi + size)):
+            return self._arm_candidates(a, h, in_interval(a, h.lo, h.hi), count)
+        return list(range(lo, hi + 1, stride))
+
+    def _extremes(self, a, h: Hit) -> tuple[int, int]:
+        """The least and greatest values of ``a`` in the region of ``h``. The interval ``a``'s
+        structure puts it in (:func:`~angr_ram.memory.strategies.intervals.unsigned_range`: a base plus
+        a byte index) is searched from its ends first: the few values next to a bound (a string's
+        NUL excluded by the loop condition) are probed in :data:`EDGE_PROBES` brackets of 1, 2, 4
+        values, and the extremum is then sought inside the first bracket that has a value, not
+        across the whole region (about 2 log2 of the region's size checks)."""
+        solver = self.state.solver
+        s_lo, s_hi = unsigned_range(a)
+        r_lo, r_hi = max(h.lo, s_lo), min(h.hi, s_hi)
+        informative = r_lo <= r_hi and (s_lo >= h.lo or s_hi <= h.hi)
+        if not informative:
+            within = [in_interval(a, h.lo, h.hi)]
+            return solver.min(a, extra_constraints=within), solver.max(a, extra_constraints=within)
+        lo = self._edge(a, r_lo, r_hi, up=True) if s_lo >= h.lo else None
+        if lo is None:
+            lo = solver.min(a, extra_constraints=[in_interval(a, r_lo, r_hi)])
+        hi = self._edge(a, lo, r_hi, up=False) if s_hi <= h.hi else None
+        if hi is None:
+            hi = solver.max(a, extra_constraints=[in_interval(a, lo, r_hi)])
+        return lo, hi
+
+    def _edge(self, a, lo: int, hi: int, up: bool) -> int | None:
+        """The least (``up``) or greatest value of ``a`` in ``[lo, hi]`` when it lies within a few
+        values of that end (brackets of 1, 2, 4, ... values from it), else None."""
+        solver = self.state.solver
+        width = 1
+        for _ in range(EDGE_PROBES):
+            if lo > hi:
+                return None
+            b_lo, b_hi = (lo, min(lo + width - 1, hi)) if up else (max(hi - width + 1, lo), hi)
+            bracket = [in_interval(a, b_lo, b_hi)]
+            if solver.satisfiable(extra_constraints=bracket):
+                if b_lo == b_hi:
+                    return b_lo
+                return solver.min(a, extra_constraints=bracket) if up else solver.max(a, extra_constraints=bracket)
+            lo, hi = (b_hi + 1, hi) if up else (lo, b_lo - 1)
+            width *= 2
+        return None
+
+    def _one_table(self, lo: int, end: int) -> bool:
+        """Whether ``[lo, end)`` lies inside one table: a declared stack or global array
+        (:mod:`~angr_ram.memory.declared`) or one section of a loaded object (``.rodata``,
+        ``.data``, ``.bss``)."""
+        state = self.state
+        if declared_objects(state.project).containing(state, lo, end):
+            return True
+        obj = state.project.loader.find_object_containing(lo)
+        find = getattr(obj, "find_section_containing", None)
+        sec = find(lo) if find is not None else None
+        return sec is not None and sec.min_addr <= lo and end - 1 <= sec.max_addr
+
+    def _arm_candidates(self, a, h: Hit, within, count: int) -> list[int]:
+        """The candidates of an address whose range in the region of ``h`` is too large, arm by arm
+        (:func:`~angr_ram.memory.strategies.arms.value_arms`): a table entry selected at a symbolic index
+        is one narrow arm, an uninitialized word read past the table a wide one. The narrow arms'
+        addresses are the candidates; the wide arms' inputs are forked off as one error path
+        ``symbolic-range-too-large`` (an analysis limit, with its input), so they never hide the
+        narrow arms' paths. A single wide arm (or too many arms) ends the access as before."""
+        too_large = f"symbolic address spans {count} candidates in {h.describe()} (limit {REGION_LIMIT})"
+        arms = value_arms(a, ARMS_LIMIT)
+        if arms is None or len(arms) < 2:
+            self._fault("symbolic-range-too-large", too_large)
+        solver = self.state.solver
+        cands: set[int] = set()
+        wide = []
+        for guard, v in arms:
+            cond = [within] if guard is None else [within, guard]
+            if not v.symbolic:
+                if h.lo <= v.concrete_value <= h.hi:
+                    cands.add(v.concrete_value)
+                continue
+            if not solver.satisfiable(extra_constraints=cond):
+                continue
+            lo, hi = solver.min(v, extra_constraints=cond), solver.max(v, extra_constraints=cond)
+            stride = min(known_alignment(v, 8), 8)
+            if (hi - lo) // stride + 1 <= REGION_LIMIT:
+                cands.update(range(lo, hi + 1, stride))
+            else:
+                wide.append(claripy.And(*cond))
+        if len(cands) > REGION_LIMIT or (wide and not cands):
+            self._fault("symbolic-range-too-large", too_large)
+        if wide:
+            if not forking_enabled():
+                self._fault("symbolic-range-too-large", too_large)
+            spans = claripy.Or(*wide) if len(wide) > 1 else wide[0]
+            raise ForkRequest([Target(claripy.Not(spans), "value"),
+                               Target(spans, "error", "symbolic-range-too-large",
+                                      f"{too_large}: an arm of the address's selection is unbounded")],
+                              "region access", tuple(solver.constraints))
+        return sorted(cands)
+
+    def _region_load(self, addr, a, size, h, endness, kwargs):
+        cands = self._region_candidates(a, size, h, table_ok=True)
+        sup = super()
+        if len(cands) > REGION_LIMIT:         # a big table: one load of its span, sliced per candidate
+            lo = cands[0]
+            span = sup.load(lo, cands[-1] - lo + size, endness="Iend_BE", **kwargs)
+            order = "little" if endness == "Iend_LE" else "big"
+            if not span.symbolic:
+                raw = span.concrete_value.to_bytes(span.length // 8, "big")
+                return select(addr, cands, lambda c: claripy.BVV(
+                    int.from_bytes(raw[c - lo:c - lo + size], order), size * 8), None)
+            top = span.length - 1
+
+            def piece(c):
+                v = claripy.Extract(top - (c - lo) * 8, top - (c - lo + size) * 8 + 1, span)
+                return v.reversed if order == "little" and size > 1 else v
+            return select(addr, cands, piece, None)
+        return select(addr, cands, lambda c: sup.load(c, size, endness=endness, **kwargs), None)
+
+    def _region_store(self, addr, a, data, size, h, endness, guard, kwargs):
+        cands = self._region_candidates(a, size, h)
+        sup = super()
+        for c in cands:
+            cond = addr == c if len(cands) > 1 else None
+            if guard is not None:
+                cond = guard if cond is None else claripy.And(cond, guard)
+            sup.store(c, data, size, endness=endness, condition=cond, **kwargs)

@@ -1,0 +1,43 @@
+"""Paths whose feasibility z3 could not decide in time: recognised, and kept apart one by one.
+
+A branch that forks a path checks each successor's feasibility with z3 (angr's
+``SimSuccessors._categorize_successor``). When one of those checks times out, angr lets the error
+end the whole step, so the successors that *were* decidable are lost with it: a hash-table lookup
+of a symbolic key, asked "hash equal and keys differ" (unsat only if the hash is injective, which
+z3 cannot show in any budget), would also drop "hash equal and keys equal", the path that finds
+the key. Inside angr-ram steps an undecided successor is instead kept with
+``state.ram.unknown`` set to the reason, and the technique sets it aside (stash ``deferred`` or
+``unknown``) while its siblings go on. A gated patch (:mod:`angr_ram.core.patches`).
+"""
+
+from __future__ import annotations
+
+import claripy
+from angr.engines.successors import SimSuccessors
+
+from angr_ram.core.patches import PatchSet
+from angr_ram.memory.strategies.fork import forking_enabled
+from angr_ram.solver.z3_check import gave_up
+
+# while RelocatableMemory steps a state
+FORKING = PatchSet("undecided-successors", forking_enabled)
+
+
+@FORKING.patch(SimSuccessors, "_categorize_successor")
+def keep_undecided(original, self, state):
+    """angr's successor categorisation; a successor with a concrete target (not a syscall) whose
+    feasibility check gives up is kept as a successor marked undecided instead of ending the step."""
+    try:
+        return original(self, state)
+    except Exception as e:
+        reason = gave_up(e)
+        target = state.scratch.target
+        if (reason is None or not state.has_plugin("ram") or state.history.jumpkind.startswith("Ijk_Sys")
+                or (isinstance(target, claripy.ast.Base) and target.symbolic)):
+            raise
+        state.ram.unknown = reason        # angr appended it to all_successors before checking
+        if state.ram.stats is not None:
+            state.ram.stats.undecided_successors += 1
+        self.successors.append(state)
+        self.flat_successors.append(state)
+        return state

@@ -1,1 +1,0 @@
-"""State plugins: address space, object store, substitution, solver, memory, heap."""

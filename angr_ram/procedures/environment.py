@@ -1,0 +1,221 @@
+"""The program's environment: random bytes and clocks.
+
+Stock angr has no model of ``getrandom``: the call returns an unconstrained value and writes
+nothing, so a program that seeds a hash table from it (json-c, glib, CPython) sees the zero it
+initialised the seed with on one path, and falls back to ``/dev/urandom`` or the clock on others.
+angr-ram models it, as a libc function and as the system call, in one of two environments:
+
+* ``"symbolic"`` (default): ``getrandom`` fills the buffer with fresh symbolic bytes and returns the
+  length; ``time`` keeps angr's model (a fresh non-decreasing symbol). Every seed is explored, so
+  no path that depends on the random value is lost, but hashing a seed is costly for the solver.
+* ``"fixed"``: one fixed environment, as a replay would see it: ``getrandom`` writes the same
+  pseudo-random bytes on every run (a pure function of the call's index on the path) and the clocks
+  (``time``, ``gettimeofday``, ``clock_gettime``) read a fixed instant that advances by one second
+  per call. Paths that depend on the random value or the time are explored for that value only.
+
+In both, ``/proc`` holds nothing: angr opens an unknown file as one of symbolic size and content
+(``ALL_FILES_EXIST``), so gnulib's stack-overflow handler (m4 at start-up) parsed a symbolic
+``/proc/self/maps`` and forked at every byte; what the file holds is the native process's own map,
+which no path can predict, and without it the handler asks ``mincore``. ``sysconf`` and ``getpagesize`` answer the x86-64 Linux machine's constants (stock angr:
+unconstrained, so glib's slice allocator sized from the page size fails on some path), and
+``rand_r`` computes glibc's generator from the seed it is given.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import angr
+import claripy
+
+from angr_ram.procedures.libc import single_value
+
+ENVIRONMENTS = ("symbolic", "fixed")
+FIXED_EPOCH = 1_700_000_000      # the fixed environment's clock (2023-11-14), seconds
+MAX_RANDOM_BYTES = 1 << 16       # one getrandom call's length above this ends the path (error)
+_KEY = "angr_ram_env_calls"
+
+
+def _next_call(state) -> int:
+    """Index of this environment call on the path (0, 1, ...), kept in ``state.globals``."""
+    n = state.globals.get(_KEY, 0)
+    state.globals[_KEY] = n + 1
+    return n
+
+
+def fixed_bytes(index: int, n: int) -> bytes:
+    """The fixed environment's ``n`` random bytes for the ``index``-th call on a path."""
+    out = b""
+    block = 0
+    while len(out) < n:
+        out += hashlib.sha256(f"angr-ram getrandom {index} {block}".encode()).digest()
+        block += 1
+    return out[:n]
+
+
+class RamGetrandom(angr.SimProcedure):
+    """``getrandom(buf, buflen, flags)``: writes ``buflen`` random bytes to ``buf`` and returns
+    ``buflen`` (symbolic bytes, or the fixed environment's bytes)."""
+
+    environment = "symbolic"
+
+    def run(self, buf, buflen, flags):  # pylint: disable=arguments-differ,unused-argument
+        n = single_value(self.state, buflen)
+        if n is None:
+            raise angr.errors.SimProcedureError("getrandom with a symbolic length")
+        if n > MAX_RANDOM_BYTES:
+            raise angr.errors.SimProcedureError(f"getrandom of {n} bytes (more than {MAX_RANDOM_BYTES})")
+        if n:
+            index = _next_call(self.state)
+            if self.environment == "fixed":
+                data = claripy.BVV(fixed_bytes(index, n))
+            else:
+                data = self.state.solver.BVS(f"getrandom_{index}", n * 8, key=("api", "getrandom", index))
+            self.state.memory.store(buf, data)
+        return claripy.BVV(n, self.state.arch.bits)
+
+
+def _fixed_seconds(state) -> int:
+    """The fixed clock: ``FIXED_EPOCH`` plus one second per clock read on the path."""
+    return FIXED_EPOCH + _next_call(state)
+
+
+class RamFixedTime(angr.SimProcedure):
+    """``time(tloc)`` in the fixed environment."""
+
+    def run(self, tloc):  # pylint: disable=arguments-differ
+        t = claripy.BVV(_fixed_seconds(self.state), self.state.arch.bits)
+        if not (tloc.concrete and tloc.concrete_value == 0):
+            self.state.memory.store(tloc, t, endness=self.state.arch.memory_endness, condition=tloc != 0)
+        return t
+
+
+class RamFixedGettimeofday(angr.SimProcedure):
+    """``gettimeofday(tv, tz)`` in the fixed environment (``tz`` is ignored, as glibc does)."""
+
+    def run(self, tv, tz):  # pylint: disable=arguments-differ,unused-argument
+        bits, endness = self.state.arch.bits, self.state.arch.memory_endness
+        self.state.memory.store(tv, claripy.BVV(_fixed_seconds(self.state), bits), endness=endness)
+        self.state.memory.store(tv + bits // 8, claripy.BVV(0, bits), endness=endness)
+        return claripy.BVV(0, bits)
+
+
+class RamFixedClockGettime(angr.SimProcedure):
+    """``clock_gettime(clock, ts)`` in the fixed environment (every clock reads the fixed instant)."""
+
+    def run(self, clock, ts):  # pylint: disable=arguments-differ,unused-argument
+        return self.inline_call(RamFixedGettimeofday, ts, 0).ret_expr
+
+
+def install_environment(project, environment: str) -> None:
+    """Hook the environment functions of ``project`` for ``environment`` (see module doc), and the
+    machine's constants (``sysconf``, ``getpagesize``) in both; the ``getrandom`` system call is
+    modelled too, for statically linked binaries."""
+    if environment not in ENVIRONMENTS:
+        raise ValueError(f"environment must be one of {ENVIRONMENTS}, not {environment!r}")
+    hooks = {"getrandom": type("getrandom", (RamGetrandom,), {"environment": environment}), **MACHINE}
+    if environment == "fixed":
+        hooks.update(time=RamFixedTime, gettimeofday=RamFixedGettimeofday, clock_gettime=RamFixedClockGettime)
+    for name, cls in hooks.items():
+        if project.loader.find_symbol(name) is not None:
+            project.hook_symbol(name, cls(), replace=True)
+    os = getattr(project.simos, "syscall_library", None)
+    if os is not None:
+        lib = os.copy()
+        lib.add("getrandom", hooks["getrandom"])
+        if environment == "fixed":
+            lib.add("time", RamFixedTime)
+            lib.add("gettimeofday", RamFixedGettimeofday)
+            lib.add("clock_gettime", RamFixedClockGettime)
+        project.simos.syscall_library = lib
+
+
+# sysconf(name) on the x86-64 Linux machine the analysis assumes (glibc's values); other names -1
+SYSCONF = {0: 2_097_152,      # _SC_ARG_MAX
+           2: 100,            # _SC_CLK_TCK
+           3: 65_536,         # _SC_NGROUPS_MAX
+           4: 1024,           # _SC_OPEN_MAX
+           30: 4096,          # _SC_PAGESIZE
+           43: 2048,          # _SC_LINE_MAX
+           69: 1024,          # _SC_GETGR_R_SIZE_MAX
+           70: 1024,          # _SC_GETPW_R_SIZE_MAX
+           75: 16_384,        # _SC_THREAD_STACK_MIN
+           83: 1,             # _SC_NPROCESSORS_CONF
+           84: 1,             # _SC_NPROCESSORS_ONLN
+           85: 6_291_456,     # _SC_PHYS_PAGES (24 GiB)
+           180: 64}           # _SC_HOST_NAME_MAX
+
+
+class RamSysconf(angr.SimProcedure):
+    """``sysconf(name)``: the machine's constant (page size 4096, one processor, ...), -1 for a
+    name not in :data:`SYSCONF` (stock angr returns an unconstrained value, so a page size could be
+    anything and an allocation sized from it fails on some path)."""
+
+    def run(self, name):  # pylint: disable=arguments-differ
+        bits = self.state.arch.bits
+        k = single_value(self.state, name[31:0])
+        if k is None:
+            raise angr.errors.SimProcedureError("sysconf with a symbolic name")
+        return claripy.BVV(SYSCONF.get(k, -1) & ((1 << bits) - 1), bits)
+
+
+class RamGetpagesize(angr.SimProcedure):
+    """``getpagesize()``: 4096."""
+
+    def run(self):  # pylint: disable=arguments-differ
+        return claripy.BVV(4096, 32)
+
+
+class RamRandR(angr.SimProcedure):
+    """``rand_r(seedp)``: glibc's reentrant generator, exact (three steps of its linear
+    congruential recurrence; the state is written back to ``*seedp``). Stock angr has no model: any
+    value, and the seed is left unchanged (libxml2 seeds its dictionaries' hashes with it)."""
+
+    def run(self, seedp):  # pylint: disable=arguments-differ
+        e = self.state.arch.memory_endness
+        nxt = self.state.memory.load(seedp, 4, endness=e)
+        result = claripy.BVV(0, 32)
+        for bits in (11, 10, 10):
+            nxt = nxt * 1103515245 + 12345
+            part = claripy.LShR(nxt, 16) & ((1 << bits) - 1)
+            result = part if bits == 11 else (result << 10) ^ part
+        self.state.memory.store(seedp, nxt, endness=e)
+        return result
+
+
+MACHINE = {"sysconf": RamSysconf, "getpagesize": RamGetpagesize, "rand_r": RamRandR}
+
+
+class NoFiles(angr.state_plugins.filesystem.SimMount):
+    """A mount point under which no file exists and none can be created (``open`` returns -1)."""
+
+    def get(self, path_elements):  # pylint: disable=unused-argument
+        return None
+
+    def insert(self, path_elements, simfile):  # pylint: disable=unused-argument
+        return False
+
+    def delete(self, path_elements):  # pylint: disable=unused-argument
+        return False
+
+    def lookup(self, sim_file):  # pylint: disable=unused-argument
+        return None
+
+    @angr.SimStatePlugin.memo
+    def copy(self, memo):  # pylint: disable=unused-argument
+        return NoFiles()
+
+    def merge(self, others, merge_conditions, common_ancestor=None):  # pylint: disable=unused-argument
+        return True         # nothing to merge
+
+    def widen(self, others):  # pylint: disable=unused-argument
+        return True
+
+
+def hide_proc(state) -> None:
+    """Mount :class:`NoFiles` at ``/proc`` unless the user mounted something there, or inserted a
+    file under it."""
+    key = state.fs._join_chunks(state.fs._normalize_path(b"/proc"))
+    if key in state.fs._mountpoints or any(bytes(f).startswith(b"/proc/") for f in state.fs._files):
+        return
+    state.fs.mount(b"/proc", NoFiles())

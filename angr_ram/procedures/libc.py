@@ -1,0 +1,250 @@
+"""libc models made complete for angr-ram runs.
+
+* ``__libc_start_main``: the path's exit code is main's return value (stock angr exits with 0).
+* ``error``: angr's model passes a file descriptor where ``fprintf`` expects a ``FILE *`` and
+  raises a TypeError; angr-ram's writes the message to stderr and exits on a non-zero status.
+* ``printf`` and friends: stock angr formats a symbolic integer argument with one arbitrary value
+  and adds no constraint, so the printed text can contradict the path. Inside a RelocatableMemory
+  step a symbolic integer argument forks the state once per feasible value: a number conversion
+  (``%d %i %u %x %X %o``) up to ``FORK_VALUES`` values, else once per length of its text, with
+  symbolic digits (:mod:`.integer_text`); ``%c`` prints the symbolic byte; others (``%p``) up to
+  ``MAX_FORMAT_VALUES`` values, more ends the path as a ``symbolic-format-argument`` error path.
+"""
+
+from __future__ import annotations
+
+import angr
+import claripy
+from angr.procedures.stubs import format_parser
+
+from angr_ram.core.errors import ForkRequest, MemoryFault, Target
+from angr_ram.core.patches import PatchSet
+from angr_ram.memory.strategies.fork import forking_enabled, value_forking_enabled
+from angr_ram.procedures.integer_text import base_of, class_on_path, length_classes, symbolic_text
+
+MAX_FORMAT_VALUES = 256
+# a number conversion forks once per value up to this many values, else once per length of its
+# text (symbolic digits): counting 257 values of a CRC took 25 s of z3
+FORK_VALUES = 16
+
+
+def single_value(state, v) -> int | None:
+    """The one value ``v`` has on ``state``'s path (the solver substitutes the address
+    constraints), or None if it has several: what a SimProcedure needs of a length, key or name."""
+    if not v.symbolic:
+        return v.concrete_value
+    vals = state.solver.eval_upto(v, 2)
+    return vals[0] if len(vals) == 1 else None
+
+
+class RamLibcStartMain(angr.SIM_PROCEDURES["glibc"]["__libc_start_main"]):
+    """__libc_start_main whose exit code is main's return value (stock angr always exits 0)."""
+
+    def after_main(self, main, argc, argv, init, fini, exit_addr=0):  # pylint: disable=arguments-differ
+        self.exit(self.state.regs.eax.zero_extend(32))
+
+
+class RamError(angr.SIM_PROCEDURES["libc"]["error"], format_parser.FormatParser):
+    """glibc's ``error(status, errnum, format, ...)``: "<message>\\n" on stderr, then ``exit(status)``
+    when the status is non-zero (a symbolic status forks on being zero inside an angr-ram step)."""
+
+    def run(self, status, errnum, fmt):  # pylint: disable=arguments-differ,unused-argument
+        text = self._parse(fmt).replace(self.va_arg)
+        self._report(status, claripy.Concat(text, claripy.BVV(b"\n")))
+
+    def _report(self, status, out):
+        self.state.posix.get_fd(2).write_data(out, out.size() // 8)
+        status = status[31:0] if status.size() > 32 else status
+        if status.concrete:
+            if status.concrete_value != 0:
+                self.exit(status)
+            return
+        if self.state.solver.satisfiable(extra_constraints=[status != 0]):
+            if not self.state.solver.satisfiable(extra_constraints=[status == 0]):
+                self.exit(status)
+            elif forking_enabled():
+                raise ForkRequest([Target(status == 0, "value"), Target(status != 0, "value")], "error status")
+            else:   # reported (the path goes to the errored stash), never silently cut to one case
+                raise angr.errors.SimProcedureError("error() with a status that may or may not be zero")
+
+
+class RamErrorAtLine(RamError):
+    """glibc's ``error_at_line(status, errnum, file, line, format, ...)``: "<file>:<line>: <message>\\n"
+    on stderr, then ``exit(status)`` when the status is non-zero (m4's "end of file in string")."""
+
+    def run(self, status, errnum, fname, line, fmt):  # pylint: disable=arguments-differ,unused-argument
+        text = self._parse(fmt).replace(self.va_arg)
+        name = self._get_str(fname)
+        n = single_value(self.state, line[31:0])
+        head = claripy.BVV(name + (b":%d: " % n if n is not None else b": "))
+        self._report(status, claripy.Concat(head, text, claripy.BVV(b"\n")))
+
+    def _get_str(self, ptr) -> bytes:
+        if not ptr.symbolic and ptr.concrete_value == 0:
+            return b""
+        n = single_value(self.state, self._sim_strlen(ptr))
+        if n is None:
+            return b"?"
+        return self.state.solver.eval(self.state.memory.load(ptr, n), cast_to=bytes) if n else b""
+
+
+def install_error_fix(project) -> None:
+    """Hook ``error`` and ``error_at_line`` in ``project`` with :class:`RamError` and
+    :class:`RamErrorAtLine` if the binary calls them."""
+    if project.loader.find_symbol("error") is not None:
+        project.hook_symbol("error", RamError(), replace=True)
+    if project.loader.find_symbol("error_at_line") is not None:
+        project.hook_symbol("error_at_line", RamErrorAtLine(), replace=True)
+
+
+# while a technique that forks on a procedure's symbolic value steps a state
+FORMAT = PatchSet("format-values", value_forking_enabled)
+
+
+@FORMAT.patch(format_parser.FormatString, "replace")
+def complete_format_replace(stock_replace, self, va_arg):  # pylint: disable=unused-argument
+    """FormatString.replace that forks on symbolic integer arguments (while angr-ram steps a state,
+    or QuantifiedMerging alone does) instead of picking one value: once per value up to
+    ``MAX_FORMAT_VALUES`` values, else (``%d %i %u %x %X %o``) once per length of the text, whose
+    digits are then expressions of the value (:mod:`.integer_text`)."""
+    return _replace_fixed(self, va_arg)
+
+
+def signed_conversion(comp) -> bool:
+    """Whether conversion ``comp`` is signed (``%d``, ``%ld``, ...). angr's ``FormatSpecifier.signed``
+    is the argument's size in bits, true for every conversion: ``%u`` of 0xf72046f9 printed
+    ``-148879623``."""
+    return bool(getattr(comp.ty, "signed", False))
+
+
+def _fault(message: str):
+    if forking_enabled():
+        return MemoryFault("symbolic-format-argument", message)
+    return angr.errors.SimProcedureError(message)
+
+
+def _integer(fmt, comp, raw):
+    """The text of integer conversion ``comp`` of the argument ``raw``."""
+    state = fmt.parser.state
+    bits = comp.size * 8
+    v = raw[bits - 1:0] if isinstance(raw, claripy.ast.BV) and raw.size() > bits else raw
+    if isinstance(v, claripy.ast.BV) and v.symbolic:
+        sub = state.ram.substitute(v) if state.has_plugin("ram") else v
+        if sub.symbolic and comp.string[-1:] == b"c":     # the byte itself, after its padding
+            pad = comp.length_spec - 1 if isinstance(comp.length_spec, int) else 0
+            byte = sub[7:0]
+            return claripy.Concat(claripy.BVV(comp.pad_chr.encode("latin-1") * pad), byte) if pad > 0 else byte
+        base = base_of(comp)
+        if sub.symbolic and base is not None and class_on_path(state, sub, signed_conversion(comp), base):
+            return _symbolic_integer(fmt, comp, sub)     # a fork of this conversion's lengths
+        if sub.symbolic:
+            limit = FORK_VALUES if base_of(comp) is not None else MAX_FORMAT_VALUES
+            vals = state.solver.eval_upto(sub, limit + 1)
+            if len(vals) > limit:
+                return _symbolic_integer(fmt, comp, sub)
+            if len(vals) > 1:     # a value fork: RelocatableMemory's step or QuantifiedMerging's
+                raise ForkRequest([Target(v == x, "value") for x in sorted(vals)], "printf argument")
+    c = int(state.solver.eval(v)) & ((1 << bits) - 1)
+    if signed_conversion(comp) and c & (1 << (bits - 1)):
+        c -= 1 << bits
+    return claripy.BVV(_int_text(comp, c).encode("latin-1"))   # %c: one byte
+
+
+def _symbolic_integer(fmt, comp, v):
+    state = fmt.parser.state
+    base = base_of(comp)
+    if base is None:
+        raise _fault(f"printf argument has more than {MAX_FORMAT_VALUES} values")
+    classes = length_classes(state, v, signed_conversion(comp), base)
+    if len(classes) > 1:
+        raise ForkRequest([Target(c, "value") for _, c in classes], "printf argument length")
+    (negative, ndigits), _ = classes[0]
+    return symbolic_text(comp, v, negative, ndigits, upper=comp.string[-1:] == b"X")
+
+
+# conversions stock angr gets wrong: ``f"{v:x}"[2:]`` drops two digits, %X prints lower case, %p has no
+# "0x" (and no "(nil)"), %c of a byte above 0x7f comes out as two bytes of UTF-8
+FIXED_SPECS = frozenset({b"x", b"o", b"p", b"c"})     # spec_type is lower-cased: b"x" is %X too
+
+
+def _int_text(spec, v: int) -> str:
+    """glibc's text for integer conversion ``spec`` of the value ``v`` (already sized and signed)."""
+    t = spec.string[-1:]          # angr's spec_type is lower-cased: %X would print as %x
+    if t in (b"d", b"i", b"u"):
+        s = str(v)
+    elif t == b"c":
+        s = chr(v & 0xFF)
+    elif t == b"x":
+        s = format(v, "x")
+    elif t == b"X":
+        s = format(v, "X")
+    elif t == b"o":
+        s = format(v, "o")
+    elif t == b"p":
+        s = f"0x{v:x}" if v else "(nil)"
+    else:
+        raise angr.errors.SimProcedureError(f"Unimplemented format specifier '{t.decode(errors='replace')}'")
+    if isinstance(spec.length_spec, int):
+        s = s.rjust(spec.length_spec, spec.pad_chr)
+    return s
+
+
+def _replace_fixed(fmt, va_arg):
+    """``FormatString.replace`` with glibc's text for every integer conversion (the same as angr's
+    for ``%d %i %u %c %s``)."""
+    out = None
+    for comp in fmt.components:
+        if isinstance(comp, bytes):
+            out = fmt._add_to_string(out, claripy.BVV(comp))
+        elif isinstance(comp, claripy.ast.BV):
+            out = fmt._add_to_string(out, comp)
+        elif comp.spec_type == b"s":
+            n = va_arg("size_t") if comp.length_spec == b".*" else None
+            out = fmt._add_to_string(out, fmt._get_str_at(va_arg("char*"), max_length=n))
+        else:
+            out = fmt._add_to_string(out, _integer(fmt, comp, va_arg("void*")))
+    return out
+
+
+@FORMAT.patch(format_parser.FormatString, "_get_str_at")
+def complete_format_string(stock_get_str_at, self, str_addr, max_length=None):
+    """``%s`` of a string whose length is symbolic (a merged state's pointer to one of several
+    strings, an input buffer): stock angr prints the longest case, so a shorter one came out with
+    its NUL and the bytes after it (``acc big\\x00s``). The state forks once per feasible length,
+    each fork constrained by the string's own bytes (non-zero before the length, zero at it), which
+    a re-executed step reads again (angr's ``strlen`` makes a fresh symbol each time)."""
+    if max_length is not None:
+        return stock_get_str_at(self, str_addr, max_length=max_length)
+    state = self.parser.state
+    strlen = self.parser._sim_strlen(str_addr)
+    if not strlen.symbolic:
+        return stock_get_str_at(self, str_addr)
+    vals = state.solver.eval_upto(strlen, MAX_FORMAT_VALUES + 1)
+    if len(vals) <= 1:
+        return stock_get_str_at(self, str_addr)
+    if len(vals) > MAX_FORMAT_VALUES:
+        if forking_enabled():
+            raise MemoryFault("symbolic-format-argument",
+                              f"printf string argument has more than {MAX_FORMAT_VALUES} lengths")
+        raise angr.errors.SimProcedureError(f"printf string argument has more than {MAX_FORMAT_VALUES} lengths")
+    top = max(vals)
+    data = state.memory.load(str_addr, top + 1)
+    byte = [claripy.Extract(8 * (top - i) + 7, 8 * (top - i), data) for i in range(top + 1)]
+    targets = []
+    for v in sorted(vals):
+        cons = [byte[i] != 0 for i in range(v)] + [byte[v] == 0]
+        targets.append(Target(claripy.And(*cons), "value"))
+    raise ForkRequest(targets, "printf string length")
+
+
+def hook_models(project, procedures: dict) -> None:
+    """Hook each function of ``procedures`` (name -> SimProcedure class) that ``project`` imports,
+    replacing angr's models and stubs and angr-ram's own, but not a model the user hooked."""
+    for name, cls in procedures.items():
+        sym = project.loader.find_symbol(name)
+        if sym is None:
+            continue
+        hooked = project._sim_procedures.get(sym.rebased_addr)
+        if hooked is not None and not type(hooked).__module__.startswith(("angr.", "angr_ram.")):
+            continue            # the user's own model
+        project.hook_symbol(name, cls(), replace=True)

@@ -1,0 +1,410 @@
+"""String and memory comparisons answered from the bytes themselves, without new symbols.
+
+angr's ``strlen`` searches with ``memory.find`` and, when the result is deep, binds it to a fresh
+64-bit ``strlen_N`` symbol; ``strcmp``/``strncmp`` then compare with symbolic lengths. On a heap
+string whose bytes are mostly concrete (a hash table's stored keys) against a few input bytes,
+every branch on the result becomes a query over that 64-bit symbol and a 129-byte chunk, which
+the small-domain enumeration cannot decide and z3 needs tens of milliseconds for (json-c's key
+lookup: 656 z3 checks, 84 s, all in ``strcmp``).
+
+These procedures read the bytes (through the relocatable memory: a pointer ``base + k`` reads the
+object's store, no solver call) up to the first byte that ends the operation for sure (a concrete
+NUL, a concrete difference, the length) and return an if-then-else over the symbolic bytes before
+it, the exact C semantics: ``strlen`` is ``If(s[0] == 0, 0, If(s[1] == 0, 1, ...))``. Queries on
+the result mention only the input bytes. When the end is not found within ``state.libc.max_str_len``
+bytes inside the pointer's object, when the pointer is symbolic after substitution, or when a
+length is symbolic, the procedure falls back to angr's own (same behaviour as before). Bytes are
+read past a symbolic NUL only inside the same object (or the stack and globals), so no access is
+reported that the C function would not make.
+"""
+
+from __future__ import annotations
+
+import angr
+import claripy
+
+from angr_ram.memory.pointers import MAX_POINTERS, pointer_cases, readable_at
+from angr_ram.procedures.libc import single_value
+from angr_ram.procedures.stubs import record
+
+CHUNK = 16          # bytes read per memory access while scanning
+MAX_COMPARE = 4096  # memcmp lengths above this go to angr's procedure
+
+
+def _readable(state, ptr) -> int | None:
+    """How many bytes from ``ptr`` may be read without a fault the C function might not make
+    (rest of its heap object; ``max_str_len`` on the stack and globals), or None when ``ptr`` is
+    symbolic after substitution, in the null page, or not inside a live heap object."""
+    if not state.has_plugin("ram"):
+        return None
+    a = state.ram.substitute(ptr)
+    return None if a.symbolic else readable_at(state, a.concrete_value)
+
+
+def _by_cases(state, ptrs, one):
+    """``one(p1, n1, p2, n2, ...)`` for every combination of the pointers' cases, as an
+    if-then-else on their conditions; None when a pointer has no cases or ``one`` gives None."""
+    cases = [pointer_cases(state, p) for p in ptrs]
+    if any(c is None for c in cases):
+        return None
+    combos = [[]]
+    for cs in cases:
+        combos = [c + [x] for c in combos for x in cs]
+        if len(combos) > MAX_POINTERS:
+            return None
+    results = []
+    for combo in combos:
+        args = [v for _, p, n in combo for v in (p, n)]
+        r = one(*args)
+        if r is None:
+            return None
+        conds = [c for c, _, _ in combo if c is not None]
+        results.append((claripy.And(*conds) if len(conds) > 1 else conds[0] if conds else None, r))
+    out = results[-1][1]
+    for cond, r in reversed(results[:-1]):
+        out = claripy.If(cond, r, out)
+    return out
+
+
+class _Bytes:
+    """The bytes of a buffer at ``ptr``, read lazily in chunks up to ``readable`` bytes."""
+
+    def __init__(self, state, ptr, readable: int):
+        self.state, self.ptr, self.readable = state, ptr, readable
+        self.bytes: list = []
+
+    def __getitem__(self, i: int):
+        """Byte ``i`` (an 8-bit expression), or None past the readable range."""
+        while i >= len(self.bytes):
+            n = min(CHUNK, self.readable - len(self.bytes))
+            if n <= 0:
+                return None
+            v = self.state.memory.load(self.ptr + len(self.bytes), n, endness="Iend_BE")
+            self.bytes.extend(v.chop(8))
+        return self.bytes[i]
+
+
+def _zero(b) -> bool:
+    return not b.symbolic and b.concrete_value == 0
+
+
+def _diff(x, y):
+    """``(unsigned char) x - (unsigned char) y`` as the C function's int, widened to 64 bits."""
+    return (x.zero_extend(24) - y.zero_extend(24)).sign_extend(32)
+
+
+def string_length(state, ptr, maxlen: int | None = None):
+    """``strnlen(ptr, maxlen)`` as an if-then-else over the symbolic bytes (and over the values of
+    a pointer that selects among a few strings), or None if no concrete NUL (or ``maxlen``) is
+    reached within the readable bytes."""
+    return _by_cases(state, [ptr], lambda p, n: _length(state, p, n, maxlen))
+
+
+def _length(state, ptr, readable: int, maxlen: int | None):
+    s = _Bytes(state, ptr, readable)
+    symbolic_before = []
+    i = 0
+    while maxlen is None or i < maxlen:
+        b = s[i]
+        if b is None:
+            return None
+        if _zero(b):
+            break
+        if b.symbolic:
+            symbolic_before.append((i, b))
+        i += 1
+    r = claripy.BVV(i, 64)
+    for j, b in reversed(symbolic_before):
+        r = claripy.If(b == 0, claripy.BVV(j, 64), r)
+    return r
+
+
+def compare(state, a, b, n: int | None, strings: bool):
+    """``strncmp`` (``strings``; ``n`` None: ``strcmp``) or ``memcmp`` of ``a`` and ``b`` as an
+    if-then-else over the first position where they differ, or None when the end is not found
+    within the readable bytes of both."""
+    return _by_cases(state, [a, b], lambda pa, ra, pb, rb: _compare(state, pa, ra, pb, rb, n, strings))
+
+
+def _compare(state, a, ra: int, b, rb: int, n: int | None, strings: bool):
+    if not strings and n is not None and n > min(ra, rb):
+        return None
+    sa, sb = _Bytes(state, a, ra), _Bytes(state, b, rb)
+    arms = []      # (condition, value) before the last position
+    i = 0
+    end = claripy.BVV(0, 64)
+    while n is None or i < n:
+        x, y = sa[i], sb[i]
+        if x is None or y is None:
+            return None
+        if not x.symbolic and not y.symbolic:
+            xv, yv = x.concrete_value, y.concrete_value
+            if xv != yv or (strings and xv == 0):
+                end = _diff(x, y)
+                break
+        elif strings and (_zero(x) or _zero(y)):
+            end = _diff(x, y)
+            break
+        else:
+            stop = x != y
+            if strings and x.symbolic and y.symbolic:
+                stop = claripy.Or(stop, x == 0)
+            arms.append((stop, _diff(x, y)))
+        i += 1
+    return _first_of(arms, end)
+
+
+def _first_of(arms, last):
+    """``If(c1, v1, If(c2, v2, ... last))`` for ``arms`` = [(c1, v1), (c2, v2), ...]."""
+    r = last
+    for cond, v in reversed(arms):
+        r = claripy.If(cond, v, r)
+    return r
+
+
+def _count(state, exact: bool) -> None:
+    """Count one call answered exactly (or handed to angr's procedure) in the run's stats."""
+    st = state.ram.stats if state.has_plugin("ram") else None
+    if st is not None:
+        if exact:
+            st.string_exact += 1
+        else:
+            st.string_fallback += 1
+
+
+class RamStrlen(angr.SimProcedure):
+    """``strlen`` without a fresh length symbol (angr's procedure when the end is not in reach)."""
+
+    def run(self, s):  # pylint: disable=arguments-differ
+        r = string_length(self.state, s)
+        _count(self.state, r is not None)
+        if r is not None:
+            return r
+        return self.inline_call(angr.SIM_PROCEDURES["libc"]["strlen"], s).ret_expr
+
+
+class RamStrnlen(angr.SimProcedure):
+    """``strnlen(s, n)`` for a single-valued ``n``."""
+
+    def run(self, s, n):  # pylint: disable=arguments-differ
+        k = single_value(self.state, n)
+        r = string_length(self.state, s, k) if k is not None else None
+        _count(self.state, r is not None)
+        if r is not None:
+            return r
+        return self.inline_call(angr.SIM_PROCEDURES["libc"]["strnlen"], s, n).ret_expr
+
+
+class RamStrcmp(angr.SimProcedure):
+    """``strcmp`` as an if-then-else over the first differing position."""
+
+    def run(self, a, b):  # pylint: disable=arguments-differ
+        r = compare(self.state, a, b, None, strings=True)
+        _count(self.state, r is not None)
+        if r is not None:
+            return r
+        return self.inline_call(angr.SIM_PROCEDURES["libc"]["strcmp"], a, b).ret_expr
+
+
+class RamStrncmp(angr.SimProcedure):
+    """``strncmp`` for a single-valued length."""
+
+    def run(self, a, b, n):  # pylint: disable=arguments-differ
+        k = single_value(self.state, n)
+        r = compare(self.state, a, b, k, strings=True) if k is not None else None
+        _count(self.state, r is not None)
+        if r is not None:
+            return r
+        return self.inline_call(angr.SIM_PROCEDURES["libc"]["strncmp"], a, b, n).ret_expr
+
+
+class RamMemcmp(angr.SimProcedure):
+    """``memcmp`` for a single-valued length of at most ``MAX_COMPARE`` bytes inside both objects."""
+
+    def run(self, a, b, n):  # pylint: disable=arguments-differ
+        k = single_value(self.state, n)
+        r = compare(self.state, a, b, k, strings=False) if k is not None and k <= MAX_COMPARE else None
+        _count(self.state, r is not None)
+        if r is not None:
+            return r
+        return self.inline_call(angr.SIM_PROCEDURES["libc"]["memcmp"], a, b, n).ret_expr
+
+
+STRING_PROCEDURES = {"strlen": RamStrlen, "strnlen": RamStrnlen, "strcmp": RamStrcmp,
+                     "strncmp": RamStrncmp, "memcmp": RamMemcmp, "bcmp": RamMemcmp}
+
+
+MAX_SET = 256       # strspn/strcspn/strpbrk sets longer than this go to the fallback
+
+
+def _members(state, ptr, readable: int):
+    """The bytes of the set string at ``ptr`` up to its first concrete NUL, each with the condition
+    that it belongs to the set (it and every byte before it non-zero), or None if no concrete NUL
+    is within the readable bytes."""
+    a = _Bytes(state, ptr, readable)
+    out, alive, i = [], claripy.BoolV(True), 0
+    while i <= MAX_SET:
+        b = a[i]
+        if b is None:
+            return None
+        if _zero(b):
+            return out
+        out.append((b, claripy.And(alive, b != 0) if b.symbolic else alive))
+        if b.symbolic:
+            alive = claripy.And(alive, b != 0)
+        i += 1
+    return None
+
+
+def _member(c, members):
+    """``c`` (a byte) is one of ``members``: a Python bool when that is decided without a solver,
+    else a claripy boolean."""
+    terms = []
+    for b, cond in members:
+        if not c.symbolic and not b.symbolic:
+            if c.concrete_value == b.concrete_value:
+                if cond.is_true():
+                    return True
+                terms.append(cond)
+            continue
+        terms.append(c == b if cond.is_true() else claripy.And(cond, c == b))
+    if not terms:
+        return False
+    return claripy.Or(*terms) if len(terms) > 1 else terms[0]
+
+
+def _not(x):
+    return (not x) if isinstance(x, bool) else claripy.Not(x)
+
+
+def _or(x, y):
+    if isinstance(x, bool):
+        return True if x else y
+    if isinstance(y, bool):
+        return True if y else x
+    return claripy.Or(x, y)
+
+
+def _scan(state, s, rs: int, members, reject: bool, value):
+    """The first position ``i`` of ``s`` whose byte is not in ``members`` (``reject``: is in them,
+    or is the NUL) as an if-then-else of ``value(i, byte)``, or None if no position ends the scan
+    for sure within the readable bytes."""
+    sb = _Bytes(state, s, rs)
+    arms = []
+    i = 0
+    while True:
+        c = sb[i]
+        if c is None:
+            return None
+        if _zero(c):
+            stop = True                 # the NUL ends both scans (it is never in the set)
+        else:
+            m = _member(c, members)
+            stop = _or(m, c == 0 if c.symbolic else False) if reject else _not(m)
+        if stop is True:
+            end = value(i, c)
+            break
+        if stop is not False:
+            arms.append((stop, value(i, c)))
+        i += 1
+    return _first_of(arms, end)
+
+
+def span(state, s, chars, reject: bool):
+    """``strspn(s, chars)`` (``reject``: ``strcspn``) as an if-then-else over the bytes, or None."""
+    def one(ps, rs, pc, rc):
+        members = _members(state, pc, rc)
+        if members is None:
+            return None
+        return _scan(state, ps, rs, members, reject, lambda i, c: claripy.BVV(i, 64))
+    return _by_cases(state, [s, chars], one)
+
+
+def first_of(state, s, chars):
+    """``strpbrk(s, chars)``: a pointer to the first byte of ``s`` in ``chars``, or NULL."""
+    def one(ps, rs, pc, rc):
+        members = _members(state, pc, rc)
+        if members is None:
+            return None
+        null = claripy.BVV(0, 64)
+
+        def value(i, c):
+            if not c.symbolic:
+                return null if c.concrete_value == 0 else ps + i
+            return claripy.If(c == 0, null, ps + i)
+        return _scan(state, ps, rs, members, True, value)
+    return _by_cases(state, [s, chars], one)
+
+
+def find_byte(state, s, ch):
+    """``strchr(s, ch)``: a pointer to the first byte of ``s`` equal to ``(char) ch`` (the NUL
+    itself when ``ch`` is 0), or NULL; over the values of a pointer that selects among a few
+    strings (angr's procedure searches from one symbolic address chunk by chunk)."""
+    c = ch[7:0]
+    null = claripy.BVV(0, 64)
+
+    def one(ps, rs):
+        def value(i, b):
+            hit = b == c
+            if not hit.symbolic:
+                return ps + i if hit.is_true() else null
+            return claripy.If(hit, ps + i, null)
+        return _scan(state, ps, rs, [(c, claripy.BoolV(True))], True, value)
+    return _by_cases(state, [s], one)
+
+
+class RamStrchr(angr.SimProcedure):
+    """``strchr`` as an if-then-else over the bytes (angr's procedure when the end is not in reach)."""
+
+    def run(self, s, ch):  # pylint: disable=arguments-differ
+        r = find_byte(self.state, s, ch)
+        _count(self.state, r is not None)
+        if r is not None:
+            return r
+        return self.inline_call(angr.SIM_PROCEDURES["libc"]["strchr"], s, ch).ret_expr
+
+
+class _NoModel(angr.SimProcedure):
+    """A function angr has no procedure for, answered exactly from the bytes when their end is in
+    reach; else a fresh return value within the readable bound, and the path names the function
+    among its stubs (a result through it may not replay)."""
+
+    def fallback(self, name: str, bound: int | None = None):
+        record(self.state, name)
+        r = claripy.BVS(f"{name}_ret", 64)
+        if bound is not None:
+            self.state.add_constraints(r.ULE(bound))
+        return r
+
+
+class RamStrspn(_NoModel):
+    """``strspn``: the length of the prefix of ``s`` made of bytes in ``accept``."""
+
+    def run(self, s, accept):  # pylint: disable=arguments-differ
+        r = span(self.state, s, accept, reject=False)
+        _count(self.state, r is not None)
+        return r if r is not None else self.fallback("strspn", self.state.libc.max_str_len)
+
+
+class RamStrcspn(_NoModel):
+    """``strcspn``: the length of the prefix of ``s`` with no byte in ``reject``."""
+
+    def run(self, s, reject):  # pylint: disable=arguments-differ
+        r = span(self.state, s, reject, reject=True)
+        _count(self.state, r is not None)
+        return r if r is not None else self.fallback("strcspn", self.state.libc.max_str_len)
+
+
+class RamStrpbrk(_NoModel):
+    """``strpbrk``: the first byte of ``s`` in ``accept``, or NULL."""
+
+    def run(self, s, accept):  # pylint: disable=arguments-differ
+        r = first_of(self.state, s, accept)
+        _count(self.state, r is not None)
+        if r is not None:
+            return r
+        n = self.fallback("strpbrk", self.state.libc.max_str_len)
+        return claripy.If(n == 0, claripy.BVV(0, 64), s + n - 1)
+
+
+STRING_PROCEDURES.update({"strchr": RamStrchr, "strspn": RamStrspn, "strcspn": RamStrcspn, "strpbrk": RamStrpbrk})

@@ -1,0 +1,391 @@
+"""Command line: ``angr-ram run BINARY --stdin-bytes N``, ``angr-ram replay DIR BINARY`` and ``angr-ram bench``."""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import importlib
+import json
+import os
+import sys
+from pathlib import Path
+
+from angr_ram.core.errors import AngrRamError
+from angr_ram.core.profile import report
+from angr_ram.memory.strategies.models import MODELS
+from angr_ram.memory.uninitialized import UNINITIALIZED
+from angr_ram.procedures.environment import ENVIRONMENTS
+from angr_ram.run.distributed import explore_distributed
+from angr_ram.run.inputs import Template, parse_range
+from angr_ram.run.replay import format_table, replay
+from angr_ram.run.runner import explore
+from angr_ram.run.testcases import prepare_test_dir, write_tests
+from angr_ram.solver.persistent_cache import check_store_dir
+
+PRINTED_OUTCOMES = 64      # outcome lines the summary prints (--json has all)
+
+
+def _positive(text: str) -> int:
+    v = int(text, 0)
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, not {text}")
+    return v
+
+
+def _sym_file(text: str) -> tuple[str, int]:
+    name, sep, size = text.rpartition(":")
+    if not sep or not name or not size.isdigit() or int(size) <= 0:
+        raise argparse.ArgumentTypeError(f"expected NAME:N with a positive size N, not {text!r}")
+    return name, int(size)
+
+
+def _inputs(args) -> tuple:
+    """stdin (a number of symbolic bytes or a Template) and the symbolic files of ``run``'s arguments."""
+    lo, hi = parse_range(args.template_range)
+    stdin = args.stdin_bytes
+    if args.sym_stdin_template is not None:
+        if stdin:
+            raise AngrRamError("give either --stdin-bytes or --sym-stdin-template, not both")
+        stdin = Template.read(args.sym_stdin_template, lo, hi)
+    files = list(args.sym_file or ())
+    for spec in args.sym_file_template or ():
+        name, sep, path = spec.partition(":")
+        if not sep or not name or not path:
+            raise AngrRamError(f"expected --sym-file-template NAME:FILE, not {spec!r}")
+        files.append((name, Template.read(path, lo, hi)))
+    names = [n for n, _ in files]
+    if len(set(names)) != len(names):
+        raise AngrRamError("a symbolic file is given twice")
+    return stdin, files
+
+
+def _progress(stream):
+    def show(simgr):
+        stream.write(f"\r  active {len(simgr.active):5d}  finished {len(simgr.deadended):5d}  "
+                     f"errors {len(simgr.stashes.get('memory_errors', [])) + len(simgr.errored):4d}")
+        stream.flush()
+    return show
+
+
+def _dist_progress(stream):
+    def show(p):
+        stream.write(f"\r  paths {p.paths:6d}  errors {p.errors:4d}  frontier {p.frontier:5d}  "
+                     f"busy {min(p.busy, p.workers)}/{p.workers} workers  tasks {p.tasks:5d}")
+        stream.flush()
+    return show
+
+
+def cmd_run(args) -> int:
+    """Explore one binary and print its outcomes, error paths and statistics (and write its tests)."""
+    distributed = args.workers is not None or args.scheduler is not None
+    run = explore
+    if distributed:
+        if args.merge is not None or args.emit_tests is not None or args.max_states is not None:
+            raise AngrRamError("--workers/--scheduler cannot be combined with --merge, --emit-tests or --max-states")
+
+        def run(binary, stdin_bytes, max_states=None, tests=False, **kw):  # noqa: ARG001 - refused above
+            return explore_distributed(binary, stdin_bytes, workers=args.workers or 2, scheduler=args.scheduler,
+                                       task_seconds=args.task_seconds, **kw)
+
+    if args.emit_tests is not None:      # checked (and an earlier run's tests removed) before exploring
+        prepare_test_dir(args.emit_tests)
+    if args.persist is not None and args.engine == "ram":
+        if args.cache is None:
+            raise AngrRamError("--persist needs a query cache: add --cache aa or --cache syntactic")
+        check_store_dir(None if args.persist is True else args.persist)
+    show = _dist_progress if distributed else _progress
+    progress = show(sys.stderr) if sys.stderr.isatty() and not args.json else None
+    opts = {"cache": args.cache, "validate": args.validate, "persist": args.persist,
+            "solver_timeout_ms": args.solver_timeout_ms, "cache_limit": args.cache_limit,
+            "defer_ms": args.defer_ms or None,
+            "profile": args.profile} if args.engine == "ram" else {}
+    if args.environment is not None:
+        opts["environment"] = args.environment
+    if args.uninitialized is not None and args.engine == "ram":
+        opts["uninitialized"] = args.uninitialized
+    if args.merge is not None:
+        points = ["auto"] if args.merge_points == "auto" else [
+            int(p, 0) if p[:1].isdigit() else p for p in args.merge_points.split(",") if p]
+        opts.update(merge=args.merge, merge_points=points, merge_validate=args.merge_validate,
+                    merge_incremental=False if args.no_incremental else None, merge_patterns=args.merge_patterns)
+    stdin, files = _inputs(args)
+    res = run(args.binary, stdin, engine=args.engine, model=args.model,
+                  symbolic_bases=not args.concrete_bases, timeout=args.timeout, progress=progress,
+                  args=args.argv or (), files=files, find=args.find or (), avoid=args.avoid or (),
+                  num_find=args.num_find, max_paths=args.max_paths, max_states=args.max_states,
+                  tests=args.emit_tests is not None, **opts)
+    if progress is not None:
+        sys.stderr.write("\n")
+    for w in res.warnings:
+        print(f"angr-ram: {w}", file=sys.stderr)
+    if args.emit_tests is not None:
+        write_tests(res.tests, args.emit_tests)
+    if args.json:
+        print(json.dumps({
+            "outcomes": [{"exit": c, "stdout": o.decode("latin-1")} for c, o in sorted(res.outcomes, key=repr)],
+            "endings": res.endings,
+            "errors": [{"kind": k, "message": m, "stdin": s.hex() if s is not None else None}
+                       for k, m, s in res.errors],
+            "stats": res.stats, "seconds": round(res.seconds, 3), "timed_out": res.timed_out,
+            "stopped": res.stopped, "found": res.found, "unknown": res.unknown, "unfinished": res.unfinished,
+            "warnings": res.warnings,
+            "tests": None if res.tests is None else len(res.tests), "tests_seconds": round(res.tests_seconds, 3),
+            "tests_plain": res.tests_plain, "tests_unsolved": res.tests_unsolved,
+            "tests_infeasible": res.tests_infeasible, "profile": res.profile, "stubs": res.stubs,
+            "outcomes_partial": res.outcomes_partial,
+        }, indent=2))
+        return 0
+    print(f"{args.binary}: {res.stats.get('paths', 0)} paths in {res.seconds:.2f}s"
+          + (f" (stopped: {res.stopped})" if res.stopped else ""))
+    print("outcomes (exit code, stdout):")
+    listed = sorted(res.outcomes, key=repr)
+    for code, out in listed[:PRINTED_OUTCOMES]:
+        print(f"  exit {code}: {out!r}" if code is not None else f"  no exit: {out!r}")
+    if len(listed) > PRINTED_OUTCOMES:
+        print(f"  ... {len(listed) - PRINTED_OUTCOMES} more (all of them with --json)")
+    if res.outcomes_partial:
+        print(f"paths with more outcomes than listed: {res.outcomes_partial} (the output depends on the "
+              "input: some outcomes and one per exit code are listed; each path has its tests)")
+    print("paths by ending: " + (", ".join(f"{k}: {v}" for k, v in sorted(res.endings.items())) or "none"))
+    if res.found:
+        print(f"paths that reached a find target: {res.found}")
+    if res.unknown:
+        print(f"states set aside because z3 gave up: {res.unknown} (give a longer --solver-timeout-ms or --timeout)")
+    if res.unfinished:
+        print(f"unfinished paths: {res.unfinished} (still running when the run stopped, or set aside; "
+              "each has a test with the input that drives the program there)")
+    if res.stubs:
+        print("angr stubs called (no model: any return value, no effect; results through them may not "
+              "replay): " + ", ".join(f"{k} ({v} paths)" for k, v in sorted(res.stubs.items())))
+    if res.errors:
+        print("error paths:")
+        for kind, msg, stdin in res.errors:
+            print(f"  {kind}: {msg}  stdin={stdin!r}")
+    if res.tests is not None:
+        print(f"tests: {len(res.tests)} written to {args.emit_tests} "
+              f"(replay: angr-ram replay {args.emit_tests} {args.binary})")
+        short = [f"{n} {what}" for n, what in ((res.tests_plain, "with inputs not all made readable"),
+                                               (res.tests_unsolved, "with unsolved (zero) inputs"),
+                                               (res.tests_infeasible, "set-aside paths found infeasible"))
+                 if n]
+        if short:
+            print("tests out of time: " + ", ".join(short))
+    print("stats: " + ", ".join(f"{k}={round(v, 3) if isinstance(v, float) else v}" for k, v in res.stats.items()))
+    if res.profile is not None:
+        print("profile (exclusive seconds while exploring):")
+        print(report(res.profile))
+    return 0
+
+
+def cmd_replay(args) -> int:
+    """Run the native binary on every test of a directory; non-zero exit on any mismatch."""
+    results = replay(args.directory, args.binary, asan=args.asan, jobs=args.jobs, timeout=args.timeout)
+    if args.json:
+        print(json.dumps([{"id": r.test.id, "kind": r.test.kind, "status": r.status, "exit": r.exit,
+                           "stdout": r.stdout.decode("latin-1"), "detail": r.detail} for r in results], indent=2))
+    else:
+        print(format_table(results))
+    return 1 if any(r.failed for r in results) else 0
+
+
+def bench_module(name: str):
+    """The checkout's ``bench.<name>`` module: the benchmarks are not installed with the library,
+    they run from a checkout (this file's, or the current directory)."""
+    for root in (Path(__file__).resolve().parent.parent.parent, Path.cwd()):
+        if (root / "bench" / "__init__.py").is_file() and (root / "angr_ram").is_dir():
+            if str(root) not in sys.path:
+                sys.path.insert(0, str(root))
+            return importlib.import_module(f"bench.{name}")
+    raise AngrRamError("bench runs from a checkout of angr-ram (its bench/ package is not installed); "
+                       "run it there, or from the checkout's directory")
+
+
+def cmd_bench(args) -> int:
+    """Run the benchmark table (see the checkout's ``bench`` package)."""
+    d = args.samples_dir
+    if args.distributed:
+        return bench_module("distributed").distributed_table(args.timeout, samples_dir=d)
+    if args.solver:
+        return bench_module("solver").solver_table()
+    if args.merging and args.loops:
+        return bench_module("merging").loop_table(args.samples or None, timeout=args.timeout, samples_dir=d)
+    if args.merging:
+        return bench_module("merging").merge_table(args.timeout, args.repeat, samples_dir=d)
+    if args.cache:
+        return bench_module("cache").cache_table(args.samples, args.timeout, args.repeat, samples_dir=d)
+    if args.models:
+        return bench_module("models").main(args.timeout, args.repeat, args.plot, samples_dir=d)
+    if args.tests:
+        return bench_module("tests").tests_table(d, args.timeout)
+    if args.keyfind:
+        bench_module("corpus").keyfind_table(timeout=min(args.timeout, 60.0), samples_dir=d)
+        return 0
+    if args.drives:
+        return bench_module("drives").drives_table(args.samples or None, samples_dir=d, timeout=args.timeout)
+    if args.subjects:
+        return bench_module("subjects").subjects_table(args.samples or None, budget=args.timeout, samples_dir=d)
+    if args.history:
+        return bench_module("history").history_table(samples_dir=d)
+    if args.limits:
+        return bench_module("limits").limits_table(args.samples or None, samples_dir=d)
+    if args.semantics:
+        bench_module("semantics").semantics_table(args.samples or None, timeout=args.timeout, samples_dir=d)
+        return 0
+    if args.corpus:
+        bench_module("corpus").corpus_table(args.samples or None, timeout=args.timeout, samples_dir=d)
+        print()
+        bench_module("semantics").semantics_table(timeout=min(args.timeout, 120.0), samples_dir=d)
+        return 0
+    return bench_module("speed").main(args.samples, args.timeout, args.json, args.repeat, samples_dir=d)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``angr-ram`` command."""
+    p = argparse.ArgumentParser(prog="angr-ram", description=__doc__)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="explore a binary with symbolic stdin")
+    r.add_argument("binary")
+    r.add_argument("--stdin-bytes", type=int, default=0, help="number of symbolic stdin bytes (default 0)")
+    r.add_argument("--arg", dest="argv", action="append", type=_positive, metavar="N",
+                   help="a symbolic argv string of N bytes (repeatable; in order with --arg-str)")
+    r.add_argument("--arg-str", dest="argv", action="append", metavar="TEXT",
+                   help="a concrete argv string (repeatable; in order with --arg)")
+    r.add_argument("--sym-file", action="append", type=_sym_file, metavar="NAME:N",
+                   help="a symbolic file NAME of N bytes the program can open (repeatable)")
+    r.add_argument("--sym-stdin-template", metavar="FILE", default=None,
+                   help="stdin is FILE's bytes, each '?' a symbolic byte within --template-range (KLEE's "
+                        "-sym-stdin FILE); instead of --stdin-bytes")
+    r.add_argument("--sym-file-template", action="append", metavar="NAME:FILE", default=None,
+                   help="a file NAME the program can open: FILE's bytes, each '?' symbolic (repeatable)")
+    r.add_argument("--template-range", default="A-z", metavar="LO-HI",
+                   help="the bytes a template's '?' may be: two characters (A-z, KLEE's default) or numbers")
+    r.add_argument("--find", action="append", metavar="ADDR|SYMBOL", help="stop paths that reach it (found)")
+    r.add_argument("--avoid", action="append", metavar="ADDR|SYMBOL", help="drop paths that reach it")
+    r.add_argument("--num-find", type=_positive, default=1, help="with --find: stop after this many found")
+    r.add_argument("--max-paths", type=_positive, default=None, help="stop after this many finished paths")
+    r.add_argument("--max-states", type=_positive, default=None, help="stop when more states are active")
+    r.add_argument("--solver-timeout-ms", type=_positive, default=None, metavar="MS",
+                   help="z3 time per call; a state needing more goes to the unknown stash (default 300000)")
+    r.add_argument("--defer-ms", type=int, default=1000, metavar="MS",
+                   help="first-pass z3 time per call: a path needing more waits until the others are done "
+                        "(0: no first pass; default 1000)")
+    r.add_argument("--environment", choices=ENVIRONMENTS, default=None,
+                   help="getrandom and clocks: symbolic (every random value, angr's clock; the default) or "
+                        "fixed (one fixed environment, like a replay: seeded hashes become concrete)")
+    r.add_argument("--uninitialized", choices=UNINITIALIZED, default=None,
+                   help="what memory and registers no one wrote hold: zero (as a fresh process reads them, "
+                        "so tests replay natively; the default, as for scripts) or symbolic (any content)")
+    r.add_argument("--emit-tests", metavar="DIR", default=None,
+                   help="write a test input per path and outcome, and tests.jsonl, to DIR")
+    r.add_argument("--model", choices=MODELS, default="fork", help="multiple-resolution model")
+    r.add_argument("--engine", choices=("ram", "stock"), default="ram", help="angr-ram or plain angr")
+    r.add_argument("--concrete-bases", action="store_true", help="concrete heap bases (baseline)")
+    r.add_argument("--cache", choices=("syntactic", "aa"), default=None, help="run-wide query cache")
+    r.add_argument("--cache-limit", type=_positive, default=100_000, metavar="N",
+                   help="entries each query-cache map keeps (least recently used go first)")
+    r.add_argument("--validate", action="store_true", help="re-check every cache hit with the solver")
+    r.add_argument("--profile", action="store_true",
+                   help="print where the time went: angr's engine, each angr-ram layer, z3 per site")
+    r.add_argument("--persist", nargs="?", const=True, default=None, metavar="DIR",
+                   help="keep cache answers on disk (default $ANGR_RAM_CACHE_DIR or ~/.cache/angr-ram)")
+    r.add_argument("--merge", choices=("ite", "pat"), default=None, help="state merging (QuantifiedMerging)")
+    r.add_argument("--merge-points", default="auto", metavar="LIST",
+                   help="with --merge: comma-separated function names or addresses, or 'auto' (all loops)")
+    r.add_argument("--no-incremental", action="store_true", help="with --merge pat: no incremental merging")
+    r.add_argument("--merge-patterns", choices=("smaller", "always"), default="smaller",
+                   help="with --merge pat: keep a pattern merge only when smaller than ite (default), or always")
+    r.add_argument("--merge-validate", action="store_true", help="with --merge: check every merge and answer")
+    r.add_argument("--json", action="store_true", help="machine-readable output")
+    r.add_argument("--timeout", type=float, default=None, help="stop exploring after S seconds")
+    r.add_argument("--workers", type=_positive, default=None, metavar="N",
+                   help="step the states on N local dask worker processes (needs angr-ram[dist])")
+    r.add_argument("--scheduler", default=None, metavar="ADDR",
+                   help="step the states on the workers of the dask scheduler at ADDR (tcp://host:8786)")
+    r.add_argument("--task-seconds", type=float, default=None, metavar="S",
+                   help="with --workers/--scheduler: the longest a task steps its batch before returning its "
+                        "frontier (default: until done, or until another worker is idle)")
+    r.set_defaults(func=cmd_run)
+    rp = sub.add_parser("replay", help="run the native binary on emitted tests and compare")
+    rp.add_argument("directory", help="a directory written by run --emit-tests")
+    rp.add_argument("binary", help="the native binary the tests were emitted for")
+    rp.add_argument("--asan", metavar="BINARY_ASAN", default=None,
+                    help="an AddressSanitizer build that confirms the error tests")
+    rp.add_argument("--jobs", type=_positive, default=2, help="native runs at a time")
+    rp.add_argument("--timeout", type=float, default=10.0, help="seconds per native run")
+    rp.add_argument("--json", action="store_true")
+    rp.set_defaults(func=cmd_replay)
+    b = sub.add_parser("bench", help="compare stock angr and angr-ram on the samples")
+    b.add_argument("samples", nargs="*", help="sample names (default: all)")
+    b.add_argument("--timeout", type=float, default=300.0, help="per-run timeout in seconds")
+    b.add_argument("--json", action="store_true")
+    b.add_argument("--repeat", type=int, default=1, help="runs per configuration; the minimum time is shown")
+    b.add_argument("--models", action="store_true", help="compare the memory models and split sizes instead")
+    b.add_argument("--cache", action="store_true", help="compare the query-cache modes instead")
+    b.add_argument("--merging", action="store_true", help="compare the state-merging modes on memspn instead")
+    b.add_argument("--loops", action="store_true",
+                   help="with --merging: stock angr, ite and pat on the loop corpus at M = 6, 8, 10, 12")
+    b.add_argument("--corpus", action="store_true",
+                   help="stock angr vs fork vs dsmm on third-party and specification-derived programs")
+    b.add_argument("--drives", action="store_true",
+                   help="each program driven by explore(), by a script with one wide BVS and angr's default "
+                        "options, and by a script with a BVS per byte: time, paths, outcomes, RSS")
+    b.add_argument("--subjects", action="store_true",
+                   help="the seed papers' subjects (libyaml, expat, libosip, libxml2 drivers) on templates under "
+                        "stock angr, fork, dsmm and aa with --timeout as the budget: time, paths, outcomes, z3, "
+                        "errors, RSS, replay mismatches")
+    b.add_argument("--limits", action="store_true",
+                   help="runs stopped by --timeout 10, 30 and Ctrl-C at 5 s on hard programs: time past the limit, "
+                        "RSS, paths, unfinished paths, tests written")
+    b.add_argument("--history", action="store_true",
+                   help="a user's script run alone and after other runs in the same process: time, z3 seconds, "
+                        "peak RSS, objects the earlier run left behind")
+    b.add_argument("--semantics", action="store_true",
+                   help="stock angr vs fork, dsmm and ite on the memory-semantics programs (part of --corpus)")
+    b.add_argument("--keyfind", action="store_true",
+                   help="seconds to each outcome of uthash's lookup of a four-byte key (part of --corpus)")
+    b.add_argument("--distributed", action="store_true",
+                   help="a program with over a thousand paths in one process and on 1, 2 and 4 dask workers")
+    b.add_argument("--solver", action="store_true",
+                   help="claripy's z3 solvers against angr-ram's on hash preimages, branch checks, enumeration")
+    b.add_argument("--tests", action="store_true",
+                   help="emit tests per program and configuration and replay them natively")
+    b.add_argument("--samples-dir", type=Path, default=None,
+                   help="where the sample binaries are (default: $ANGR_RAM_SAMPLES, the checkout's samples/build, "
+                        "or ./samples/build)")
+    b.add_argument("--plot", metavar="PNG", default=None, help="with --models: plot time against matrix size")
+    b.set_defaults(func=cmd_bench)
+    return p
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``angr-ram`` command."""
+    args = build_parser().parse_args(argv)
+    if getattr(args, "stdin_bytes", 0) < 0:
+        print("angr-ram: --stdin-bytes must not be negative", file=sys.stderr)
+        return 2
+    try:
+        return args.func(args)
+    except AngrRamError as e:
+        print(f"angr-ram: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def entry() -> None:
+    """The ``angr-ram`` command: :func:`main`, then exit at once. Output is flushed and the exit
+    handlers run (files, logging, dask), but the interpreter does not tear down the run's objects
+    one by one, which after a large run took over a second: a second the user waits after a
+    Ctrl-C or a ``--timeout``, with every result already written."""
+    rc = main()
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except (OSError, ValueError):       # a closed pipe or stream: nothing more can be shown
+            pass
+    atexit._run_exitfuncs()
+    os._exit(rc)
+
+
+if __name__ == "__main__":
+    entry()

@@ -1,0 +1,198 @@
+"""A program's inputs: symbolic stdin, argv strings and files, and the entry state that holds them.
+
+The entry state records what it was given in ``state.globals["angr_ram_inputs"]`` (a tuple of
+:class:`ProgramInput`), so that a test case can be read off any later state: the concrete stdin,
+argument and file bytes that drive the program down that state's path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import angr
+import claripy
+
+from angr_ram.core.errors import AngrRamError
+
+INPUTS_KEY = "angr_ram_inputs"
+
+STATE_OPTIONS = {
+    angr.options.ZERO_FILL_UNCONSTRAINED_REGISTERS,
+    angr.options.ZERO_FILL_UNCONSTRAINED_MEMORY,
+}
+
+
+@dataclass(frozen=True)
+class ProgramInput:
+    """One input of the program: ``kind`` is ``stdin``, ``arg`` (argv[``index``]) or ``file``
+    (``name`` in the working directory); ``expr`` is its content (symbolic or concrete), one byte
+    per 8 bits."""
+
+    kind: str
+    name: str
+    expr: claripy.ast.BV | None
+    index: int = 0
+
+
+TEMPLATE_RANGE = (ord("A"), ord("z"))     # KLEE's range for a template's ``?`` bytes (the seeds' runs)
+
+
+@dataclass(frozen=True)
+class Template:
+    """A KLEE-style input template: the bytes of ``data`` as given, except that every ``?`` is a
+    symbolic byte constrained to ``lo..hi`` (inclusive; KLEE's default ``'A'..'z'``). KLEE takes a
+    ``-sym-stdin`` that is not a number as such a file, and ``KLEE_TEMPLATE`` for a symbolic file;
+    the seeds' m4, make, gas and bash runs use templates. Give one where a size is expected:
+    ``stdin_bytes=Template(b"define(a,1)?")`` or ``files=[("A", Template(...))]``."""
+
+    data: bytes
+    lo: int = TEMPLATE_RANGE[0]
+    hi: int = TEMPLATE_RANGE[1]
+
+    def __post_init__(self):
+        if not isinstance(self.data, bytes | bytearray):
+            raise AngrRamError(f"a template is bytes, not {type(self.data).__name__}")
+        object.__setattr__(self, "data", bytes(self.data))
+        if not (0 <= self.lo <= self.hi <= 255):
+            raise AngrRamError(f"template range {self.lo}..{self.hi} is not within 0..255 (low first)")
+        if not self.data:
+            raise AngrRamError("an empty template")
+
+    @classmethod
+    def read(cls, path, lo: int = TEMPLATE_RANGE[0], hi: int = TEMPLATE_RANGE[1]) -> Template:
+        """The template in file ``path`` (a clear error if it cannot be read)."""
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise AngrRamError(f"cannot read template {path}: {e.strerror}") from None
+        if not data:
+            raise AngrRamError(f"template {path} is empty")
+        return cls(data, lo, hi)
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+    @property
+    def holes(self) -> list[int]:
+        """The offsets of the symbolic (``?``) bytes."""
+        return [k for k, b in enumerate(self.data) if b == 0x3F]
+
+    def content(self, prefix: str) -> tuple[claripy.ast.BV, list]:
+        """The template as one bit-vector (a ``{prefix}_{offset}`` variable per ``?``) and the range
+        constraints on its symbolic bytes."""
+        parts, cons, run = [], [], bytearray()
+        for k, b in enumerate(self.data):
+            if b != 0x3F:
+                run.append(b)
+                continue
+            if run:
+                parts.append(claripy.BVV(bytes(run), 8 * len(run)))
+                run = bytearray()
+            v = claripy.BVS(f"{prefix}_{k}", 8)
+            parts.append(v)
+            cons.append(claripy.And(claripy.UGE(v, self.lo), claripy.ULE(v, self.hi)))
+        if run:
+            parts.append(claripy.BVV(bytes(run), 8 * len(run)))
+        return (parts[0] if len(parts) == 1 else claripy.Concat(*parts)), cons
+
+
+def parse_range(text: str) -> tuple[int, int]:
+    """``"A-z"``, ``"f-g"`` or ``"65-122"``: a template's byte range (inclusive)."""
+    if len(text) == 3 and text[1] == "-":
+        lo, hi = ord(text[0]), ord(text[2])
+    else:
+        a, sep, b = text.partition("-")
+        try:
+            lo, hi = int(a, 0), int(b, 0)
+        except ValueError:
+            lo = hi = -1
+        if not sep:
+            lo = hi = -1
+    if not (0 <= lo <= hi <= 255):
+        raise AngrRamError(f"expected a byte range such as A-z or 65-122 (low first), not {text!r}")
+    return lo, hi
+
+
+def _content(prefix: str, spec) -> tuple[claripy.ast.BV | None, int, list]:
+    """(content, size, constraints) of an input given as a number of symbolic bytes or a Template."""
+    if isinstance(spec, Template):
+        expr, cons = spec.content(prefix)
+        return expr, spec.size, cons
+    if isinstance(spec, bool) or not isinstance(spec, int):
+        raise AngrRamError(f"an input size is a number of bytes or a Template, not {spec!r}")
+    return (_symbolic_bytes(prefix, spec) if spec else None), spec, []
+
+
+def _symbolic_bytes(prefix: str, n: int) -> claripy.ast.BV:
+    """``n`` symbolic bytes, one variable each (constraints on different bytes stay independent
+    for slicing and caching)."""
+    parts = [claripy.BVS(f"{prefix}_{k}", 8) for k in range(n)]
+    return parts[0] if n == 1 else claripy.Concat(*parts)
+
+
+def parse_arg(spec: str | int | bytes) -> str | int | bytes:
+    """Check an argv item: an int is a symbolic string of that many bytes, str or bytes a concrete
+    argument."""
+    if isinstance(spec, bool):
+        raise AngrRamError(f"argument {spec!r} is neither a length nor a string")
+    if isinstance(spec, int) and spec <= 0:
+        raise AngrRamError(f"a symbolic argument needs a positive length, not {spec}")
+    return spec
+
+
+def make_state(proj: angr.Project, stdin_bytes: int = 0, args=(), files=(), **kwargs):
+    """An entry state with ``stdin_bytes`` symbolic stdin bytes (0: empty stdin; a
+    :class:`Template`: its bytes, each ``?`` symbolic within its range), argv ``[binary, *args]``
+    where an int in ``args`` is a symbolic string of that many bytes (like KLEE's ``--sym-arg``)
+    and a str/bytes a concrete argument, and symbolic files ``files``: (name, size or Template)
+    pairs the program can open."""
+    if isinstance(stdin_bytes, int) and not isinstance(stdin_bytes, bool) and stdin_bytes < 0:
+        raise AngrRamError(f"stdin_bytes must not be negative, not {stdin_bytes}")
+    inputs: list[ProgramInput] = []
+    data, size, ranges = _content("stdin", stdin_bytes)
+    stdin = angr.SimFileStream(name="stdin", content=data if data is not None else b"", size=size,
+                               has_end=True)
+    inputs.append(ProgramInput("stdin", "stdin", data))
+    argv: list = [proj.filename]
+    for k, spec in enumerate(args, start=1):
+        spec = parse_arg(spec)
+        if isinstance(spec, int):
+            expr = _symbolic_bytes(f"arg{k}", spec)
+        else:
+            raw = spec.encode() if isinstance(spec, str) else bytes(spec)
+            if b"\0" in raw:
+                raise AngrRamError(f"argument {k} contains a NUL byte")
+            expr = claripy.BVV(raw, 8 * len(raw)) if raw else None
+        argv.append(expr if expr is not None else "")
+        inputs.append(ProgramInput("arg", f"arg{k}", expr, index=k))
+    state = proj.factory.entry_state(stdin=stdin, args=argv, add_options=set(STATE_OPTIONS), **kwargs)
+    for name, spec in files:
+        if not name or "\0" in name:
+            raise AngrRamError(f"bad file name {name!r}")
+        if isinstance(spec, int) and not isinstance(spec, bool) and spec <= 0:
+            raise AngrRamError(f"symbolic file {name!r} needs a positive size, not {spec}")
+        expr, size, cons = _content(f"file_{name}", spec)
+        ranges += cons
+        state.fs.insert(name, angr.SimFile(name, content=expr, size=size, has_end=True))
+        inputs.append(ProgramInput("file", name, expr))
+    if ranges:
+        state.solver.add(*ranges)
+    state.globals[INPUTS_KEY] = tuple(inputs)
+    return state
+
+
+def program_inputs(state) -> tuple[ProgramInput, ...]:
+    """The inputs ``state``'s entry state was given; for a state not made by :func:`make_state`,
+    its stdin file (a fixed-size stream) or nothing."""
+    recorded = state.globals.get(INPUTS_KEY) if hasattr(state, "globals") else None
+    if recorded is not None:
+        return recorded
+    f = state.posix.stdin
+    size = f.size
+    if size is None:
+        return ()
+    if not isinstance(size, int):
+        size = state.solver.max(size) if size.symbolic else size.concrete_value
+    return (ProgramInput("stdin", "stdin", f.load(0, size) if size else None),)

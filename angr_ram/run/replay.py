@@ -1,0 +1,124 @@
+"""Native replay: run the real binary on each emitted test and compare with the prediction.
+
+A test of a finished path passes when the native exit code and stdout equal the predicted ones; a
+memory-error test passes when the native run fails (killed by a signal) or, given an
+AddressSanitizer build, ASan reports an error. Tests of analysis limits (``symbolic-*`` errors),
+of paths angr could not step, of paths without an exit and of ``find`` targets carry no
+prediction: their native result is shown, not judged.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from angr_ram.core.errors import AngrRamError
+from angr_ram.run.testcases import TestCase, read_tests
+
+# error kinds a native run (or AddressSanitizer) can confirm; the others are limits of the analysis
+MEMORY_ERRORS = frozenset({"out-of-bounds", "use-after-free", "double-free", "invalid-free",
+                           "null-dereference", "allocation-too-large", "invalid-jump-target"})
+ASAN_ENV = {"ASAN_OPTIONS": "detect_leaks=0:verify_asan_link_order=0"}
+FAILING = frozenset({"mismatch", "false-error", "timeout"})
+
+
+@dataclass
+class Replay:
+    """The native run of one test: ``status`` is ``ok``, ``mismatch``, ``confirmed`` (the
+    predicted memory error happened), ``false-error`` (the ASan build ran cleanly), ``unconfirmed``
+    (no ASan build given and the native run did not fail), ``unchecked`` (no prediction) or
+    ``timeout``."""
+
+    test: TestCase
+    status: str
+    exit: int | None = None
+    stdout: bytes = b""
+    detail: str = ""
+
+    @property
+    def failed(self) -> bool:
+        """True when the native run contradicts the prediction."""
+        return self.status in FAILING
+
+
+def run_native(binary: str, test: TestCase, timeout: float = 10.0, env: dict | None = None):
+    """(exit status, stdout, stderr, signal) of ``binary`` on ``test``'s inputs, run in a fresh
+    working directory holding its files; a run killed by a signal has status 128 + its number, a
+    timeout status None."""
+    with tempfile.TemporaryDirectory(prefix="angr-ram-replay-") as cwd:
+        for name, data in test.files.items():
+            path = os.path.join(cwd, name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "wb") as f:
+                f.write(data)
+        argv = [os.path.abspath(binary), *(os.fsdecode(a) for a in test.args)]
+        try:
+            r = subprocess.run(argv, input=test.stdin, capture_output=True, timeout=timeout, cwd=cwd,
+                               env=dict(os.environ, **(env or {})))
+        except subprocess.TimeoutExpired:
+            return None, b"", b"", None
+    if r.returncode < 0:
+        return 128 - r.returncode, r.stdout, r.stderr, -r.returncode
+    return r.returncode, r.stdout, r.stderr, None
+
+
+def replay_one(binary: str, test: TestCase, asan: str | None = None, timeout: float = 10.0) -> Replay:
+    """Run ``test`` natively (and under ``asan`` for memory-error tests) and judge the prediction."""
+    code, out, _, sig = run_native(binary, test, timeout)
+    if test.kind == "exit":
+        if code is None:
+            return Replay(test, "timeout", None, out, f"no exit within {timeout:g} s")
+        ok = (code, out) == (test.exit, test.stdout)
+        stubs = f"; the path called angr stubs: {', '.join(test.stubs)}" if test.stubs else ""
+        return Replay(test, "ok" if ok else "mismatch", code, out,
+                      "" if ok else f"predicted exit {test.exit} stdout={test.stdout!r}{stubs}")
+    if test.kind == "error" and test.error in MEMORY_ERRORS:
+        if sig is not None:
+            return Replay(test, "confirmed", code, out, f"native run killed by signal {sig}")
+        if asan is None:
+            return Replay(test, "unconfirmed", code, out, "native run did not fail; give --asan to check")
+        acode, _, aerr, _ = run_native(asan, test, timeout, ASAN_ENV)
+        if b"ERROR: AddressSanitizer" in aerr or b"ERROR: LeakSanitizer" in aerr:
+            first = next((ln for ln in aerr.decode("latin-1").splitlines() if "ERROR:" in ln), "")
+            return Replay(test, "confirmed", code, out, first.strip()[:160])
+        return Replay(test, "false-error", code, out, f"AddressSanitizer build exited {acode} without a report")
+    return Replay(test, "unchecked", code, out, test.message or (test.error or ""))
+
+
+def replay(tests, binary: str, asan: str | None = None, jobs: int = 2, timeout: float = 10.0) -> list[Replay]:
+    """Replay ``tests`` (a list of :class:`TestCase` or a directory written by ``emit_tests``)
+    against ``binary`` with ``jobs`` native runs at a time; results in test order."""
+    if not os.path.isfile(binary):
+        raise AngrRamError(f"{binary}: no such file")
+    if asan is not None and not os.path.isfile(asan):
+        raise AngrRamError(f"{asan}: no such file")
+    if not isinstance(tests, list):
+        tests = read_tests(tests)
+    with ThreadPoolExecutor(max(1, jobs)) as ex:
+        return list(ex.map(lambda t: replay_one(binary, t, asan, timeout), tests))
+
+
+def format_table(results: list[Replay]) -> str:
+    """A table of the replays (one row a test) and a summary line of the status counts."""
+    rows = [("test", "kind", "predicted", "native", "status")]
+    for r in results:
+        t = r.test
+        pred = {"exit": lambda t=t: f"exit {t.exit} {t.stdout!r}",
+                "error": lambda t=t: t.error}.get(t.kind, lambda t=t: t.message[:40] or "-")()
+        native = "timeout" if r.exit is None else f"exit {r.exit} {r.stdout[:40]!r}"
+        rows.append((t.id, t.kind, _clip(pred), _clip(native), r.status + (f" ({r.detail})" if r.detail and
+                                                                            r.status != "ok" else "")))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row[:4], widths, strict=True)) + "  " + row[4] for row in rows]
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    lines.append(f"{len(results)} tests: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    return "\n".join(lines)
+
+
+def _clip(s: str, n: int = 48) -> str:
+    return s if len(s) <= n else s[: n - 3] + "..."

@@ -1,0 +1,292 @@
+"""Run a binary with symbolic stdin, argv and files under stock angr or angr-ram and collect what every path did."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+
+import angr
+import claripy
+
+from angr_ram.core.errors import AngrRamError, UnsupportedBinary
+from angr_ram.core.guard import RunGuard, RunStopped
+from angr_ram.merging import QuantifiedMerging
+from angr_ram.procedures.environment import install_environment
+from angr_ram.procedures.libc import RamLibcStartMain, install_error_fix
+from angr_ram.procedures.stubs import stubs_of
+from angr_ram.run.inputs import STATE_OPTIONS, make_state  # noqa: F401 - re-exported for scripts and tests
+from angr_ram.run.outcomes import ending, listed_outcomes
+from angr_ram.run.technique import DEFERRED_STASH, ERROR_STASH, UNKNOWN_STASH, RelocatableMemory, stats
+from angr_ram.run.testcases import (
+    InputBudget,
+    NoAnswer,
+    NoModel,
+    collect_tests,
+    errored_reason,
+    unfinished_states,
+)
+from angr_ram.solver.z3_setup import drop_conversion_caches
+
+# seconds past a run's time limit that choosing its tests' inputs may take (after them, a plain model
+# or zero bytes: see testcases.InputBudget); after a Ctrl-C the user waits, so less: the improving
+# queries get INTERRUPT_TEST_SECONDS and the plain models INTERRUPT_LAST_SECONDS in all
+TEST_SECONDS = 0.75
+INTERRUPT_TEST_SECONDS = 0.4
+INTERRUPT_LAST_SECONDS = 0.3
+
+# exceptions raised while stepping one path that end that path in the ``errored`` stash (with a
+# reason and an input) instead of ending the whole run; angr-ram's own control-flow signals
+# (ForkRequest, MemoryFault) are plain Exceptions outside this set and reach the technique
+RESILIENCE = (angr.errors.AngrError, angr.errors.SimError, claripy.ClaripyError, KeyError, IndexError,
+              TypeError, ValueError, ArithmeticError, AttributeError, AssertionError, NotImplementedError,
+              RecursionError, MemoryError)
+
+
+@dataclass
+class RunResult:
+    """Outcomes of one exploration: (exit code, stdout) pairs, error paths and statistics."""
+
+    outcomes: set = field(default_factory=set)
+    errors: list = field(default_factory=list)       # (kind, message, stdin)
+    stats: dict = field(default_factory=dict)
+    seconds: float = 0.0
+    timed_out: bool = False
+    stopped: str | None = None    # why exploration stopped early: timeout, max-states, max-paths, found, interrupted
+    endings: dict = field(default_factory=dict)     # how the finished paths ended ("exit 3", "no exit (...)") -> count
+    found: int = 0                # paths that reached a find target
+    unknown: int = 0              # states set aside because z3 gave up (unknown / deferred / interrupted stash)
+    tests: list | None = None     # TestCase per path and outcome (with tests=True)
+    tests_seconds: float = 0.0    # time spent choosing the tests' inputs
+    tests_plain: int = 0          # tests whose inputs were not all made readable (out of time)
+    tests_unsolved: int = 0       # tests with zero inputs: no model within the budget
+    tests_infeasible: int = 0     # set-aside paths without a test: their branch has no model
+    unfinished: int = 0           # paths that did not finish: active when stopped, set aside, waiting to merge
+    warnings: list = field(default_factory=list)    # one-line notes of what the run went on without (a damaged cache store)
+    profile: dict | None = None   # with profile=True: the time breakdown (angr_ram.core.profile)
+    stubs: dict = field(default_factory=dict)       # angr stub -> ended paths that called it (results may be wrong)
+    outcomes_partial: int = 0     # paths with more outcomes than listed (stdout echoing the input; outcomes.LISTED_PER_PATH)
+
+
+def load_project(binary: str) -> angr.Project:
+    """Load an x86-64 ELF for analysis; raises UnsupportedBinary with a clear reason otherwise."""
+    if not os.path.isfile(binary):
+        raise UnsupportedBinary(f"{binary}: no such file")
+    with open(binary, "rb") as f:
+        magic = f.read(4)
+    if magic != b"\x7fELF":
+        raise UnsupportedBinary(f"{binary}: not an ELF file")
+    logging.getLogger("angr").setLevel(logging.ERROR)
+    logging.getLogger("cle").setLevel(logging.ERROR)
+    try:
+        proj = angr.Project(binary, auto_load_libs=False)
+    except Exception as e:  # noqa: BLE001 - cle raises many kinds; all mean "cannot load"
+        raise UnsupportedBinary(f"{binary}: cannot be loaded ({e})") from e
+    if proj.arch.name != "AMD64":
+        raise UnsupportedBinary(f"{binary}: angr-ram supports x86-64 binaries, this one is {proj.arch.name}")
+    return proj
+
+
+def resolve_targets(proj: angr.Project, targets) -> list[int]:
+    """Addresses of ``targets`` (ints, hex/decimal strings or symbol names) in ``proj``."""
+    addrs = []
+    for t in targets:
+        if isinstance(t, int):
+            addrs.append(t)
+            continue
+        sym = proj.loader.find_symbol(t)
+        if sym is not None:
+            addrs.append(sym.rebased_addr)
+            continue
+        try:
+            addrs.append(int(t, 0))
+        except ValueError:
+            raise AngrRamError(f"{t!r} is neither an address nor a symbol of {proj.filename}") from None
+    return addrs
+
+
+def explore(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str = "fork",
+            symbolic_bases: bool = True, timeout: float | None = None, progress=None,
+            merge: str | None = None, merge_points=(), merge_validate: bool = False,
+            merge_incremental: bool | None = None, max_states: int | None = None, args=(), files=(),
+            find=(), avoid=(), num_find: int = 1, max_paths: int | None = None, tests: bool = False,
+            merge_patterns: str = "smaller", **options) -> RunResult:
+    """Explore ``binary`` completely; ``engine`` is "ram" (angr-ram) or "stock" (plain angr).
+
+    Inputs: ``stdin_bytes`` symbolic stdin bytes, argv ``args`` (an int is a symbolic string of
+    that many bytes, a str a concrete argument) and symbolic ``files`` ((name, size) pairs).
+    ``merge`` (a :class:`~angr_ram.merging.QuantifiedMerging` mode) merges the states leaving the
+    functions ``merge_points`` (``merge_incremental``: also inside them, section 4; ``merge_patterns``:
+    which pattern merges to keep, see :class:`~angr_ram.merging.QuantifiedMerging`). ``find`` and
+    ``avoid`` (addresses or symbols) are angr's ``explore`` targets; the run stops when ``num_find``
+    paths reached one. It also stops (``stopped`` says why; the result still holds every path found
+    so far) after ``timeout`` seconds, when more than ``max_states`` states are active, when
+    ``max_paths`` paths have finished, or on Ctrl-C. A path whose step raises goes to the
+    ``errored`` stash and the run goes on. ``tests=True`` also collects a test case per path and
+    outcome (:mod:`angr_ram.run.testcases`). ``options`` go to :class:`RelocatableMemory`.
+    """
+    simgr, tech = prepare(binary, stdin_bytes, engine=engine, model=model, symbolic_bases=symbolic_bases,
+                          merge=merge, merge_points=merge_points, merge_validate=merge_validate,
+                          merge_incremental=merge_incremental, merge_patterns=merge_patterns, args=args,
+                          files=files, find=find, avoid=avoid, num_find=num_find, **options)
+    t0 = time.perf_counter()
+    res = RunResult()
+    if tech is not None:
+        bound = tech.guarded(timeout)
+    else:
+        bound = RunGuard(None if timeout is None else t0 + timeout)
+    try:
+        with bound as guard:
+            _explore_loop(simgr, tech, res, progress, find, num_find, max_states, max_paths, guard)
+            return _finish(simgr, tech, guard, res, t0, timeout, tests)
+    finally:
+        drop_conversion_caches()
+
+
+def _explore_loop(simgr, tech, res, progress, find, num_find, max_states, max_paths, guard) -> None:
+    """Step ``simgr`` until it is done or must stop; ``res.stopped`` says why it stopped early."""
+    try:
+        while simgr.active:
+            if tech is None:      # stock angr: the guard interrupts its step at the deadline too
+                before = len(simgr.errored)
+                try:
+                    with guard.step(seconds=0, memory_mb=0):
+                        simgr.step()
+                except RunStopped:     # the stash stays as before the step: so do its error records
+                    del simgr.errored[before:]
+                    raise
+            else:
+                simgr.step()
+            if progress is not None:
+                progress(simgr)
+            if find and len(simgr.stashes.get("found", [])) >= num_find:
+                res.stopped = "found"
+            elif guard.stopped:
+                res.stopped = guard.stop_reason
+            elif max_states is not None and len(simgr.active) > max_states:
+                res.stopped = "max-states"   # stopped like a timeout (state explosion)
+            elif max_paths is not None and finished(simgr) >= max_paths:
+                res.stopped = "max-paths"
+            if res.stopped is not None:
+                break
+    except RunStopped:
+        res.stopped = guard.stop_reason or "stopped"
+    except KeyboardInterrupt:     # also a z3 check the guard interrupted outside a step (claripy's conversion)
+        res.stopped = guard.stop_reason or "interrupted"
+    if res.stopped is None and guard.stop_reason is not None and simgr.active:
+        res.stopped = guard.stop_reason
+
+
+def _finish(simgr, tech, guard, res: RunResult, t0: float, timeout, tests: bool) -> RunResult:
+    res.timed_out = res.stopped in ("timeout", "max-states", "interrupted")
+    res.seconds = time.perf_counter() - t0
+    now = time.perf_counter()
+    if res.stopped == "interrupted":
+        budget = InputBudget(deadline=now + INTERRUPT_TEST_SECONDS, last_total=INTERRUPT_LAST_SECONDS, guard=guard)
+    else:
+        end = None if timeout is None else max(t0 + timeout, now)
+        budget = InputBudget(deadline=None if end is None else end + TEST_SECONDS, guard=guard)
+    return summarize(simgr, tech, res, tests, budget)
+
+
+def prepare(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str = "fork",
+            symbolic_bases: bool = True, merge: str | None = None, merge_points=(), merge_validate: bool = False,
+            merge_incremental: bool | None = None, args=(), files=(), find=(), avoid=(), num_find: int = 1,
+            environment: str | None = None, merge_patterns: str = "smaller", **options):
+    """The simulation manager :func:`explore` steps, and its RelocatableMemory technique (None for
+    stock angr), with the same arguments; for scripts that step several runs themselves.
+    ``environment`` (:mod:`angr_ram.procedures.environment`) applies to stock angr too when given."""
+    proj = load_project(binary)
+    state = make_state(proj, stdin_bytes, args=args, files=files)
+    simgr = proj.factory.simulation_manager(state, resilience=RESILIENCE)
+    tech = None
+    if engine == "ram":
+        if environment is not None:
+            options["environment"] = environment
+        tech = simgr.use_technique(RelocatableMemory(model=model, symbolic_bases=symbolic_bases, **options))
+    elif engine == "stock":
+        proj.hook_symbol("__libc_start_main", RamLibcStartMain(), replace=True)
+        install_error_fix(proj)
+        if environment is not None:
+            install_environment(proj, environment)
+    else:
+        raise ValueError(f"unknown engine {engine!r}")
+    if merge is not None:
+        simgr.use_technique(QuantifiedMerging(merge, merge_points, validate=merge_validate,
+                                                 incremental=merge_incremental, patterns=merge_patterns))
+    if find or avoid:
+        simgr.use_technique(angr.exploration_techniques.Explorer(
+            find=resolve_targets(proj, find) or None, avoid=resolve_targets(proj, avoid) or None,
+            num_find=num_find))
+    return simgr, tech
+
+
+def summarize(simgr, tech, res: RunResult | None = None, tests: bool = False,
+              budget: InputBudget | None = None) -> RunResult:
+    """Fill ``res`` (a new RunResult if None) with the outcomes, error paths, endings and statistics
+    of ``simgr``; ``tests=True`` also collects a test case per path and outcome, within ``budget``
+    (:class:`~angr_ram.run.testcases.InputBudget`)."""
+    if res is None:
+        res = RunResult()
+    budget = budget if budget is not None else InputBudget()
+    explored = stats(simgr, profile=True)
+    res.profile = explored.pop("profile")
+    collect_paths(simgr, res, budget)
+    res.stats = stats(simgr)          # the exploration's counts, before the tests' queries
+    res.stats["z3_checks_exploring"] = explored["z3_checks"]   # without the outcome queries
+    res.stats["paths"] = len(simgr.deadended)
+    if tests:
+        t1 = time.perf_counter()
+        res.tests = collect_tests(simgr, budget=budget)
+        res.tests_seconds = time.perf_counter() - t1
+        res.tests_plain, res.tests_unsolved, res.tests_infeasible = budget.plain, budget.unsolved, budget.infeasible
+    if tech is not None:
+        tech.close()
+        res.stats["cache_disk_size"] = tech.stats.cache_disk_size
+        res.warnings += tech.warnings()
+    return res
+
+
+def collect_paths(simgr, res: RunResult, budget: InputBudget | None = None) -> RunResult:
+    """Add the finished paths of ``simgr`` to ``res``: outcomes and endings of the deadended
+    states, error paths with their inputs, paths that reached a find target or were set aside."""
+    budget = budget if budget is not None else InputBudget()
+    for s in simgr.deadended:
+        try:
+            listed, complete = budget.ask(lambda s=s: listed_outcomes(s), last=budget.hurry(), whole=True)
+            res.outcomes |= listed
+            res.outcomes_partial += not complete
+            e = ending(s)
+        except (NoAnswer, NoModel):     # z3 gave up on the path's outcomes (or out of time): counted, not fatal
+            res.unknown += 1
+            res.endings["outcome undecided (z3 gave up)"] = res.endings.get("outcome undecided (z3 gave up)", 0) + 1
+            continue
+        res.endings[e] = res.endings.get(e, 0) + 1
+        ram = s.plugins.get("ram")
+        for f in (ram.faults_outside_step if ram is not None else ()):   # met where no fork was possible
+            if (f.kind, f.message, f.stdin) not in res.errors:
+                res.errors.append((f.kind, f.message, f.stdin))
+    for s in simgr.stashes.get(ERROR_STASH, []):
+        e = s.ram.error
+        res.errors.append((e.kind, e.message, e.stdin))
+    for rec in simgr.errored:
+        try:
+            stdin = budget.ask(lambda rec=rec: rec.state.posix.dumps(0), last=True)
+        except (NoAnswer, NoModel):     # the reason is still reported without an input
+            stdin = None
+        res.errors.append(("angr-error", errored_reason(rec.error), stdin))
+    ended = [*simgr.deadended, *simgr.stashes.get(ERROR_STASH, []), *(rec.state for rec in simgr.errored),
+             *simgr.stashes.get("found", [])]
+    for s in ended:
+        for name in stubs_of(s):
+            res.stubs[name] = res.stubs.get(name, 0) + 1
+    res.found += len(simgr.stashes.get("found", []))
+    res.unknown += sum(len(simgr.stashes.get(k, [])) for k in (UNKNOWN_STASH, DEFERRED_STASH, "interrupted"))
+    res.unfinished += len(unfinished_states(simgr))
+    return res
+
+
+def finished(simgr) -> int:
+    """Paths that ended: finished, error paths and paths angr could not step."""
+    return len(simgr.deadended) + len(simgr.stashes.get(ERROR_STASH, [])) + len(simgr.errored)

@@ -1,0 +1,524 @@
+"""RelocatableMemory: the exploration technique that switches a simulation manager to angr-ram.
+
+``simgr.use_technique(RelocatableMemory(...))`` hooks the heap functions and ``__libc_start_main``
+on the project, gives every state the relocatable memory, address space and substituting solver,
+and performs the forks that the memory layer requests: a state whose access may reach n targets
+is replaced by n copies of its pre-step state, each constrained to one target, which re-execute
+the block. Targets that fault become error paths in the ``memory_errors`` stash with a reason and
+a reproducing stdin; exploration of the other targets continues.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+
+import angr
+from angr.storage.memory_mixins import DefaultMemory
+
+from angr_ram.core.errors import AngrRamError, ForkRequest, MemoryErrorInfo, MemoryFault
+from angr_ram.core.guard import RunGuard, RunStopped, StepAbandoned, release_memory
+from angr_ram.core.profile import Profile, step_site
+from angr_ram.core.scope import RunScope
+from angr_ram.core.stats import RunStats
+from angr_ram.memory.address_space import AddressSpace
+from angr_ram.memory.ram_memory import RamMemory, RamRegisters
+from angr_ram.memory.strategies.fork import forking
+from angr_ram.memory.strategies.jumps import invalid_target, split_jump
+from angr_ram.memory.strategies.models import make_model
+from angr_ram.memory.strategies.split import Splitter
+from angr_ram.memory.undecided import FORKING
+from angr_ram.memory.uninitialized import apply_uninitialized
+from angr_ram.merging import QuantifiedMerging
+from angr_ram.merging.memory_diff import MEMORY_DIFF
+from angr_ram.procedures.environment import hide_proc, install_environment
+from angr_ram.procedures.heap import HEAP_PROCEDURES
+from angr_ram.procedures.libc import FORMAT, RamLibcStartMain, install_error_fix
+from angr_ram.procedures.number_parsing import install_number_parsing
+from angr_ram.procedures.startup import install_startup
+from angr_ram.procedures.stdio_flags import install_stdio
+from angr_ram.procedures.strings import STRING_PROCEDURES
+from angr_ram.procedures.stubs import record, stub_addresses
+from angr_ram.procedures.threads import install_threads
+from angr_ram.procedures.varargs import install_varargs
+from angr_ram.procedures.weak_imports import resolve_weak_imports
+from angr_ram.run.config import RunConfig
+from angr_ram.run.timing import PROFILE
+from angr_ram.solver import model_cache, model_eval, z3_setup
+from angr_ram.solver.query_cache import QueryCache
+from angr_ram.solver.substituting import RamSolver
+from angr_ram.solver.z3_check import CHECK, gave_up
+from angr_ram.solver.z3_setup import drop_conversion_caches
+
+__all__ = ["DEFERRED_STASH", "ERROR_STASH", "UNKNOWN_STASH", "RelocatableMemory", "gave_up", "stats"]
+
+log = logging.getLogger(__name__)
+
+ERROR_STASH = "memory_errors"
+UNKNOWN_STASH = "unknown"      # states whose feasibility z3 could not decide in time (resumable)
+DEFERRED_STASH = "deferred"    # ... within the first-pass budget: resumed with the full one at the end
+
+# the patch sets (angr_ram.core.patches) in place while RelocatableMemory works: z3's check (budgets,
+# counts), claripy's z3 backend and model evaluation, successors z3 gave up on, format arguments,
+# merged pages' differences, profiling (seeding is a frontend mixin: angr_ram.solver.frontends)
+PATCH_SETS = tuple(s.name for s in (CHECK, z3_setup.BACKEND, z3_setup.HALF_BUILT_SET, model_eval.MODEL_EVAL,
+                                    model_cache.MODEL_CACHE, FORKING, FORMAT, MEMORY_DIFF, PROFILE))
+
+# angr's brk heap (SimHeapBrk) maps its whole default region (8 MiB, 2048 pages) the first time a
+# procedure touches it, and every state copy then walks those pages (reference counts on copy and
+# on release): a third of the run time on small programs. Heap objects live in angr-ram's address
+# space, so angr's own heap only holds what its procedures allocate internally (ctype tables);
+# angr-ram maps this much of it up front and leaves the rest of the range to be mapped on use.
+BRK_HEAP_MAPPED = 64 * 1024
+
+
+def fixed_regions(project, state) -> list[tuple[int, int, str]]:
+    """Address ranges that are not heap objects: loaded objects, the stack, angr's own heap."""
+    regions = []
+    for obj in project.loader.all_objects:
+        if obj.max_addr > obj.min_addr:
+            regions.append((obj.min_addr, obj.max_addr + 1, obj.binary_basename or repr(obj)))
+    mem = state.memory
+    stack_end = getattr(mem, "_stack_end", None) or state.arch.initial_sp
+    stack_size = getattr(mem, "_stack_size", None) or 8 * 1024 * 1024
+    regions.append((stack_end - max(stack_size, 0x800000) * 4, stack_end + 0x10000, "stack"))
+    heap_base = angr.state_plugins.heap.heap_base.DEFAULT_HEAP_LOCATION
+    regions.append((heap_base, heap_base + angr.state_plugins.heap.heap_base.DEFAULT_HEAP_SIZE, "angr-heap"))
+    regions.sort()
+    merged: list[list] = []
+    for lo, hi, name in regions:
+        if merged and lo <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], hi)
+            merged[-1][2] += "+" + name
+        else:
+            merged.append([lo, hi, name])
+    return [tuple(r) for r in merged]
+
+
+class RelocatableMemory(angr.ExplorationTechnique):
+    """Relocatable addressing model with complete symbolic-pointer resolution.
+
+    :param model: how multiple resolutions are handled: ``fork``, ``ite``, ``dsmm``, ``smm``, ``flat``
+        (see :mod:`angr_ram.memory.strategies.models`).
+    :param symbolic_bases: give heap objects symbolic base addresses (False: concrete bases with the
+        same model, the baseline for measuring the model's overhead).
+    :param context_k: how many call sites an object's allocation context keeps.
+    :param reuse_segments: segment models give the same hidden address to the segment built at the
+        same location from the same objects in every state.
+    :param split: chunk size (a multiple of 8) for dynamic splitting, or None (no splitting).
+    :param split_threshold: objects larger than this many bytes are split.
+    :param smm_threshold: the static segmented model forks instead of building bigger segments.
+    :param cache: run-wide query cache (satisfiability and one-solution model queries): None,
+        ``"syntactic"`` or ``"aa"`` (address-aware).
+    :param cache_limit: entries each map of the query cache keeps (least recently used go first).
+    :param validate: re-check every cache hit with the solver (raises CacheMismatch on a difference).
+    :param persist: also keep the cache's answers on disk: True (``$ANGR_RAM_CACHE_DIR`` or
+        ``~/.cache/angr-ram``) or a directory; a later run reuses them (needs ``cache``).
+    :param solver_timeout_ms: milliseconds z3 may spend on one call (None: claripy's 300 s). A state
+        whose step needs a longer call goes to the ``unknown`` stash with the reason, never pruned;
+        :meth:`resume_unknown` gives those states a longer timeout and steps them again.
+    :param defer_ms: first-pass budget per z3 call (None: none). A path that needs a longer call is
+        deferred (stash ``deferred``), its decidable siblings go on, and the deferred paths resume
+        with ``solver_timeout_ms`` once no other path is active: hard queries (a hash that would
+        have to be inverted) no longer hold up the easy paths, and nothing is given up for them.
+    :param max_symbolic_size: the largest size a symbolic allocation size may take; larger values
+        are an error path (``symbolic-allocation-size``) with an input that produces them.
+    :param context_resolution: segment models remember, per access location, the allocation
+        contexts (site and ``context_k`` call sites) of the objects it resolved to; the next
+        access there merges those objects' current instances and proves with one query that it
+        stays in that segment, scanning everything only if not.
+    :param profile: time angr's engine and each angr-ram layer, and z3 per SimProcedure or block
+        (:mod:`angr_ram.core.profile`); read it with ``angr_ram.stats(simgr, profile=True)``.
+    :param environment: ``"symbolic"`` (random bytes from ``getrandom`` are fresh symbols, clocks
+        are angr's) or ``"fixed"`` (one fixed environment: the same random bytes and clock on every
+        run, like a replay); see :mod:`angr_ram.procedures.environment`.
+    :param string_procedures: ``strlen``, ``strcmp``, ``strncmp``, ``memcmp`` (and ``strnlen``,
+        ``bcmp``) read the bytes and return an if-then-else over the symbolic ones instead of angr's
+        fresh length symbols (:mod:`angr_ram.procedures.strings`); angr's procedure where that is not
+        possible.
+    :param seeded_models: before z3 is asked, try cheap candidate assignments (sibling models,
+        zero, constants of the query and of the heap placed over the input bytes) on the query
+        (:mod:`angr_ram.solver.seeding`); a satisfying one is a real model.
+    :param step_seconds: the longest a first-pass step may run (None: no limit; needs ``defer_ms``).
+        A longer one is abandoned and its state deferred like a state whose z3 call needed more
+        than ``defer_ms``: a step stalled in Python work (a huge expression) or in many calls moves
+        aside too (:mod:`angr_ram.core.guard`).
+    :param step_memory_mb: the most the process may grow during one step (None: no limit). A step
+        that grows it more is abandoned and its state set aside (``deferred`` on its first pass,
+        else ``unknown``).
+    :param uninitialized: what memory and registers no one wrote hold on the states the technique
+        manages: ``"zero"`` (the default, for a script's ``entry_state`` as for ``explore`` and the
+        CLI: angr's ``ZERO_FILL_UNCONSTRAINED_MEMORY``/``_REGISTERS`` are turned on, as a fresh
+        process's heap pages and registers read natively, so each path's test replays) or
+        ``"symbolic"`` (they are turned off: any content, one stable ``uninit_`` variable per byte,
+        the same in every fork and re-execution; paths that depend on that content are found, and
+        their tests replay only where the native content happens to match).
+
+    :meth:`guarded` bounds a whole run: ``with tech.guarded(timeout=60): simgr.run()`` stops the
+    run at its deadline or on the first Ctrl-C (no z3 call or step outlives it) and leaves every
+    state found in its stash.
+    """
+
+    # forks a state on the values a procedure must know itself (QuantifiedMerging defers to it)
+    forks_values = True
+
+    def __init__(self, config: RunConfig | None = None, **options):
+        super().__init__()
+        if config is not None and options:
+            raise AngrRamError(f"give the options in the RunConfig or as keywords, not both ({', '.join(options)})")
+        if config is not None and not isinstance(config, RunConfig):
+            raise AngrRamError(f"config must be a RunConfig, not {type(config).__name__}"
+                               + (" (the model is a keyword: model=...)" if isinstance(config, str) else ""))
+        cfg = self.config = config if config is not None else RunConfig.of(**options)
+        self.uninitialized = cfg.uninitialized
+        self.environment = cfg.environment
+        self.string_procedures = bool(cfg.string_procedures)
+        self._stubs: dict[int, str] = {}     # hooked address -> name of an angr stub (set up with the project)
+        self.solver_timeout_ms = cfg.solver_timeout_ms
+        self.defer_ms = cfg.first_pass_ms
+        self.deadline: float | None = None      # time.perf_counter() by which steps must end (explore's timeout)
+        self.step_seconds = cfg.step_seconds
+        self.step_memory_mb = cfg.step_memory_mb
+        self.guard = RunGuard(catch_sigint=False)   # step budgets only; :meth:`guarded` replaces it for a run
+        self.max_symbolic_size = cfg.max_symbolic_size
+        self.model = cfg.model
+        self.model_policy = make_model(cfg.model, cfg.reuse_segments, cfg.smm_threshold, cfg.context_resolution)
+        self.splitter = Splitter(cfg.split, cfg.split_threshold) if cfg.split is not None else None
+        self.stats = RunStats()
+        self.profile = Profile() if cfg.profile else None
+        self.scope = RunScope(self.stats, patch_sets=PATCH_SETS, config=cfg, profile=self.profile)
+        self.cache = (QueryCache(cfg.cache, cfg.validate, self.stats, cfg.persist, cfg.cache_limit)
+                      if cfg.cache is not None else None)
+        self.base_sizes: dict[str, int] = {}
+        self.symbolic_bases = bool(cfg.symbolic_bases)
+        self.context_k = cfg.context_k
+        self._regions = None
+
+    def __repr__(self) -> str:
+        st = self.stats
+        opts = [f"model={self.model}", f"symbolic_bases={self.symbolic_bases}"]
+        if self.splitter is not None:
+            opts.append(f"split={self.splitter.size}")
+        if self.cache is not None:
+            opts.append(f"cache={self.cache.mode}")
+        return (f"<RelocatableMemory {' '.join(opts)}: {st.objects} objects, {st.forks} forks, "
+                f"{st.resolutions} resolutions, {st.solver_queries} solver queries, {st.z3_checks} z3 checks>")
+
+    @contextlib.contextmanager
+    def guarded(self, timeout: float | None = None, catch_sigint: bool = True):
+        """Bound a run: inside the block, steps stop at ``timeout`` seconds from now or at the first
+        Ctrl-C (z3 is interrupted, a step still running half a second later is abandoned and its
+        state stays where it was); the block's :class:`~angr_ram.core.guard.RunStopped` is swallowed, so
+        ``with tech.guarded(60): simgr.run()`` returns with every state in its stash. Yields the
+        :class:`~angr_ram.core.guard.RunGuard` (``stop_reason`` says why it stopped)."""
+        deadline = None if timeout is None else time.perf_counter() + timeout
+        guard = RunGuard(deadline, catch_sigint=catch_sigint, on_stop=self._stop_now)
+        saved, self.guard, self.deadline = (self.guard, self.deadline), guard, deadline
+        try:
+            with guard:
+                yield guard
+        except RunStopped:
+            if guard.stop_reason is None:
+                guard.stop_reason = "stopped"
+        finally:
+            self.guard, self.deadline = saved
+            self.scope.deadline = self.scope.budget_ms = None
+            drop_conversion_caches()
+
+    def _stop_now(self) -> None:
+        """The run must stop (called from the guard's thread): no z3 call gets time from now on."""
+        self.deadline = 0.0
+        self.scope.deadline = 0.0
+
+    def warnings(self) -> list[str]:
+        """One line per thing the run went on without: a persistent store that could not be opened
+        or failed later, garbled records skipped."""
+        out = []
+        c = self.cache
+        if c is not None and c.store_error is not None:
+            out.append(f"{c.store_error}; the run went on without it")
+        if c is not None and c.store_failed is not None:
+            out.append(f"persistent cache failed during the run ({c.store_failed}); its later answers were not kept")
+        if self.stats.cache_disk_garbled:
+            out.append(f"persistent cache: {self.stats.cache_disk_garbled} garbled records skipped")
+        return out
+
+    def close(self) -> None:
+        """Flush and close what the run keeps open (the on-disk cache store)."""
+        if self.cache is not None:
+            if self.cache.store is not None:
+                self.stats.cache_disk_size = len(self.cache.store)
+            self.cache.close()
+
+    # ------------------------------------------------------------------ installation
+    def setup(self, simgr):
+        project = simgr._project
+        if project.arch.name != "AMD64":
+            raise AngrRamError(f"angr-ram supports x86-64 binaries only, not {project.arch.name}")
+        resolve_weak_imports(project)
+        install_hooks(project, self.string_procedures)
+        install_environment(project, self.environment)
+        install_threads(project)
+        install_startup(project)
+        install_stdio(project)
+        install_number_parsing(project)
+        install_varargs(project)
+        self._stubs = stub_addresses(project)
+        for stash in list(simgr.stashes):
+            for state in simgr.stashes[stash]:
+                self.prepare_state(state)
+
+    def prepare_state(self, state) -> None:
+        """Give ``state`` angr-ram's memory, address space and solver (idempotent)."""
+        if isinstance(state.memory, RamMemory):
+            return
+        if self._regions is None:
+            self._regions = fixed_regions(state.project, state)
+        state.memory.__class__ = RamMemory
+        apply_uninitialized(state, self.uninitialized)
+        hide_proc(state)
+        if type(state.registers) is DefaultMemory:      # (another plugin class is left alone)
+            state.registers.__class__ = RamRegisters
+        if not state.has_plugin("heap"):
+            state.register_plugin("heap", angr.SimHeapBrk(heap_size=BRK_HEAP_MAPPED))
+        state.register_plugin("ram", AddressSpace(self.symbolic_bases, self.context_k, self._regions, self.stats,
+                                                  self.model_policy, self.splitter, self.cache, self.base_sizes,
+                                                  self.max_symbolic_size))
+        state.ram.solver_timeout = self.solver_timeout_ms
+        state.ram.scope = self.scope
+        RamSolver.install(state)
+
+    # ------------------------------------------------------------------ stepping
+    def step(self, simgr, stash="active", **kwargs):
+        # angr turns a solver time-out inside its solver plugin into an error record: such paths
+        # are not errors but undecided, and are set aside to be resumed
+        before = len(simgr.errored)
+        try:
+            simgr = simgr.step(stash=stash, **kwargs)
+        except RunStopped:
+            # angr keeps the stash as it was when a state's step raises: the states stepped before it
+            # in this call are still there, so their error records of this call go too
+            del simgr.errored[before:]
+            raise
+        if len(simgr.errored) > before:
+            new = simgr.errored[before:]
+            del simgr.errored[before:]
+            for rec in new:
+                reason = gave_up(rec.error)
+                if reason is None and invalid_target(rec.state):
+                    self._mark_error(rec.state, "invalid-jump-target",
+                                     f"jump to {rec.state.addr:#x}, which holds no code")
+                    simgr.stashes.setdefault(ERROR_STASH, []).append(rec.state)
+                elif reason is None:
+                    simgr.errored.append(rec)
+                else:
+                    simgr.stashes.setdefault(self._set_aside(rec.state, reason), []).append(rec.state)
+        if stash == "active" and not simgr.active:
+            self.resume_deferred(simgr)
+        return simgr
+
+    def resume_deferred(self, simgr) -> int:
+        """Move the ``deferred`` states back to ``active`` with the full z3 budget
+        (``solver_timeout_ms``); done by :meth:`step` when no other state is active."""
+        if not simgr.stashes.get(DEFERRED_STASH):
+            return 0
+        n = self._resume(simgr, DEFERRED_STASH, None)
+        self.stats.deferred_resumed += n
+        return n
+
+    def step_state(self, simgr, state, **kwargs):
+        self.prepare_state(state)
+        prof = self.profile
+        if prof is not None:
+            prof.site, t0 = step_site(state), time.perf_counter()
+            prof.enter("engine")
+        if self.defer_ms is not None and not state.ram.resumed:
+            self.scope.budget_ms = self.defer_ms      # z3 calls of a first-pass step (stats.counted_check)
+        self.scope.deadline = self.deadline
+        first = self.defer_ms is not None and not state.ram.resumed
+        errs = kwargs.get("error_list")
+        errs = errs if errs is not None else simgr.errored
+        errored_before = len(errs)
+        try:
+            with self.guard.step(seconds=(self.step_seconds or 0) if first else 0,
+                                 memory_mb=self.step_memory_mb or 0):
+                out = self._step(simgr, state, **kwargs)
+        except StepAbandoned as e:          # over its time or memory budget: set aside, the run goes on
+            del errs[errored_before:]             # angr's record of the interrupted z3 call, if any
+            self.stats.steps_abandoned += 1
+            release_memory()
+            out = {"interrupted": [state]}
+            state.ram.unknown = e.reason
+        except RunStopped:
+            del errs[errored_before:]             # the state stays where it is: nothing of this step is kept
+            raise
+        except Exception as e:  # noqa: BLE001 - z3 giving up in forking or fault checks, also wrapped by angr
+            reason = gave_up(e)    # (SimSolverModeError "Claripy threw an error" from state.satisfiable)
+            if reason is None:
+                raise
+            out = {"interrupted": [state]}
+            state.ram.unknown = reason
+        finally:
+            self.scope.budget_ms = self.scope.deadline = None
+            if prof is not None:
+                prof.leave(time.perf_counter() - t0)
+                prof.site = "outside steps"
+        undecided = list(out.pop("interrupted", ()))     # angr's stash for solver time-outs outside its plugin
+        if out.get(None):                                # successors kept undecided (angr_ram.memory.undecided)
+            undecided += [s for s in out[None] if s.ram.unknown is not None]
+            out[None] = [s for s in out[None] if s.ram.unknown is None]
+        for s in undecided:
+            out.setdefault(self._set_aside(s, s.ram.unknown or "solver gave up"), []).append(s)
+        stub = self._stubs.get(state.addr) if self._stubs else None
+        if stub is not None:
+            for states in out.values():
+                for s in states:
+                    record(s, stub)
+        return out
+
+    def _set_aside(self, state, reason: str) -> str:
+        """Mark ``state`` undecided for ``reason``; the stash it goes to: ``deferred`` if it ran with
+        the first-pass budget (it will be resumed), else ``unknown``."""
+        first = self.defer_ms is not None and not state.ram.resumed
+        budget = self.defer_ms if first else state.ram.solver_timeout or 300000
+        state.ram.unknown = reason if reason.startswith("step ") else f"{reason} (z3 timeout {budget} ms)"
+        if first:
+            self.stats.deferred_states += 1
+            return DEFERRED_STASH
+        self.stats.unknown_states += 1
+        return UNKNOWN_STASH
+
+    @staticmethod
+    def _resume(simgr, stash: str, solver_timeout_ms: int | None) -> int:
+        """Move ``stash`` back to ``active``, the states' z3 budget set to ``solver_timeout_ms``
+        (None: kept) and their first pass over."""
+        states = list(simgr.stashes.get(stash, []))
+        for s in states:
+            s.ram.unknown, s.ram.resumed = None, True
+            if solver_timeout_ms is None:
+                continue
+            s.ram.solver_timeout = solver_timeout_ms
+            fe = s.solver._stored_solver
+            if fe is not None:
+                fe.set_timeout(solver_timeout_ms)
+        simgr.move(stash, "active")       # angr empties the stash's list in place
+        return len(states)
+
+    def resume_unknown(self, simgr, solver_timeout_ms: int | None = None) -> int:
+        """Move the ``unknown`` states back to ``active`` with a longer z3 timeout (None: claripy's
+        300 s) for them and for the states they fork; returns how many were resumed."""
+        return self._resume(simgr, UNKNOWN_STASH, solver_timeout_ms)
+
+    def _step(self, simgr, state, **kwargs) -> dict:
+        # the fork's and the fault's feasibility checks are the step's: its budget and run caches
+        with self.scope.active():
+            try:
+                with forking():
+                    out = simgr.step_state(state, **kwargs)
+                    if out.get("unconstrained"):
+                        self._split_jumps(out)
+                    return out
+            except ForkRequest as fr:
+                return self._fork(state, fr)
+            except MemoryFault as mf:
+                err = state.copy()
+                if mf.constraints:
+                    err.add_constraints(*mf.constraints)
+                if not err.satisfiable():   # the faulting access cannot execute on this path
+                    self.stats.infeasible_errors += 1
+                    return {"unsat": [err]}
+                self._mark_error(err, mf.kind, mf.message)
+                return {ERROR_STASH: [err]}
+
+    def _split_jumps(self, out: dict) -> None:
+        """Unconstrained successors whose target is a selection over a table: one successor per
+        feasible target, the unbounded arms one ``invalid-jump-target`` error path
+        (:mod:`angr_ram.memory.strategies.jumps`)."""
+        keep = []
+        for s in out["unconstrained"]:
+            split = split_jump(s)
+            if split is None:
+                keep.append(s)
+                continue
+            succs, err = split
+            self.stats.forks += 1
+            self.stats.fork_states += len(succs)
+            out.setdefault(None, []).extend(succs)
+            if err is not None:
+                self._mark_error(err, "invalid-jump-target",
+                                 "jump target selected from a table may be an unbounded value")
+                out.setdefault(ERROR_STASH, []).append(err)
+        out["unconstrained"] = keep
+
+    def _fork(self, state, fr: ForkRequest) -> dict:
+        self.stats.forks += 1
+        cont, errors, undecided = [], [], []
+        for t in fr.targets:
+            s = state.copy()
+            s.add_constraints(t.constraint)
+            if t.kind == "error":
+                # an error fork is a finished path: it gets the guards the block had taken before
+                # the access, and is reported only if that exact path is feasible
+                if fr.constraints:
+                    s.add_constraints(*fr.constraints)
+                try:
+                    feasible = s.satisfiable()
+                except Exception as e:  # noqa: BLE001 - z3 gave up: the error path alone is set aside
+                    reason = gave_up(e)
+                    if reason is None:
+                        raise
+                    # resumed, it steps the access again under the fault's constraint and reports it
+                    # there (or finds it infeasible); its siblings go on meanwhile
+                    s.ram.unknown = reason
+                    self.stats.undecided_successors += 1
+                    undecided.append(s)
+                    continue
+                if not feasible:
+                    self.stats.infeasible_errors += 1
+                    continue
+                self._mark_error(s, t.error, t.message)
+                errors.append(s)
+            else:
+                cont.append(s)
+        self.stats.fork_states += len(cont)
+        out = {None: cont + undecided}
+        if errors:
+            out[ERROR_STASH] = errors
+        return out
+
+    @staticmethod
+    def _mark_error(state, kind: str, message: str) -> None:
+        state.ram.error = MemoryErrorInfo.of(state, kind, message)
+
+
+def install_hooks(project, string_procedures: bool = True) -> None:
+    """Hook the heap functions and ``__libc_start_main`` of ``project`` with angr-ram's procedures
+    (and the string comparisons, :mod:`angr_ram.procedures.strings`, with ``string_procedures``)."""
+    procs = dict(HEAP_PROCEDURES)
+    if string_procedures:
+        procs.update(STRING_PROCEDURES)
+    for name, cls in procs.items():
+        if project.loader.find_symbol(name) is not None:
+            project.hook_symbol(name, cls(), replace=True)
+    install_error_fix(project)
+    if project.loader.find_symbol("__libc_start_main") is not None:
+        project.hook_symbol("__libc_start_main", RamLibcStartMain(), replace=True)
+
+
+def stats(simgr, profile: bool = False) -> dict:
+    """Statistics of a run: paths, errors, forks, objects, solver queries and seconds, resolutions.
+    ``profile=True`` adds ``profile``: the time breakdown of a technique made with ``profile=True``
+    (:meth:`angr_ram.core.profile.Profile.as_dict`; None when it was not profiled)."""
+    tech = next((t for t in simgr._techniques if isinstance(t, RelocatableMemory)), None)
+    d = tech.stats.as_dict() if tech is not None else RunStats().as_dict()
+    if profile:
+        d["profile"] = tech.profile.as_dict() if tech is not None and tech.profile is not None else None
+    qm = next((t for t in simgr._techniques if isinstance(t, QuantifiedMerging)), None)
+    if qm is not None:
+        d.update({f"merge_{k}": v for k, v in qm.stats.as_dict().items()})
+        d["merge_clauses"] = len(qm.table)
+    d["paths"] = len(simgr.stashes.get("deadended", []))
+    d["errors"] = len(simgr.stashes.get(ERROR_STASH, [])) + len(simgr.errored)
+    d["unknown"] = len(simgr.stashes.get(UNKNOWN_STASH, [])) + len(simgr.stashes.get(DEFERRED_STASH, []))
+    return d

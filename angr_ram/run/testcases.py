@@ -1,0 +1,506 @@
+"""Test cases: one concrete input per path (and per outcome of a merged path), with its prediction.
+
+``collect_tests(simgr)`` reads, for every finished path, every error path, every path angr could
+not step (``errored``) and every path that reached a ``find`` target, the stdin, argv and file
+bytes that drive the program down that path, chosen readable (zero or printable bytes wherever the
+path allows), and what the program should do with them: its exit code and stdout, or the memory
+error it should hit. A path that can end with several outcomes (a merged state, a symbolic exit
+code) gives one test per outcome. ``emit_tests`` writes them as raw input files plus a JSON
+manifest (``tests.jsonl``), the input of :mod:`angr_ram.run.replay` and of fuzzers' seed corpora.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import angr
+import claripy
+
+from angr_ram.core.errors import AngrRamError
+from angr_ram.core.guard import RunGuard, StepAbandoned
+from angr_ram.memory.uninitialized import UNWRITTEN_PREFIXES, zero_filled
+from angr_ram.procedures.stubs import stubs_of
+from angr_ram.run.inputs import program_inputs
+from angr_ram.run.outcomes import Outcome, ending
+from angr_ram.run.technique import ERROR_STASH
+from angr_ram.solver.z3_check import gave_up
+
+MANIFEST = "tests.jsonl"
+MAX_OUTCOMES_PER_PATH = 16
+
+
+@dataclass
+class TestCase:
+    """One test: its inputs and what the program is predicted to do with them.
+
+    ``kind`` is ``exit`` (predicted ``exit`` code and ``stdout``), ``no-exit`` (the path ended
+    without calling exit: ``message`` says how), ``error`` (a memory error of kind ``error``),
+    ``errored`` (angr could not step the path: ``message`` is the reason) or ``found`` (the path
+    reached a ``find`` target at ``addr``), ``unfinished`` (the path did not finish: still running
+    when the run stopped, or set aside because z3 gave up; ``message`` says why and at which block,
+    the input drives the program there: the input that makes a program loop is one of these) or
+    ``undecided`` (the path finished but z3 could not enumerate its outcomes in time).
+    """
+
+    __test__ = False   # not a pytest test class
+
+    id: str
+    kind: str
+    stdin: bytes = b""
+    args: list[bytes] = field(default_factory=list)      # argv[1:] as the program sees them
+    files: dict[str, bytes] = field(default_factory=dict)
+    exit: int | None = None
+    stdout: bytes | None = None
+    error: str | None = None
+    message: str = ""
+    blocks: int = 0
+    addr: int | None = None
+    stubs: list[str] = field(default_factory=list)   # angr stubs the path called (the prediction may be wrong)
+
+    def manifest(self) -> dict:
+        """The manifest line of this test (input files named relative to the test directory)."""
+        return {
+            "id": self.id, "kind": self.kind, "exit": self.exit,
+            "stdout": None if self.stdout is None else self.stdout.decode("latin-1"),
+            "error": self.error, "message": self.message,
+            "stdin": f"{self.id}.stdin",
+            "args": [f"{self.id}.arg{k}" for k in range(1, len(self.args) + 1)],
+            "files": {name: f"{self.id}.file.{_safe(name)}" for name in self.files},
+            "blocks": self.blocks, "addr": self.addr, "stubs": self.stubs,
+        }
+
+    def __repr__(self) -> str:
+        what = {"exit": lambda: f"exit {self.exit} stdout={self.stdout!r}",
+                "error": lambda: f"{self.error}"}.get(self.kind, lambda: self.message or self.kind)()
+        extra = "".join([f" args={self.args!r}" if self.args else "",
+                         f" files={self.files!r}" if self.files else ""])
+        return f"<TestCase {self.id} {self.kind}: {what}; stdin={self.stdin!r}{extra}>"
+
+
+def _safe(name: str) -> str:
+    return name.replace("/", "_")
+
+
+def _readable(b):
+    """Preference for one input byte: zero or printable ASCII."""
+    return claripy.Or(b == 0, claripy.And(claripy.UGE(b, 0x20), claripy.ULE(b, 0x7E)))
+
+
+class NoModel(Exception):  # noqa: N818 - a result, not an error
+    """The path's constraints (with the extra ones) have no model."""
+
+
+class NoAnswer(Exception):  # noqa: N818
+    """The query did not answer within its budget (or failed)."""
+
+
+class InputBudget:
+    """How long choosing the tests' inputs may take: each solver query at most ``query_seconds``
+    (and no longer than the time left to ``deadline``); once the deadline has passed or the user
+    pressed Ctrl-C again (``guard``), each remaining test gets a plain model with ``last_seconds``
+    at most (for ``last_total`` seconds past the deadline), or all-zero inputs if even that fails. The limits are enforced by the guard's watcher
+    (:mod:`angr_ram.core.guard`), which interrupts z3 and, if need be, the Python work of a query.
+    A query whose answer is a result (a path's outcomes, its plain model) is bounded by the deadline
+    alone (``ask(whole=True)``): under load it may take longer than ``query_seconds``, and a
+    finished path must not lose its outcomes to that. Counts what it could not do: ``unsolved`` tests (zero inputs, not checked to drive their path),
+    ``infeasible`` set-aside paths (no test: their branch condition has no model), ``plain``
+    tests (a model, not every byte made readable).
+    """
+
+    def __init__(self, deadline: float | None = None, query_seconds: float = 2.0, last_seconds: float = 0.25,
+                 last_total: float = 0.5, guard: RunGuard | None = None):
+        self.deadline = deadline
+        self.last_total = last_total
+        self.query_seconds = query_seconds
+        self.last_seconds = last_seconds
+        self.guard = guard if guard is not None else RunGuard(catch_sigint=False)
+        self._presses = self.guard.interrupts
+        self.unsolved = self.infeasible = self.plain = 0
+
+    def hurry(self) -> bool:
+        """Past the deadline, or Ctrl-C pressed since collection began: no improving any more."""
+        return ((self.deadline is not None and time.perf_counter() >= self.deadline)
+                or self.guard.interrupts > self._presses)
+
+    def ask(self, fn, last: bool = False, whole: bool = False):
+        """``fn()`` bounded: its value, or :class:`NoModel` / :class:`NoAnswer` raised; never anything else.
+        ``whole``: a query whose answer is a result of the run (a path's outcomes), not an improvement:
+        bounded by the deadline only (none without one), never by ``query_seconds``."""
+        if last:
+            if self.deadline is not None and time.perf_counter() >= self.deadline + self.last_total:
+                raise NoAnswer("out of time")
+            seconds = self.last_seconds
+        else:
+            if self.hurry():
+                raise NoAnswer("out of time")
+            seconds = 0 if whole else self.query_seconds         # 0: no step budget
+            if self.deadline is not None:
+                left = max(0.05, self.deadline - time.perf_counter())
+                seconds = left if whole else min(seconds, left)
+        try:
+            with self.guard.step(seconds=seconds, memory_mb=0, stoppable=False):
+                return fn()
+        except StepAbandoned as e:
+            raise NoAnswer(e.reason) from None
+        except (angr.errors.SimUnsatError, claripy.errors.UnsatError) as e:
+            if gave_up(e) is None:
+                raise NoModel(str(e)) from None
+            raise NoAnswer(str(e)) from None
+        except Exception as e:  # noqa: BLE001 - choosing an input never ends the run
+            raise NoAnswer(gave_up(e) or errored_reason(e)) from None
+
+
+def _add_groups(sat, ok: list, group: list, budget: InputBudget) -> bool:
+    """Add to ``ok`` the preferences of ``group`` that can hold together with ``ok``: the whole group
+    if it can, else each half in turn (group testing: a few conflicting bytes among n cost
+    O(few * log n) queries, not n). False if it ran out of budget before deciding every byte."""
+    stack = [group]
+    while stack:
+        if budget.hurry():
+            return False
+        g = stack.pop()
+        try:
+            if budget.ask(lambda g=g: sat([*ok, *g])):
+                ok.extend(g)
+                continue
+        except NoAnswer:
+            return False
+        except NoModel:
+            pass
+        if len(g) > 1:
+            half = len(g) // 2
+            stack.append(g[half:])
+            stack.append(g[:half])
+    return True
+
+
+def _bytes_of(exprs) -> list:
+    """The bytes of the inputs ``exprs`` in order, each a small expression: a concatenation is split
+    into its parts first (``get_byte`` on a concatenation of n bytes walks its n parts, so asking
+    it for every byte is quadratic: 10000 stdin bytes took minutes)."""
+    out = []
+    for e in exprs:
+        parts = e.args if e.op == "Concat" else (e,)
+        for p in parts:
+            if p.length % 8:
+                return [claripy.Concat(*exprs).get_byte(k) for k in range(sum(x.length for x in exprs) // 8)]
+            out.extend([p] if p.length == 8 else [p.get_byte(k) for k in range(p.length // 8)])
+    return out
+
+
+UNWRITTEN_NOTE = (" [the path needs memory no one wrote to hold other than zero: it replays only where "
+                  "that memory happens to hold such content]")
+
+
+def _unwritten_leaves(state, extra) -> list:
+    """The variables for unwritten memory and registers that ``state``'s path constraints (and
+    ``extra``) name; none when both of angr's zero-fill options are on."""
+    if zero_filled(state):
+        return []
+    cons = [*state.solver.constraints, *extra]
+    names = set()
+    for c in cons:
+        names |= {n for n in c.variables if n.startswith(UNWRITTEN_PREFIXES)}
+    if not names:
+        return []
+    out, seen = [], set()
+    for c in cons:
+        for leaf in c.leaf_asts():
+            if leaf.op == "BVS" and leaf.args[0] in names and leaf.args[0] not in seen:
+                seen.add(leaf.args[0])
+                out.append(leaf)
+    return out
+
+
+def choose_inputs(state, extra=(), budget: InputBudget | None = None, notes: list | None = None):
+    """(stdin, argv[1:], files, how) for ``state``'s path (and ``extra`` constraints): ``how`` is
+    ``readable`` (every byte that can be is zero or printable), ``plain`` (a model, some bytes left
+    as the solver chose them: out of time), ``unsolved`` (zero bytes: no model within the budget;
+    they may not drive the path) or None when the path has no model (an undecided branch that
+    turned out infeasible). Bounded by ``budget`` and never raises (see :class:`InputBudget`).
+
+    With unwritten memory symbolic (``uninitialized="symbolic"``), the input is chosen with that
+    memory zero where the path allows it (a fresh process's heap pages and registers), so the test
+    replays natively; where it does not, :data:`UNWRITTEN_NOTE` is appended to ``notes``."""
+    budget = budget if budget is not None else InputBudget()
+    inputs = list(program_inputs(state))
+    exprs = [i.expr for i in inputs if i.expr is not None]
+    cons = list(extra)
+    values: list[bytes] = []
+    how = "readable"
+    if exprs:
+        whole = claripy.Concat(*exprs) if len(exprs) > 1 else exprs[0]
+        nbytes = whole.length // 8
+        byte = _bytes_of(exprs)
+        solver = state.solver
+
+        def model(more=()):
+            return solver.eval(whole, cast_to=bytes, extra_constraints=[*cons, *more])
+
+        def sat(more):
+            return solver.satisfiable(extra_constraints=[*cons, *more])
+
+        unwritten = _unwritten_leaves(state, cons)
+        if unwritten:
+            zero = [v == 0 for v in unwritten]
+            try:
+                zeroable = budget.ask(lambda: sat(zero))
+            except (NoAnswer, NoModel):
+                zeroable = False
+            if zeroable:
+                cons.extend(zero)
+            elif notes is not None:
+                notes.append(UNWRITTEN_NOTE)
+
+        raw = None
+        try:
+            raw = budget.ask(model, last=budget.hurry(), whole=True)
+        except NoModel:
+            return None
+        except NoAnswer:
+            pass
+        if raw is None:
+            budget.unsolved += 1
+            raw, how = bytes(nbytes), "unsolved"
+        else:
+            free = [k for k in range(nbytes) if byte[k].symbolic]
+            bad = [k for k in free if not (raw[k] == 0 or 0x20 <= raw[k] < 0x7F)]
+            if bad:
+                badset = set(bad)
+                ok = [_readable(byte[k]) for k in free if k not in badset]  # readable in the model
+                start = len(ok)
+                complete = _add_groups(sat, ok, [_readable(byte[k]) for k in bad], budget)
+                if len(ok) > start:
+                    try:
+                        raw = budget.ask(lambda: model(ok))
+                    except (NoAnswer, NoModel):
+                        complete = False
+                if not complete:
+                    how = "plain"
+                    budget.plain += 1
+        pos = 0
+        for e in exprs:
+            n = e.length // 8
+            values.append(raw[pos:pos + n])
+            pos += n
+    it = iter(values)
+    stdin, args, files = b"", [], {}
+    for i in inputs:
+        v = next(it) if i.expr is not None else b""
+        if i.kind == "stdin":
+            stdin = v
+        elif i.kind == "arg":
+            args.append(v.split(b"\0", 1)[0])
+        else:
+            files[i.name] = v
+    return stdin, args, files, how
+
+
+def readable_inputs(state, extra=()) -> tuple[bytes, list[bytes], dict[str, bytes]]:
+    """(stdin, argv[1:], files) of a model of ``state``'s path (and ``extra`` constraints) whose
+    bytes are zero or printable wherever the path allows (:func:`choose_inputs` with its default
+    budget); raises :class:`~angr_ram.core.errors.AngrRamError` if the path has no model."""
+    chosen = choose_inputs(state, extra)
+    if chosen is None:
+        raise AngrRamError("the path has no model: its constraints are unsatisfiable")
+    return chosen[:3]
+
+
+UNSOLVED_NOTE = " [input not solved in time: zero bytes, may not drive this path]"
+
+
+def _case(state, n: int, kind: str, extra=(), budget: InputBudget | None = None, **fields) -> TestCase | None:
+    notes: list[str] = []
+    chosen = choose_inputs(state, extra, budget, notes)
+    if chosen is None:
+        return None
+    stdin, args, files, how = chosen
+    if how == "unsolved":
+        notes.append(UNSOLVED_NOTE)
+    if notes:
+        fields["message"] = fields.get("message", "") + "".join(notes)
+    try:
+        addr = state.addr if state.regs.ip.concrete else None
+    except Exception:  # noqa: BLE001 - a state without a concrete ip has no block to name
+        addr = None
+    return TestCase(f"test{n:06d}", kind, stdin, args, files, blocks=state.history.block_count,
+                    addr=addr, stubs=sorted(stubs_of(state)), **fields)
+
+
+# stashes whose states are not paths of their own kind: every other stash holds paths that did not
+# finish (active when the run stopped, set aside, waiting to merge), written as ``unfinished`` tests
+TERMINAL_STASHES = frozenset({"deadended", "found", "avoid", "unsat", "pruned", "unconstrained"})
+
+
+def unfinished_states(simgr) -> list:
+    """The states of ``simgr`` that did not finish: every stash but the terminal ones, the error
+    paths and the found paths (``active`` first)."""
+
+    out = []
+    for name in ["active", *sorted(k for k in simgr.stashes if k != "active")]:
+        if name in TERMINAL_STASHES or name == ERROR_STASH:
+            continue
+        out.extend(simgr.stashes.get(name, []))
+    return out
+
+
+def _unfinished_reason(state) -> str:
+    ram = state.plugins.get("ram")
+    why = getattr(ram, "unknown", None)
+    try:
+        at = f"{state.addr:#x}" if state.regs.ip.concrete else "a symbolic address"
+    except Exception:  # noqa: BLE001
+        at = "an unknown address"
+    where = f"at {at} after {state.history.block_count} blocks"
+    return f"set aside ({why}), {where}" if why else f"still running when the run stopped, {where}"
+
+
+def _one_per_code(state, o: Outcome, values) -> list[int]:
+    """Values of ``o.expr``, one per exit code the path can have (or one, for a path that did not
+    exit), preferring those of ``values``."""
+    if not o.exited:
+        return sorted(values)[:1]
+    e = o.expr
+    code = e[e.length - 1:e.length - 8]
+    by_code = {}
+    for v in sorted(values):
+        by_code.setdefault(v >> (e.length - 8), v)
+    for c in state.solver.eval_upto(code, 256):
+        if c not in by_code:
+            by_code[c] = state.solver.eval(e, extra_constraints=[code == c])
+    return sorted(by_code.values())
+
+
+def collect_tests(simgr, per_path: int = MAX_OUTCOMES_PER_PATH, budget: InputBudget | None = None) -> list[TestCase]:
+    """One test per outcome of every finished path (at most ``per_path`` each; a path with more,
+    whose output echoes its input, one per exit code), per error path,
+    per errored path, per path in the ``found`` stash and per path that did not finish (kind
+    ``unfinished``: still active when the run stopped, set aside because z3 gave up, waiting to be
+    merged; ``message`` names the block it is at), numbered in that order. Bounded by ``budget``
+    (:class:`InputBudget`) and never raises: a path whose outcome z3 cannot enumerate in time gets
+    one ``undecided`` test, an input that cannot be solved is all zeros (said in the message)."""
+
+    budget = budget if budget is not None else InputBudget()
+    tests: list[TestCase] = []
+
+    def add(state, kind, extra=(), **fields):
+        t = _case(state, len(tests) + 1, kind, extra, budget, **fields)
+        if t is None:
+            budget.infeasible += 1
+        else:
+            tests.append(t)
+
+    for s in simgr.stashes.get("deadended", []):
+        try:
+            o = Outcome(s)
+            e = o.expr
+            if e is None:
+                cases = [((None, b""), ())]
+            elif not e.symbolic:
+                cases = [(o.decode(e.concrete_value), ())]
+            else:   # one test per outcome, each input constrained to produce it
+                values = budget.ask(lambda s=s, e=e: s.solver.eval_upto(e, per_path + 1), last=budget.hurry(),
+                                    whole=True)
+                if len(values) > per_path:      # output that echoes the input: one test per exit code
+                    values = budget.ask(lambda s=s, o=o, values=values: _one_per_code(s, o, values),
+                                        last=budget.hurry(), whole=True)
+                cases = [(o.decode(v), (e == v,)) for v in sorted(values)]
+        except (NoAnswer, NoModel) as exc:
+            add(s, "undecided", message=f"outcome undecided ({exc})")
+            continue
+        for (code, out), extra in cases:
+            if o.exited:
+                add(s, "exit", extra, exit=code, stdout=out)
+            else:
+                add(s, "no-exit", extra, stdout=out, message=ending(s))
+    for s in simgr.stashes.get(ERROR_STASH, []):
+        err = s.ram.error
+        add(s, "error", error=err.kind, message=err.message)
+    for rec in simgr.errored:
+        add(rec.state, "errored", message=errored_reason(rec.error))
+    for s in simgr.stashes.get("found", []):
+        add(s, "found", message=f"reached {s.addr:#x}")
+    for s in unfinished_states(simgr):
+        add(s, "unfinished", message=_unfinished_reason(s))
+    return tests
+
+
+def errored_reason(exc: BaseException) -> str:
+    """A one-line reason for an exception that stopped a path."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"[:200]
+
+
+_OUR_FILE = re.compile(r"test\d{6}\.(stdin|arg\d+|file\..+)")
+
+
+def prepare_test_dir(directory) -> Path:
+    """Make ``directory`` ready for tests before anything is explored: created if needed, checked
+    writable (a clear one-line :class:`~angr_ram.core.errors.AngrRamError` otherwise), and emptied of
+    the files an earlier run wrote there (the manifest and ``testNNNNNN.*`` inputs), so no stale
+    input is left next to the new ones (a fuzzer seeded from the directory would take them).
+    Other files are left alone."""
+    d = Path(directory)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        probe = d / ".angr-ram-write-check"
+        probe.write_bytes(b"")
+        probe.unlink()
+        for f in d.iterdir():
+            if f.name in (MANIFEST, MANIFEST + ".tmp") or _OUR_FILE.fullmatch(f.name):
+                f.unlink()
+    except OSError as e:
+        raise AngrRamError(f"{directory}: cannot write tests there ({e.strerror or e})") from None
+    return d
+
+
+def write_tests(tests: list[TestCase], directory) -> Path:
+    """Write each test's inputs (``<id>.stdin``, ``<id>.arg<k>``, ``<id>.file.<name>``) and the
+    manifest ``tests.jsonl`` into ``directory`` (see :func:`prepare_test_dir`: created if needed,
+    an earlier run's tests removed); returns the manifest path."""
+    d = prepare_test_dir(directory)
+    lines = []
+    for t in tests:
+        m = t.manifest()
+        (d / m["stdin"]).write_bytes(t.stdin)
+        for name, value in zip(m["args"], t.args, strict=True):
+            (d / name).write_bytes(value)
+        for name, fname in m["files"].items():
+            (d / fname).write_bytes(t.files[name])
+        lines.append(json.dumps(m))
+    manifest = d / MANIFEST
+    tmp = d / (MANIFEST + ".tmp")       # the manifest appears whole, after every input it names
+    tmp.write_text("".join(line + "\n" for line in lines))
+    os.replace(tmp, manifest)
+    return manifest
+
+
+def emit_tests(simgr, directory) -> list[TestCase]:
+    """Collect the tests of ``simgr`` (see :func:`collect_tests`) and write them to ``directory``."""
+    tests = collect_tests(simgr)
+    write_tests(tests, directory)
+    return tests
+
+
+def read_tests(directory) -> list[TestCase]:
+    """The tests written by :func:`write_tests` to ``directory``."""
+    d = Path(directory)
+    manifest = d / MANIFEST
+    if not manifest.is_file():
+        raise AngrRamError(f"{os.fspath(manifest)}: no test manifest (write one with --emit-tests)")
+    tests = []
+    for line in manifest.read_text().splitlines():
+        if not line.strip():
+            continue
+        m = json.loads(line)
+        tests.append(TestCase(
+            m["id"], m["kind"], (d / m["stdin"]).read_bytes(), [(d / a).read_bytes() for a in m["args"]],
+            {name: (d / f).read_bytes() for name, f in m["files"].items()}, m["exit"],
+            None if m["stdout"] is None else m["stdout"].encode("latin-1"), m["error"], m["message"],
+            m["blocks"], m["addr"], list(m.get("stubs", []))))
+    return tests

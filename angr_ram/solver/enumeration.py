@@ -1,0 +1,260 @@
+"""Small-domain solving: decide queries over let-bound table lookups by evaluating every input.
+
+A symbolic-index read from a table with many entries is bound to a fresh ``ram_let_*`` symbol by
+one definitional path constraint (see :func:`angr_ram.memory.relocatable.RelocatableMixin._let`), so
+an index computed from an earlier lookup stays small. SAT solvers are poor at such chains (each hop
+is an arbitrary function; z3 needs seconds per check at three hops of a 2048-entry table), but the
+inputs they depend on are often few: two bytes of stdin are 65536 assignments. This layer answers a
+query exactly by evaluating its slice on all assignments at once with numpy (a recognised table
+selection is one ``searchsorted``), when
+
+* the slice (the constraints sharing variables with the query) contains a let-bound symbol, and
+* its free variables (all but the let-bound ones, which are functions of them) have at most
+  :data:`MAX_BITS` bits in all.
+
+Anything else (wider inputs, values over 64 bits inside an expression, division by a value that
+may be zero, floating point) returns :data:`UNHANDLED` and the query goes to z3 as before.
+Definitional constraints are true by construction under this evaluation, so they are skipped.
+"""
+
+from __future__ import annotations
+
+import claripy
+import numpy as np
+from claripy.errors import UnsatError
+
+from angr_ram.core.scope import LRU, memo
+from angr_ram.solver.evaluator import (
+    _U64,
+    MAX_BITS,
+    Evaluator,
+    _leaves,
+    _signed,
+    _Unsupported,
+    deep_recursion,
+    is_let,
+    split_lets,
+    unique_rows,
+)
+from angr_ram.solver.frontends import SeededSolver
+from angr_ram.solver.narrow_cut import MAX_CUT_BITS, NoCut, effective_bits, find_cut, joint_image
+
+UNHANDLED = object()
+
+
+def _prepare(constraints, exprs, extra=()):
+    """The evaluator and the non-definitional constraints of a slice, or None if not handled;
+    ``exprs`` are the query's expressions, ``extra`` its extra constraints."""
+    lets, rest = split_lets(constraints)
+    if not lets:
+        return None
+    leaves = _leaves([*constraints, *exprs, *extra])
+    free = [v for n, v in sorted(leaves.items()) if not is_let(n)]
+    if any(v.op != "BVS" for v in free):
+        return None
+    if any(n not in lets for n in leaves if is_let(n)):
+        return None
+    if sum(v.length for v in free) > MAX_BITS:
+        return _prepare_cut(lets, rest, exprs, extra)
+    return Evaluator(free, lets), rest
+
+
+def _inputs_only(c) -> bool:
+    return bool(c.variables) and not any(is_let(n) for n in c.variables)
+
+
+def _prepare_cut(lets: dict, rest: list, exprs, extra):
+    """The evaluator over a narrow cut's joint image (:mod:`.narrow_cut`) and the constraints to
+    evaluate on it, or None. Constraints on inputs alone restrict the image (and then hold on
+    every row: they are given a column of True)."""
+    filters = [c for c in (*rest, *extra) if _inputs_only(c)]
+    others = [c for c in (*rest, *extra) if not _inputs_only(c)]
+    try:
+        cut = find_cut([*others, *exprs], lets)
+        nodes = sorted(cut.values(), key=lambda x: x.hash())
+        if not nodes or sum(effective_bits(x) for x in nodes) > 2 * MAX_CUT_BITS:
+            return None      # (between MAX_CUT_BITS and twice that: nodes that are functions of
+                             # each other in forms claripy does not unify; the image decides)
+    except RecursionError:   # an expression deeper than the analysis may go: z3 answers
+        return None
+    fkeys = tuple(sorted({c.hash() for c in filters}))
+    key = (tuple(x.hash() for x in nodes), fkeys)
+    images = memo("enumeration.cut_images", lambda: LRU(64))   # rows: at most 2^16 x nodes
+    rows = images.lookup(key)
+    if rows is None:
+        try:
+            rows = joint_image(nodes, filters)
+        except (NoCut, RecursionError):
+            rows = False
+        images.put(key, rows)
+    if rows is False:
+        return None
+    ev = Evaluator.over_cut(nodes, rows, lets)
+    for c in filters:
+        ev.cuts.setdefault(c.hash(), np.bool_(True))
+    return ev, rest
+
+
+MODEL_Z3_MS = 5000      # the input-only problem that turns a satisfying cut row into input values
+
+
+def _one_value_through_cut(constraints, e, extra):
+    """One value of the input-only expression ``e`` (a test's input: the query that asks for a
+    model) when the slice is too wide to enumerate but has a narrow cut: a satisfying row of the
+    cut's joint image is found by evaluation, then z3 solves only ``cut node == its value in the
+    row`` with the constraints on inputs alone: the table lookups that make the whole slice slow for
+    z3 are left out, and every input with those cut values satisfies them (the evaluation showed
+    it). UNHANDLED if there is no cut or that small problem is not solved in
+    :data:`MODEL_Z3_MS`; UnsatError when no row satisfies the slice."""
+    lets, rest = split_lets(constraints)
+    if not lets or any(n not in lets for n in _leaves([*constraints, e, *extra]) if is_let(n)):
+        return UNHANDLED
+    prep = _prepare_cut(lets, rest, (), extra)
+    if prep is None:
+        return UNHANDLED
+    ev, rest = prep
+    mask = _sat_mask(ev, [*rest, *extra])
+    if not mask.any():
+        raise UnsatError("angr-ram: unsatisfiable (small-domain enumeration over a cut)")
+    k = int(np.argmax(mask))
+    small = SeededSolver(timeout=MODEL_Z3_MS)
+    for x in ev.cut_nodes:
+        v = ev.cuts[x.hash()][k]
+        small.add(x == claripy.BoolV(bool(v)) if isinstance(x, claripy.ast.Bool) else x == int(v))
+    small.add([c for c in (*rest, *extra) if _inputs_only(c)])
+    try:
+        return tuple(small.eval(e, 1))
+    except claripy.errors.ClaripyError:
+        return UNHANDLED
+
+
+def _sat_mask(ev: Evaluator, constraints):
+    m = np.ones(ev.size, dtype=bool)
+    for c in constraints:
+        m &= ev.constraint(c)
+    return m
+
+
+def _values(ev: Evaluator, e, mask, n: int | None):
+    """Distinct values of ``e`` over the assignments in ``mask`` (at most ``n``), as Python ints."""
+    if e.length <= 64:
+        v = np.broadcast_to(ev.ev(e), mask.shape)[mask]
+        vals = np.unique(v)
+        return [int(x) for x in (vals if n is None else vals[:n])]
+    chunks = []
+    for lo in range(0, e.length, 64):
+        hi = min(e.length, lo + 64) - 1
+        chunks.append(np.broadcast_to(ev.bits(e, hi, lo), mask.shape)[mask])
+    rows = unique_rows(chunks)
+    out = []
+    for row in rows[: n if n is not None else len(rows)]:
+        out.append(sum(int(x) << (64 * i) for i, x in enumerate(row)))
+    return out
+
+
+def answer(constraints, name: str, args: tuple, kwargs: dict):
+    """The answer to solver query ``name`` over the slice ``constraints``, or UNHANDLED."""
+    with deep_recursion():
+        return _answer(constraints, name, args, kwargs)
+
+
+def _answer(constraints, name: str, args: tuple, kwargs: dict):
+    extra = tuple(kwargs.get("extra_constraints") or ())
+    exprs = query_exprs(name, args)
+    try:
+        prep = _prepare(constraints, exprs, extra)
+        if prep is None:
+            if name == "eval" and args[1] == 1 and _inputs_only(args[0]):
+                return _one_value_through_cut(constraints, args[0], extra)
+            return UNHANDLED
+        ev, rest = prep
+        mask = _sat_mask(ev, [*rest, *extra])
+        sat = bool(mask.any())
+        if name in ("satisfiable", "check_satisfiability"):
+            return sat if name == "satisfiable" else ("SAT" if sat else "UNSAT")
+        if name in ("is_true", "is_false"):
+            b = np.broadcast_to(ev.bool(args[0]), mask.shape)
+            return not bool((mask & (~b if name == "is_true" else b)).any())
+        if not sat:
+            raise UnsatError("angr-ram: unsatisfiable (small-domain enumeration)")
+        if name == "eval":
+            return tuple(_values(ev, args[0], mask, args[1]))
+        if name == "batch_eval":
+            cols = [np.broadcast_to(ev.ev(x), mask.shape)[mask] for x in args[0]]
+            if any(x.length > 64 for x in args[0]):
+                return UNHANDLED
+            rows = unique_rows(cols)[: args[1]]
+            return [tuple(int(x) for x in r) for r in rows]
+        if name in ("max", "min"):
+            e = args[0]
+            signed = kwargs.get("signed", False)
+            v = np.broadcast_to(ev.ev(e), mask.shape)[mask]
+            v = _signed(v, e.length) if signed else v
+            r = int(v.max() if name == "max" else v.min())
+            return r & ((1 << e.length) - 1) if signed else r
+        if name == "solution":
+            e, val = args[0], args[1]
+            x = np.broadcast_to(ev.ev(e), mask.shape)
+            target = val if isinstance(val, int) else ev.ev(val)
+            return bool((mask & (x == _U64(target) if isinstance(target, int) else mask & (x == target))).any())
+    except _Unsupported:
+        return UNHANDLED
+    return UNHANDLED
+
+
+_EXPR_QUERIES = {"eval": 1, "max": 1, "min": 1, "is_true": 1, "is_false": 1, "solution": 2}
+
+
+def query_exprs(name: str, args: tuple) -> tuple:
+    """The expressions a query asks about (not its extra constraints)."""
+    if name == "batch_eval":
+        return tuple(args[0])
+    if name in _EXPR_QUERIES:
+        return tuple(x for x in args[:_EXPR_QUERIES[name]] if not isinstance(x, int))
+    return ()
+
+
+def query_names(name: str, args: tuple, kwargs: dict) -> set:
+    """Variable names a query mentions (its expressions and extra constraints)."""
+    names: set = set()
+    for e in (*query_exprs(name, args), *(kwargs.get("extra_constraints") or ())):
+        names |= e.variables
+    return names
+
+
+def prime(inner, stats=None) -> None:
+    """Decide unchecked components of a composite solver that hold let-bound symbols by
+    enumeration, and leave the answer in their satisfiability cache, so that claripy's own whole-state
+    checks never send them to z3."""
+    for child in inner._solver_list:
+        if getattr(child, "_cached_satness", True) is not None:
+            continue
+        if not any(is_let(n) for n in child.variables):
+            continue
+        r = answer(list(child.constraints), "satisfiable", (), {})
+        if r is not UNHANDLED:
+            child._cached_satness = r
+            if stats is not None:
+                stats.enumerated_queries += 1
+
+
+def solve(inner, name: str, args: tuple, kwargs: dict, stats=None):
+    """Answer query ``name`` on the composite solver ``inner`` by enumeration when its slice holds
+    let-bound symbols and few free bits; UNHANDLED otherwise (the caller asks ``inner``)."""
+    prime(inner, stats)
+    names = query_names(name, args, kwargs)
+    if not names:
+        return UNHANDLED     # whole-state satisfiability: the primed caches answer it
+    if not any(is_let(n) for n in names):
+        # the query's own slice may still reach let-bound symbols through shared variables
+        children = inner._solvers_for_variables(names) if names else []
+        if not any(any(is_let(n) for n in ch.variables) for ch in children):
+            return UNHANDLED
+    child = inner._solver_for_names(names)
+    if name not in ("satisfiable", "check_satisfiability") and not kwargs.get("extra_constraints"):
+        if not inner.satisfiable():
+            raise UnsatError("angr-ram: unsatisfiable state")
+    r = answer(list(child.constraints), name, args, kwargs)
+    if r is not UNHANDLED and stats is not None:
+        stats.enumerated_queries += 1
+    return r

@@ -1,0 +1,786 @@
+"""The vectorised evaluator of claripy expressions: one expression over many input assignments at
+once (numpy columns, one row per assignment), with the helpers every user of it shares (let-bound
+symbols, table selections, leaves, distinct rows, deep recursion).
+
+Used by small-domain solving (:mod:`.enumeration`), narrow cuts (:mod:`.narrow_cut`), seeding and
+neighbour models; :func:`column` is how a cut's rows become the evaluator's node values.
+"""
+
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import sys
+from collections import OrderedDict
+
+import claripy
+import numpy as np
+
+from angr_ram.core.scope import LRU, current, memo
+
+LET_PREFIX = "ram_let"
+MAX_BITS = 16
+MAX_NODES = 50_000
+MIN_TABLE = 8          # an if-then-else selection with fewer entries is evaluated arm by arm
+
+DEEP_RECURSION = 8000    # Python frames allowed while evaluating (two per level of an expression)
+VALUE_BYTES = 64 << 20    # node values kept across queries, compacted (least recently used go first)
+CONSTRAINT_MASKS = 2048   # constraints whose truth over the rows is kept apart from the node values
+
+
+class _ValueCache:
+    """Values of expression nodes per input layout, shared by the queries of a process: the
+    constraints of successive queries share most of their sub-expressions. Bounded in bytes.
+
+    Values are stored compactly: an array with one value throughout as that scalar (the
+    evaluation is elementwise, so a scalar stands for it), a 64-bit array whose values fit in
+    8, 16 or 32 bits in that width (widened again when read)."""
+
+    def __init__(self, budget: int):
+        self.budget = budget
+        self.used = 0
+        self.items: OrderedDict = OrderedDict()
+
+    def get(self, key):
+        r = self.items.get(key)
+        if r is not None:
+            self.items.move_to_end(key)
+            if getattr(r, "dtype", None) in _NARROW:
+                return r.astype(_U64)
+        return r
+
+    def put(self, key, value) -> None:
+        value = _compact(value)
+        old = self.items.pop(key, None)
+        if old is not None:
+            self.used -= getattr(old, "nbytes", 8)
+        self.items[key] = value
+        self.used += getattr(value, "nbytes", 8)
+        while self.used > self.budget and self.items:
+            _, old = self.items.popitem(last=False)
+            self.used -= getattr(old, "nbytes", 8)
+
+
+_NARROW = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.uint32))
+_NARROW_MAX = tuple((t, int(np.iinfo(t).max)) for t in _NARROW)
+
+
+def _compact(value):
+    """``value`` as stored by :class:`_ValueCache` (see there)."""
+    if not isinstance(value, np.ndarray) or value.ndim != 1 or not value.size:
+        return value
+    if value.dtype == np.bool_:
+        return value[0] if value.all() or not value.any() else value
+    lo, hi = value.min(), value.max()          # no temporary array, unlike value != value[0]
+    if lo == hi:
+        return value[0]
+    if value.dtype == np.uint64:
+        top = int(hi)
+        for t, most in _NARROW_MAX:
+            if top <= most:
+                return value.astype(t)
+    return value
+
+
+def _new_value_cache() -> _ValueCache:
+    return _ValueCache(VALUE_BYTES)
+
+
+class _OwnValues(dict):
+    """Node values of one evaluator alone, for rows no other evaluation shares (a model's
+    neighbours): kept as computed, with none of :class:`_ValueCache`'s hashing of the rows,
+    compaction or eviction."""
+
+    get = dict.get
+    put = dict.__setitem__
+
+
+_U64 = np.uint64
+
+
+class _Unsupported(Exception):
+    """The slice uses something the vectorized evaluator does not model."""
+
+
+class WideColumn:
+    """The values of a variable wider than 64 bits over an evaluator's rows, as 64-bit limbs
+    (``limbs[j]`` holds bits ``64j .. 64j+63``). Only its bit ranges of at most 64 bits are read
+    (:meth:`Evaluator.bits`): an input read as one wide ``claripy.BVS`` is used byte by byte."""
+
+    __slots__ = ("length", "limbs")
+
+    def __init__(self, length: int, limbs: list):
+        self.length = length
+        self.limbs = limbs
+
+    @classmethod
+    def full(cls, length: int, value: int, size: int) -> WideColumn:
+        """``size`` rows of ``value``."""
+        return cls(length, [np.full(size, (value >> lo) & 0xFFFFFFFFFFFFFFFF, dtype=_U64)
+                            for lo in range(0, length, 64)])
+
+    def __len__(self) -> int:
+        return len(self.limbs[0])
+
+    def __getitem__(self, idx) -> WideColumn:
+        return WideColumn(self.length, [limb[idx] for limb in self.limbs])
+
+    def value(self, i: int) -> int:
+        """Row ``i`` as an int."""
+        return sum(int(limb[i]) << (64 * j) for j, limb in enumerate(self.limbs))
+
+    def set_bits(self, lo: int, width: int, values) -> WideColumn:
+        """A copy whose bits ``lo .. lo+width-1`` (inside one limb) are ``values``."""
+        j, sh = divmod(lo, 64)
+        limbs = [limb.copy() for limb in self.limbs]
+        m = _U64(((1 << width) - 1) << sh)
+        limbs[j] = (limbs[j] & ~m) | ((np.asarray(values, dtype=_U64) << _U64(sh)) & m)
+        return WideColumn(self.length, limbs)
+
+    def bits(self, hi: int, lo: int):
+        """Bits ``[hi:lo]`` (at most 64) of every row."""
+        out = None
+        for j, limb in enumerate(self.limbs):
+            l_lo, l_hi = 64 * j, 64 * j + 63
+            if l_hi < lo or l_lo > hi:
+                continue
+            a, b = max(lo, l_lo), min(hi, l_hi)
+            part = ((limb >> _U64(a - l_lo)) & _mask(b - a + 1)) << _U64(a - lo)
+            out = part if out is None else out | part
+        return out
+
+    def tobytes(self) -> bytes:
+        return b"".join(limb.tobytes() for limb in self.limbs)
+
+    @staticmethod
+    def concatenate(parts: list) -> WideColumn:
+        return WideColumn(parts[0].length, [np.concatenate([p.limbs[j] for p in parts])
+                                            for j in range(len(parts[0].limbs))])
+
+
+def column_of(values: list, length: int):
+    """The column of a ``length``-bit variable taking ``values`` (ints) over the rows."""
+    if length <= 64:
+        return np.array(values, dtype=_U64)
+    return WideColumn(length, [np.array([(v >> lo) & 0xFFFFFFFFFFFFFFFF for v in values], dtype=_U64)
+                               for lo in range(0, length, 64)])
+
+
+def concatenate_columns(parts: list):
+    """``np.concatenate`` of columns, wide ones included."""
+    if isinstance(parts[0], WideColumn):
+        return WideColumn.concatenate(parts)
+    return np.concatenate(parts)
+
+
+def is_let(name: str) -> bool:
+    """True for the names of let-bound symbols."""
+    return name.startswith(LET_PREFIX)
+
+
+def _mask(n: int):
+    return _U64((1 << n) - 1) if n < 64 else _U64(0xFFFFFFFFFFFFFFFF)
+
+
+def _signed(a, n: int):
+    a = np.asarray(a, dtype=_U64)
+    if n == 64:
+        return a.view(np.int64)
+    s = a.astype(np.int64)
+    return np.where(s >= (1 << (n - 1)), s - (1 << n), s)
+
+
+def _signed_division(op: str, x, y, n: int):
+    """claripy's ``SDiv``/``SMod`` (z3's ``bvsdiv``/``bvsrem``, C's ``/`` and ``%``: the quotient
+    rounded towards zero, the remainder with the dividend's sign) on unsigned ``n``-bit columns."""
+    if np.any(np.asarray(y) == 0):
+        raise _Unsupported("division by zero")
+    sx, sy = _signed(x, n), _signed(y, n)
+    if n >= 64 and (np.any(sx == np.iinfo(np.int64).min) or np.any(sy == np.iinfo(np.int64).min)):
+        raise _Unsupported("64-bit signed division of the smallest value")
+    q = np.abs(sx) // np.abs(sy)
+    q = np.where((sx < 0) != (sy < 0), -q, q)
+    r = q if op == "SDiv" else sx - q * sy
+    return r.astype(np.int64).view(_U64) & _mask(n)
+
+
+def _rotate(left: bool, x, y, n: int):
+    """claripy's ``RotateLeft``/``RotateRight`` (z3's rotation by a bit-vector: by ``y mod n``)."""
+    x = np.asarray(x, dtype=_U64)
+    s = np.asarray(y, dtype=_U64) % _U64(n)
+    if not left:
+        s = (_U64(n) - s) % _U64(n)
+    back = np.where(s == 0, _U64(1), _U64(n) - s)      # (unused where s == 0)
+    r = ((x << s) | (x >> back)) & _mask(n)
+    return np.where(s == 0, x, r)
+
+
+class Evaluator:
+    """Vectorized evaluation of claripy expressions over every assignment of the free variables."""
+
+    def __init__(self, free: list, lets: dict):
+        self.lets = lets                    # let name -> defining expression
+        total = sum(v.length for v in free)
+        self.size = 1 << total
+        idx = np.arange(self.size, dtype=_U64)
+        self.vars = {}
+        self.layout = tuple((v.args[0], v.length) for v in free)
+        self._fps: dict = {}
+        shift = 0
+        for v in free:
+            self.vars[v.args[0]] = (idx >> _U64(shift)) & _mask(v.length)
+            shift += v.length
+        self.nodes = 0
+        self.cuts = {}                      # node hash -> its values (a narrow cut's nodes)
+        self.values = memo("enumeration.values", _new_value_cache)
+
+    @classmethod
+    def over(cls, columns: dict, size: int, lets: dict, shared: bool = True) -> Evaluator:
+        """An evaluator over ``size`` explicit assignments: ``columns`` maps each free variable to
+        an array of its ``size`` values (the seeded candidates of :mod:`.seeding`). With
+        ``shared`` false the node values stay with this evaluator (rows evaluated once)."""
+        self = cls.__new__(cls)
+        self.lets = lets
+        self.size = size
+        self.vars = dict(columns)
+        self._fps = {}
+        self.nodes = 0
+        self.cuts = {}
+        if not shared:
+            self.layout = ("own", size)
+            self.values = _OwnValues()
+            return self
+        h = hashlib.blake2b(digest_size=16)
+        for n, c in sorted(columns.items()):
+            h.update(n.encode())
+            h.update(c.tobytes())
+        digest = h.digest()
+        self.layout = ("rows", size, digest)
+        self.values = memo("enumeration.values", _new_value_cache)
+        return self
+
+    @classmethod
+    def over_cut(cls, nodes: list, rows: np.ndarray, lets: dict) -> Evaluator:
+        """An evaluator over the rows of a narrow cut's joint image (:mod:`.narrow_cut`): each
+        node of ``nodes`` takes the values of its column of ``rows``."""
+        self = cls.__new__(cls)
+        self.lets = lets
+        self.size = len(rows)
+        self.vars = {}
+        self._fps = {}
+        self.nodes = 0
+        self.cuts = {x.hash(): column(x, np.ascontiguousarray(rows[:, k])) for k, x in enumerate(nodes)}
+        self.cut_nodes = list(nodes)
+        h = hashlib.blake2b(digest_size=16)
+        for x in nodes:
+            h.update(str(x.hash()).encode())
+        h.update(np.ascontiguousarray(rows).tobytes())
+        self.layout = ("cut", self.size, h.digest())
+        self.values = memo("enumeration.values", _new_value_cache)
+        return self
+
+    # ------------------------------------------------------------------ entry points
+    def bool(self, e):
+        """Boolean array (or scalar) of ``e``."""
+        return self.ev(e)
+
+    def constraint(self, c):
+        """Boolean array (or scalar) of the path constraint ``c``, kept per constraint (one bit per
+        row) apart from the node values. A merged state's constraint has tens of thousands of
+        nodes, whose values over 65536 rows outgrow the node-value cache: without this, every
+        query of that state evaluated all of them again (uthash under merging, 6 s a query)."""
+        if not isinstance(self.values, _ValueCache):
+            return self.bool(c)
+        key = (self.layout, c.hash(), self._defs_of(c))
+        masks = memo("enumeration.masks", lambda: LRU(CONSTRAINT_MASKS))
+        hit = masks.lookup(key)
+        if hit is not None:
+            return hit if not isinstance(hit, np.ndarray) else np.unpackbits(hit, count=self.size).view(np.bool_)
+        m = self.bool(c)
+        if isinstance(m, np.ndarray) and m.shape == (self.size,):
+            masks.put(key, np.packbits(m))
+        elif not isinstance(m, np.ndarray):
+            masks.put(key, m)
+        return m
+
+    def bits(self, e, hi: int, lo: int):
+        """Bits ``[hi:lo]`` of ``e`` (which may be wider than 64 bits), at most 64 of them."""
+        if e.length <= 64:
+            v = self.ev(e)
+            return (v >> _U64(lo)) & _mask(hi - lo + 1)
+        op = e.op
+        if op == "Concat":
+            out = None
+            pos = e.length
+            for a in e.args:
+                a_hi, a_lo = pos - 1, pos - a.length
+                pos = a_lo
+                if a_lo > hi or a_hi < lo:
+                    continue
+                h, lw = min(hi, a_hi), max(lo, a_lo)
+                part = self.bits(a, h - a_lo, lw - a_lo) << _U64(lw - lo)
+                out = part if out is None else out | part
+            return out
+        if op == "If":
+            return np.where(self.ev(e.args[0]), self.bits(e.args[1], hi, lo), self.bits(e.args[2], hi, lo))
+        if op == "BVV":
+            return _U64((e.args[0] >> lo) & ((1 << (hi - lo + 1)) - 1))
+        if op == "BVS":
+            v = self.vars.get(e.args[0])
+            if isinstance(v, WideColumn):
+                return v.bits(hi, lo)
+            d = self.lets.get(e.args[0])
+            if d is None:
+                raise _Unsupported(f"unbound {e.args[0]}")
+            return self.bits(d, hi, lo)
+        if op == "Extract":
+            return self.bits(e.args[2], hi + e.args[1], lo + e.args[1])
+        if op == "ZeroExt":
+            inner = e.args[1]
+            if lo >= inner.length:
+                return _U64(0)
+            return self.bits(inner, min(hi, inner.length - 1), lo)
+        raise _Unsupported(op)
+
+    # ------------------------------------------------------------------ evaluation
+    def ev(self, e):
+        op = e.op
+        if self.cuts:
+            c = self.cuts.get(e.hash())
+            if c is not None:
+                return c
+        if op == "BVV" or op == "BoolV" or op == "BVS":
+            # a let symbol's value is its definition's (cached under the definition, which a
+            # relocation changes while the symbol stays the same)
+            return self._ev(e)
+        key = (self.layout, e.hash(), self._defs_of(e))
+        values = self.values
+        r = values.get(key)
+        if r is not None:
+            return r
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise _Unsupported("too many nodes")
+        try:
+            r = self._ev(e)
+        except RecursionError:      # the innermost level turns it into "leave it to z3"
+            raise _Unsupported("expression too deep") from None
+        values.put(key, r)
+        return r
+
+    def _ev(self, e):  # noqa: C901 - one dispatch over claripy's operations
+        op = e.op
+        if op == "BVV":
+            if e.length > 64:
+                raise _Unsupported("wide constant")
+            return _U64(e.args[0])
+        if op == "BoolV":
+            return np.bool_(e.args[0])
+        if op == "BVS":
+            name = e.args[0]
+            v = self.vars.get(name)
+            if v is not None:
+                if isinstance(v, WideColumn):
+                    raise _Unsupported("wide value")   # read through bits() only
+                return v
+            d = self.lets.get(name)
+            if d is None:
+                raise _Unsupported(f"unbound {name}")
+            return self.ev(d)
+        if e.length is not None and e.length > 64 and op not in ("__eq__", "__ne__"):
+            raise _Unsupported("wide value")
+        if op == "If":
+            table = _table(e)
+            if table is not None:
+                return self._lookup(table)
+            return np.where(self.ev(e.args[0]), self.ev(e.args[1]), self.ev(e.args[2]))
+        a = e.args
+        if op in _BIN:
+            vals = [self.ev(x) for x in a]
+            m = _mask(e.length)
+            acc = vals[0]
+            for v in vals[1:]:
+                acc = _BIN[op](acc, v)
+            return acc & m if op in ("__add__", "__sub__", "__mul__") else acc
+        if op == "__invert__":
+            return ~self.ev(a[0]) & _mask(e.length)
+        if op == "__neg__":
+            return (_U64(0) - self.ev(a[0])) & _mask(e.length)
+        if op in ("__lshift__", "LShR", "__rshift__"):
+            x, s = self.ev(a[0]), self.ev(a[1])
+            n = e.length
+            big = s >= _U64(n)
+            sc = np.where(big, _U64(0), s)
+            if op == "__lshift__":
+                return np.where(big, _U64(0), (x << sc) & _mask(n))
+            if op == "LShR":
+                return np.where(big, _U64(0), x >> sc)
+            sx = _signed(x, n)
+            r = (sx >> np.minimum(s, _U64(n - 1)).astype(np.int64)).astype(np.int64)
+            return r.astype(_U64) & _mask(n)
+        if op in ("__floordiv__", "__mod__"):
+            x, y = self.ev(a[0]), self.ev(a[1])
+            if np.any(y == 0):
+                raise _Unsupported("division by zero")
+            return x // y if op == "__floordiv__" else x % y
+        if op in ("RotateLeft", "RotateRight"):
+            return _rotate(op == "RotateLeft", self.ev(a[0]), self.ev(a[1]), e.length)
+        if op in ("SDiv", "SMod") and len(a) == 2:
+            return _signed_division(op, self.ev(a[0]), self.ev(a[1]), e.length)
+        if op in _CMP:
+            if a[0].length is not None and a[0].length > 64:
+                return self._wide_eq(a[0], a[1], op == "__ne__")
+            return _CMP[op](self.ev(a[0]), self.ev(a[1]))
+        if op in _SCMP:
+            n = a[0].length
+            return _SCMP[op](_signed(self.ev(a[0]), n), _signed(self.ev(a[1]), n))
+        if op == "And":
+            acc = self.ev(a[0])
+            for x in a[1:]:
+                acc = acc & self.ev(x)
+            return acc
+        if op == "Or":
+            acc = self.ev(a[0])
+            for x in a[1:]:
+                acc = acc | self.ev(x)
+            return acc
+        if op == "Not":
+            return ~self.ev(a[0])
+        if op == "Extract":
+            if a[2].length > 64:
+                return self.bits(a[2], a[0], a[1])
+            return (self.ev(a[2]) >> _U64(a[1])) & _mask(a[0] - a[1] + 1)
+        if op == "ZeroExt":
+            return self.ev(a[1])
+        if op == "SignExt":
+            n = a[1].length
+            x = self.ev(a[1])
+            neg = (x >> _U64(n - 1)) & _U64(1)
+            ext = _mask(e.length) ^ _mask(n)
+            return np.where(neg == 1, x | ext, x)
+        if op == "Concat":
+            acc = _U64(0)
+            for x in a:
+                acc = (acc << _U64(x.length)) | self.ev(x)
+            return acc
+        if op == "Reverse":
+            n = e.length
+            if n % 8:
+                raise _Unsupported("reverse")
+            x = self.ev(a[0])
+            acc = _U64(0)
+            for k in range(n // 8):
+                acc = (acc << _U64(8)) | ((x >> _U64(8 * k)) & _U64(0xFF))
+            return acc
+        raise _Unsupported(op)
+
+    def _defs_of(self, e) -> tuple:
+        """The definitions of the let symbols ``e`` uses: its value depends on them too."""
+        lets = self.lets
+        if not lets:
+            return ()
+        names = [n for n in e.variables if n in lets]
+        if not names:
+            return ()
+        return tuple(sorted(self._fingerprint(n) for n in names))
+
+    def _fingerprint(self, name: str) -> tuple:
+        """A let's definition and, transitively, those of the lets it uses."""
+        fp = self._fps.get(name)
+        if fp is None:
+            d = self.lets[name]
+            self._fps[name] = (name, d.hash())        # a placeholder breaks (impossible) cycles
+            fp = self._fps[name] = (name, d.hash(), self._defs_of(d))
+        return fp
+
+    def _wide_eq(self, x, y, negate: bool):
+        acc = np.bool_(True)
+        for lo in range(0, x.length, 64):
+            hi = min(x.length, lo + 64) - 1
+            acc = acc & (self.bits(x, hi, lo) == self.bits(y, hi, lo))
+        return ~acc if negate else acc
+
+    def _lookup(self, table):
+        off_e, pieces, dense = table
+        off = self.ev(off_e)
+        if dense is not None:
+            kmin, vals, bounds, defaults = dense
+            span = len(vals)
+            rel = off - _U64(kmin)            # wraps around below kmin: out of the span
+            inside = rel < _U64(span)
+            v = vals[np.where(inside, rel, _U64(0)).astype(np.int64)]
+            if bounds is None:
+                return v
+            d = defaults[np.searchsorted(bounds, off, side="right") - 1]
+            return np.where(inside, v, d)
+        out = None
+        for lo, hi, keys, vals, default in pieces:
+            d = self.ev(default)
+            if len(keys):
+                pos = np.minimum(np.searchsorted(keys, off), len(keys) - 1)
+                hit = keys[pos] == off
+                v = np.where(hit, vals[pos], d)
+            else:
+                v = np.broadcast_to(d, np.shape(off)) if np.ndim(off) else d
+            if out is None:
+                out = v
+                continue
+            inside = np.bool_(True)
+            if lo > 0:
+                inside = inside & (off >= _U64(lo))
+            if hi < 1 << 64:
+                inside = inside & (off < _U64(hi))
+            out = np.where(inside, v, out)
+        return out
+
+
+_BIN = {
+    "__add__": lambda x, y: x + y,
+    "__sub__": lambda x, y: x - y,
+    "__mul__": lambda x, y: x * y,
+    "__and__": lambda x, y: x & y,
+    "__or__": lambda x, y: x | y,
+    "__xor__": lambda x, y: x ^ y,
+}
+_CMP = {
+    "__eq__": lambda x, y: x == y,
+    "__ne__": lambda x, y: x != y,
+    "ULT": lambda x, y: x < y,
+    "ULE": lambda x, y: x <= y,
+    "UGT": lambda x, y: x > y,
+    "UGE": lambda x, y: x >= y,
+}
+_SCMP = {
+    "SLT": lambda x, y: x < y,
+    "SLE": lambda x, y: x <= y,
+    "SGT": lambda x, y: x > y,
+    "SGE": lambda x, y: x >= y,
+}
+
+def _table(e):
+    """``(offset, pieces)`` when ``e`` is a selection over concrete keys with concrete values (the
+    shape :func:`angr_ram.memory.object_store.select` builds), else None. Each piece covers the
+    offsets ``[lo, hi)``: sorted keys, their values, and the expression for the other offsets."""
+    key = e.hash()
+    scope = current()
+    tables = scope.tables if scope is not None else None
+    if tables is not None and key in tables:
+        return tables.lookup(key)
+    off = _selection_offset(e)
+    res = None
+    if off is not None:
+        pieces = _pieces(e, off, 0, 1 << 64)
+        if pieces is not None and sum(len(p[2]) for p in pieces) >= MIN_TABLE:
+            res = (off, pieces, _dense(pieces))
+    if tables is not None:
+        tables.put(key, res)
+    return res
+
+
+DENSE_SPAN = 1 << 20
+
+
+def _dense(pieces):
+    """``(kmin, values over [kmin, kmax], piece bounds, piece defaults)`` when every piece's other
+    offsets take a constant and the keys span at most DENSE_SPAN: a lookup is then one gather."""
+    if any(p[4].op != "BVV" or p[4].length > 64 for p in pieces):
+        return None
+    keys = [k for p in pieces for k in p[2].tolist()]
+    if not keys:
+        return None
+    kmin, kmax = min(keys), max(keys)
+    if kmax - kmin >= DENSE_SPAN:
+        return None
+    vals = np.empty(kmax - kmin + 1, dtype=_U64)
+    for lo, hi, ks, vs, default in pieces:
+        a, b = max(lo, kmin), min(hi, kmax + 1)
+        if a < b:
+            vals[a - kmin:b - kmin] = default.args[0]
+        if len(ks):
+            vals[(ks - _U64(kmin)).astype(np.int64)] = vs
+    if len(pieces) == 1:
+        lo, hi, _, _, default = pieces[0]
+        if lo == 0 and hi >= 1 << 64:
+            bounds = np.array([0], dtype=_U64)
+            return kmin, vals, bounds, np.array([default.args[0]], dtype=_U64)
+    bounds = np.array([p[0] for p in pieces], dtype=_U64)
+    defaults = np.array([p[4].args[0] for p in pieces], dtype=_U64)
+    return kmin, vals, bounds, defaults
+
+
+def _same(a, b) -> bool:
+    return a is b or a.hash() == b.hash()
+
+
+def _key_of(c, off):
+    """``k`` when ``c`` is ``off == k`` for a concrete ``k``."""
+    if c.op != "__eq__":
+        return None
+    x, y = c.args
+    if y.op == "BVV" and _same(x, off):
+        return y.args[0]
+    if x.op == "BVV" and _same(y, off):
+        return x.args[0]
+    return None
+
+
+def _selection_offset(e):
+    c = e.args[0]
+    if c.op == "ULT" and c.args[1].op == "BVV":
+        return c.args[0]
+    if c.op == "__eq__":
+        x, y = c.args
+        if y.op == "BVV":
+            return x
+        if x.op == "BVV":
+            return y
+    return None
+
+
+def _pieces(e, off, lo: int, hi: int):
+    if e.op == "If":
+        c = e.args[0]
+        if c.op == "ULT" and _same(c.args[0], off) and c.args[1].op == "BVV":
+            m = c.args[1].args[0]
+            left = _pieces(e.args[1], off, lo, min(hi, m))
+            right = _pieces(e.args[2], off, max(lo, m), hi)
+            if left is None or right is None:
+                return None
+            return left + right
+    entries: dict = {}
+    node = e
+    while node.op == "If":
+        k = _key_of(node.args[0], off)
+        if k is None or node.args[1].op != "BVV" or node.args[1].length > 64:
+            break
+        if lo <= k < hi and k not in entries:
+            entries[k] = node.args[1].args[0]
+        node = node.args[2]
+    keys = np.array(sorted(entries), dtype=_U64)
+    vals = np.array([entries[k] for k in sorted(entries)], dtype=_U64)
+    return [(lo, hi, keys, vals, node)]
+
+
+# ---------------------------------------------------------------------- slicing and answering
+def dag_nodes(e, children):
+    """Each distinct node of the expression DAG under ``e`` once (by hash), depth first;
+    ``children(x)`` gives the nodes to visit below ``x``."""
+    seen: set = set()
+    todo = [e]
+    while todo:
+        x = todo.pop()
+        h = x.hash()
+        if h in seen:
+            continue
+        seen.add(h)
+        yield x
+        todo.extend(children(x))
+
+
+def _symbolic_children(x):
+    if x.op in ("BVS", "BoolS") or x.depth <= 1:
+        return ()
+    return [a for a in x.args if hasattr(a, "op") and a.variables]
+
+
+def _leaves_of(e) -> dict:
+    key = e.hash()
+    leaf_memo = memo("enumeration.leaves", lambda: LRU(8192))
+    r = leaf_memo.lookup(key)
+    if r is None:
+        r = {x.args[0]: x for x in dag_nodes(e, _symbolic_children) if x.op in ("BVS", "BoolS")}
+        leaf_memo.put(key, r)
+    return r
+
+
+def _leaves(exprs) -> dict:
+    out = {}
+    for e in exprs:
+        out.update(_leaves_of(e))
+    return out
+
+
+def _definition(c):
+    """``(name, expression)`` when ``c`` is a let-binding ``ram_let_* == expression``."""
+    if c.op == "__eq__":
+        x, y = c.args
+        if x.op == "BVS" and is_let(x.args[0]):
+            return x.args[0], y
+    return None
+
+
+def split_lets(constraints) -> tuple[dict, list]:
+    """The let definitions among ``constraints`` (name -> defining expression, the first one of
+    each name) and the other constraints."""
+    lets, rest = {}, []
+    for c in constraints:
+        d = _definition(c)
+        if d is not None and d[0] not in lets:
+            lets[d[0]] = d[1]
+        else:
+            rest.append(c)
+    return lets, rest
+
+
+BITMAP_BITS = 24     # packed rows this wide are deduplicated by marking a bitmap (2 MiB), not sorting
+
+
+def unique_rows(cols) -> np.ndarray:
+    """The distinct rows of the uint64 columns ``cols`` (all the same length), sorted as
+    ``np.unique(np.stack(cols, axis=1), axis=0)`` sorts them. Where the columns' values fit in 64
+    bits together, each row is packed into one word (the first column highest) and the words are
+    deduplicated: ``np.unique`` with ``axis=0`` sorts rows as structured records, 8 s for the 4M
+    rows of a 22-bit joint enumeration; packed, a fraction of a second."""
+    cols = [np.asarray(c, dtype=np.uint64) for c in cols]
+    if not cols:
+        return np.zeros((0, 0), dtype=np.uint64)
+    if not len(cols[0]):
+        return np.zeros((0, len(cols)), dtype=np.uint64)
+    widths = [int(c.max()).bit_length() for c in cols]
+    total = sum(widths)
+    if total > 64:
+        return np.unique(np.stack(cols, axis=1), axis=0)
+    key = np.zeros(len(cols[0]), dtype=np.uint64)
+    shifts = []
+    pos = total
+    for c, w in zip(cols, widths, strict=True):
+        pos -= w
+        shifts.append(pos)
+        if w:
+            key |= c << np.uint64(pos)
+    if total <= BITMAP_BITS:
+        seen = np.zeros(1 << total, dtype=bool)
+        seen[key] = True
+        keys = np.flatnonzero(seen).astype(np.uint64)
+    else:
+        keys = np.unique(key)
+    out = np.empty((len(keys), len(cols)), dtype=np.uint64)
+    for j, (w, sh) in enumerate(zip(widths, shifts, strict=True)):
+        out[:, j] = (keys >> np.uint64(sh)) & np.uint64((1 << w) - 1)
+    return out
+
+
+@contextlib.contextmanager
+def deep_recursion():
+    """Let the (recursive) evaluation go :data:`DEEP_RECURSION` Python frames deep inside the block:
+    if-then-else merging makes expressions hundreds of levels deep (strtok under ``ite`` at
+    M = 8: 454), and Python's default limit of 1000 frames ended such a path with a
+    RecursionError. Python 3.11 runs Python-to-Python calls without growing the C stack. An
+    expression deeper still is left to z3 (:class:`_Unsupported`). Bit-vector arithmetic wraps
+    around, so numpy's overflow warnings (raised on scalar values, such as a constant stored
+    compactly) are silenced inside the block too."""
+    old = sys.getrecursionlimit()
+    if old < DEEP_RECURSION:
+        sys.setrecursionlimit(DEEP_RECURSION)
+    try:
+        with np.errstate(over="ignore"):
+            yield
+    finally:
+        if old < DEEP_RECURSION:
+            sys.setrecursionlimit(old)
+
+
+def column(node, values: np.ndarray) -> np.ndarray:
+    """``values`` of ``node`` as the evaluator holds them (booleans for a Bool node)."""
+    return values.astype(bool) if isinstance(node, claripy.ast.Bool) else values

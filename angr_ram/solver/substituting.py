@@ -1,0 +1,341 @@
+"""The solver layer: address-constraint substitution in front of claripy.
+
+``state.solver._solver`` is a :class:`SubstitutingFrontend`. It keeps the path constraints exactly
+as the program produced them (over symbolic bases) and an *inner* claripy solver that holds their
+substituted form. Every query (satisfiable, eval, batch_eval, min, max, solution, is_true,
+is_false, unsat_core, eval_to_ast) substitutes its expression and extra constraints and asks the
+inner solver. A relocation only swaps the substitution's memo; the inner solver is rebuilt lazily
+on the next query, so relocating is O(1) and never rewrites the stored constraints.
+"""
+
+from __future__ import annotations
+
+import time
+
+import claripy
+from angr.state_plugins.solver import SimSolver
+from claripy.errors import UnsatError
+from claripy.frontend import Frontend
+
+from angr_ram.core.scope import current
+from angr_ram.solver import enumeration, seeding
+from angr_ram.solver.frontends import RamChildSolver
+from angr_ram.solver.query_cache import model_leaves
+from angr_ram.solver.substitution import Substitution
+
+_EMPTY = Substitution({})
+SHIPPED_MODELS = 8      # cached models per solver component that travel with a pickled state
+
+
+def composite(timeout: int | None = None):
+    """The inner solver of a :class:`SubstitutingFrontend`: claripy's composite solver (independent
+    constraint sets solved apart) whose children are :class:`~.frontends.RamChildSolver` (claripy's
+    child frontend with seeding before z3), with ``timeout`` ms per z3 call (None: claripy's 300 s)."""
+    return claripy.SolverComposite(template_solver=RamChildSolver(timeout=timeout))
+
+
+class SubstitutingFrontend(Frontend):
+    """A claripy frontend that substitutes address constraints into every query."""
+
+    def __init__(self, inner=None, stats=None, timeout: int | None = None):
+        super().__init__()
+        self.timeout = timeout      # milliseconds per z3 call (None: claripy's default)
+        self.constraints: list = []
+        self.inner = inner if inner is not None else composite(timeout)
+        self.subst: Substitution = _EMPTY
+        self._epoch = None          # memo dict of the substitution the inner solver was built with
+        self.stats = stats
+        self._variables = frozenset()
+        self.cache = None
+        self.sizes: dict = {}
+        self.embedded = frozenset()
+        self.has_lets = False       # some constraint binds a let symbol (see plugins/enumeration.py)
+        self.scope = None           # the run's RunScope, active during every query
+        self.constants = None       # the state's stored constants, for seeded models (a callable)
+
+    # ------------------------------------------------------------------ plumbing
+    def bind(self, subst: Substitution, cache=None, sizes=None, embedded=frozenset(), scope=None) -> None:
+        """Use ``subst`` (the state's current address constraints), and the run's query cache with
+        the sizes of the objects behind base names and the bases embedded in segments, and its run
+        scope, for the next queries."""
+        self.subst = subst
+        if scope is not None:
+            self.scope = scope
+        self.cache = cache
+        self.embedded = embedded
+        if sizes is not None:
+            self.sizes = sizes
+
+    def __getstate__(self):
+        """Pickled without the inner solver and the substitution: both are rebuilt from the stored
+        constraints and the state's address constraints at the next query (see
+        :mod:`angr_ram.run.shipping`). The inner solver's cached models travel along (claripy's own
+        pickling drops them), so the rebuilt solver answers what they answer without z3."""
+        d = {k: v for k, v in self.__dict__.items() if k not in ("inner", "subst", "_epoch", "constants")}
+        if self.inner is not None:
+            d["_shipped_models"] = [m for child in getattr(self.inner, "_solver_list", ())
+                                    for m in list(getattr(child, "_models", ()))[:SHIPPED_MODELS]]
+        return d
+
+    def __setstate__(self, s):
+        self.__dict__.update(s)
+        self.inner, self.subst, self._epoch, self.constants = None, _EMPTY, None, None
+
+    def _sync(self):
+        s = self.subst
+        if self.inner is None:
+            self.inner = composite(self.timeout)
+            if self.constraints:      # unpickled: the substituted constraints are added again
+                self.inner.add(s.many(self.constraints))
+                self._restore_models(self.__dict__.pop("_shipped_models", ()))
+            self._epoch = s.memo
+        if self._epoch is not s.memo:
+            if self._epoch is not None and any(s.touches(c) for c in self.constraints):
+                inner = composite(self.timeout)
+                inner.add(s.many(self.constraints))
+                self.inner = inner
+            self._epoch = s.memo
+        return self.inner
+
+    def _restore_models(self, models) -> None:
+        """Give each child of the rebuilt inner solver the shipped models over exactly its variables
+        that satisfy its constraints (checked by evaluation, so a model is never wrong)."""
+        if not models:
+            return
+        for child in getattr(self.inner, "_solver_list", ()):
+            cache = getattr(child, "_models", None)
+            if cache is None:
+                continue
+            for m in models:
+                if m.model.keys() == child.variables and m.eval_constraints(child.constraints):
+                    cache.add(m)
+
+    def set_timeout(self, timeout: int | None) -> None:
+        """Use ``timeout`` milliseconds per z3 call from now on (the inner solver is rebuilt)."""
+        self.timeout = timeout
+        inner = composite(timeout)
+        if self.constraints:
+            inner.add(self.subst.many(self.constraints))
+        self.inner, self._epoch = inner, self.subst.memo
+
+    def layers(self) -> list[str]:
+        """The layers a query passes, top to bottom: this frontend's own (substitution, the run's
+        query cache, small-domain evaluation of let-bound lookups), claripy's composite solver
+        (independent constraint sets apart), then the class line of its children's frontend down to
+        z3 (:class:`~.frontends.RamChildSolver`: claripy's caches, seeding, ``FullFrontend``)."""
+        out = ["substitution"]
+        if self.cache is not None:
+            out.append(f"query cache ({self.cache.mode})")
+        if self.has_lets:
+            out.append("small-domain evaluation")
+        inner = self._sync()
+        out.append(type(inner).__name__)
+        out += [c.__name__ for c in type(inner._template_frontend).__mro__[1:]
+                if c.__name__.endswith(("Mixin", "Frontend")) and c.__module__.startswith(("claripy", "angr_ram"))
+                and c.__name__ not in ("ConstrainedFrontend", "Frontend")]
+        return out
+
+    def _query(self, name, *args, **kwargs):
+        scope = self.scope
+        if scope is not None and current() is not scope:
+            with scope.active():
+                return self._query(name, *args, **kwargs)
+        inner = self._sync()
+        t = time.perf_counter()
+        try:
+            with seeding.source(self.constants):
+                if self.has_lets:
+                    r = enumeration.solve(inner, name, args, kwargs, self.stats)
+                    if r is not enumeration.UNHANDLED:
+                        return r
+                return getattr(inner, name)(*args, **kwargs)
+        finally:
+            st = self.stats
+            if st is not None:
+                st.solver_queries += 1
+                st.solver_seconds += time.perf_counter() - t
+
+    def _extra(self, extra_constraints):
+        return tuple(self.subst(c) for c in extra_constraints) if extra_constraints else ()
+
+    @property
+    def variables(self):
+        """Variables of the stored (unsubstituted) constraints."""
+        return self._variables
+
+    # ------------------------------------------------------------------ copying
+    def _blank_copy(self, c):
+        c.constraints = []
+        c.inner = None
+        c.subst, c._epoch, c.stats, c._variables = self.subst, None, self.stats, frozenset()
+        c.cache, c.sizes, c.embedded = self.cache, self.sizes, self.embedded
+        c.has_lets = False
+        c.timeout, c.scope, c.constants = self.timeout, self.scope, self.constants
+
+    def _copy(self, c):
+        c.constraints = list(self.constraints)
+        c.inner = self.inner.branch() if self.inner is not None else None   # None: unpickled, not yet rebuilt
+        c.subst, c._epoch, c.stats, c._variables = self.subst, self._epoch, self.stats, self._variables
+        c.cache, c.sizes, c.embedded = self.cache, self.sizes, self.embedded
+        c.has_lets = self.has_lets
+        c.timeout, c.scope, c.constants = self.timeout, self.scope, self.constants
+
+    def finalize(self):
+        if self.inner is not None:
+            self.inner.finalize()
+
+    def downsize(self):
+        if self.inner is not None:
+            self.inner.downsize()
+
+    # ------------------------------------------------------------------ constraints
+    def add(self, constraints, invalidate_cache=True):  # pylint: disable=unused-argument
+        """Store ``constraints`` as given and add their substituted form to the inner solver."""
+        added = [c for c in constraints if not (c.op == "BoolV" and c.args[0] is True)]
+        if not added:
+            return []
+        inner = self._sync()
+        self.constraints.extend(added)
+        self._variables = self._variables.union(*(c.variables for c in added))
+        if not self.has_lets:
+            self.has_lets = any(enumeration.is_let(n) for c in added for n in c.variables)
+        inner.add(self.subst.many(added))
+        return added
+
+    def simplify(self):
+        self._sync().simplify()
+        return self.constraints
+
+    def merge(self, others, merge_conditions, common_ancestor=None):
+        """Merge with ``others`` under ``merge_conditions`` (one per solver), as claripy does."""
+        if common_ancestor is not None:
+            base = list(common_ancestor.constraints)
+            n = len(base)
+            options = [claripy.And(cond, *s.constraints[n:]) for cond, s in zip(merge_conditions, [self, *others], strict=True)]
+        else:
+            base = []
+            options = [claripy.And(cond, *s.constraints) for cond, s in zip(merge_conditions, [self, *others], strict=True)]
+        merged = self.blank_copy()
+        merged.add([*base, claripy.Or(*options)])
+        return True, merged
+
+    def combine(self, others):
+        c = self.branch()
+        for o in others:
+            c.add(o.constraints)
+        return c
+
+    def split(self):
+        return [self]
+
+    # ------------------------------------------------------------------ queries
+    def check_satisfiability(self, extra_constraints=(), exact=None):
+        if self.cache is not None:
+            return "SAT" if self.satisfiable(extra_constraints, exact) else "UNSAT"
+        return self._query("check_satisfiability", extra_constraints=self._extra(extra_constraints), exact=exact)
+
+    def satisfiable(self, extra_constraints=(), exact=None):
+        def solve():
+            return self._query("satisfiable", extra_constraints=self._extra(extra_constraints), exact=exact)
+
+        if self.cache is None:
+            return solve()
+        goals = tuple(c for c in extra_constraints if not (c.op == "BoolV" and c.args[0] is True))
+        return self.cache.satisfiable(self.constraints, goals, self.subst, self.sizes, solve, self.embedded)
+
+    def _one_model(self, exprs, extra_constraints, exact):
+        """One solution of ``exprs`` through the query cache; raises UnsatError when there is none."""
+        subst = self.subst
+        extra = tuple(c for c in extra_constraints if not (c.op == "BoolV" and c.args[0] is True))
+
+        def solve(sliced):
+            sub = subst.many(exprs)
+            ex = self._extra(extra)
+            leaves = model_leaves([*sub, *ex, *subst.many(sliced)])
+            asked = [*sub, *(leaves or ())]
+            try:
+                rows = self._query("batch_eval", asked, 1, extra_constraints=ex, exact=exact)
+            except UnsatError:
+                return None, None
+            if not rows:
+                return None, None
+            row = rows[0]
+            model = None if leaves is None else {v.args[0]: x for v, x in zip(leaves, row[len(sub):], strict=True)}
+            return tuple(row[:len(sub)]), model
+
+        values = self.cache.model(self.constraints, exprs, extra, subst, self.sizes, solve, self.embedded)
+        if values is None:
+            raise UnsatError("angr-ram: no solution (query cache)")
+        return values
+
+    def eval(self, e, n, extra_constraints=(), exact=None):
+        if self.cache is not None and n == 1:
+            return self._one_model((e,), extra_constraints, exact)
+        if self.cache is not None and e.variables.isdisjoint(self.sizes):
+            extra = tuple(c for c in extra_constraints if not (c.op == "BoolV" and c.args[0] is True))
+            return self.cache.solutions(self.constraints, e, n, extra, self.subst, self.sizes,
+                                        lambda: self._query("eval", self.subst(e), n, extra_constraints=self._extra(extra),
+                                                            exact=exact), self.embedded)
+        return self._query("eval", self.subst(e), n, extra_constraints=self._extra(extra_constraints), exact=exact)
+
+    def batch_eval(self, exprs, n, extra_constraints=(), exact=None):
+        if self.cache is not None and n == 1 and exprs:
+            return [self._one_model(tuple(exprs), extra_constraints, exact)]
+        return self._query("batch_eval", self.subst.many(exprs), n,
+                           extra_constraints=self._extra(extra_constraints), exact=exact)
+
+    def max(self, e, extra_constraints=(), signed=False, exact=None):
+        return self._query("max", self.subst(e), extra_constraints=self._extra(extra_constraints),
+                           signed=signed, exact=exact)
+
+    def min(self, e, extra_constraints=(), signed=False, exact=None):
+        return self._query("min", self.subst(e), extra_constraints=self._extra(extra_constraints),
+                           signed=signed, exact=exact)
+
+    def solution(self, e, v, extra_constraints=(), exact=None):
+        return self._query("solution", self.subst(e), self.subst(v) if not isinstance(v, int) else v,
+                           extra_constraints=self._extra(extra_constraints), exact=exact)
+
+    def is_true(self, e, extra_constraints=(), exact=None):
+        return self._query("is_true", self.subst(e), extra_constraints=self._extra(extra_constraints), exact=exact)
+
+    def is_false(self, e, extra_constraints=(), exact=None):
+        return self._query("is_false", self.subst(e), extra_constraints=self._extra(extra_constraints), exact=exact)
+
+    def unsat_core(self, extra_constraints=()):
+        return self._query("unsat_core", extra_constraints=self._extra(extra_constraints))
+
+    def _concrete_value(self, e):
+        return None
+
+    def _concrete_constraint(self, e):
+        return None
+
+
+class RamSolver(SimSolver):
+    """``state.solver`` for angr-ram states: every query goes through :class:`SubstitutingFrontend`."""
+
+    @property
+    def _solver(self):
+        fe = self._stored_solver
+        if fe is None:
+            space = self.state.ram
+            fe = self._stored_solver = SubstitutingFrontend(stats=space.stats, timeout=space.solver_timeout)
+        space = self.state.ram
+        fe.bind(space.substitution(), space.cache, space.base_sizes, space.embedded_names(), space.scope)
+        fe.constants = space.stored_constants
+        return fe
+
+    @classmethod
+    def install(cls, state) -> RamSolver:
+        """Replace ``state.solver`` by a RamSolver holding the same constraints."""
+        old = state.solver
+        constraints = list(old.constraints)
+        new = cls()
+        state.register_plugin("solver", new)
+        new.all_variables = old.all_variables
+        new.temporal_tracked_variables = old.temporal_tracked_variables
+        new.eternal_tracked_variables = old.eternal_tracked_variables
+        if constraints:
+            new._solver.add(constraints)
+        return new
