@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from angr_ram.core.errors import AngrRamError
 from angr_ram.memory.strategies.models import MODELS
-from angr_ram.memory.uninitialized import UNINITIALIZED
+from angr_ram.memory.uninitialized import check_uninitialized
 from angr_ram.procedures.environment import ENVIRONMENTS
 
 CACHES = (None, "syntactic", "aa")
@@ -89,8 +89,7 @@ def _positive_number(name: str, v) -> str | None:
 
 
 _CHECKS = (
-    lambda c: None if c.uninitialized in UNINITIALIZED else
-    f"unknown uninitialized {c.uninitialized!r}; use one of {', '.join(UNINITIALIZED)}",
+    lambda c: check_uninitialized(c.uninitialized) and None,      # raises its own error
     lambda c: None if c.model in MODELS else f"unknown model {c.model!r}; supported: {', '.join(MODELS)}",
     lambda c: None if isinstance(c.context_k, int) and c.context_k >= 0 else
     f"context_k must be a non-negative integer, not {c.context_k!r}",
