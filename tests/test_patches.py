@@ -138,3 +138,46 @@ def test_after_a_users_run_every_patched_function_is_the_original_again():
     assert all(getattr(p.owner, p.name) is originals[(id(p.owner), p.name)] for p in held)
     assert all(not s.holders for s in patches.SETS.values() if s.lifetime == "held")
     assert stock_paths() == before
+
+
+def test_a_running_scope_keeps_its_sets_between_steps_and_lets_go_when_the_run_ends():
+    """Sets are put in place once per run, not around every step (each installation resets
+    Python's method caches of the patched classes): held from the first step until the stash is
+    empty; a run dropped half-way (with its project, whose engine keeps the last state stepped)
+    lets go of them when it is garbage-collected."""
+    import gc
+
+    binary = os.fspath(BUILD / "nullslot_O2")
+
+    def manager():
+        proj = angr.Project(binary, auto_load_libs=False)
+        sm = proj.factory.simulation_manager(proj.factory.entry_state(
+            stdin=angr.SimFileStream(name="stdin", content=claripy.BVS("x", 32), has_end=True)))
+        tech = angr_ram.RelocatableMemory()
+        sm.use_technique(tech)
+        return sm, tech
+
+    installs = []
+    original_acquire = patches.PatchSet.acquire
+
+    def counted(self):
+        if self.holders == 0:
+            installs.append(self.name)
+        original_acquire(self)
+
+    patches.PatchSet.acquire = counted
+    try:
+        sm, tech = manager()
+        sm.step()
+        assert tech.scope.running and CHECK.installed and not in_run()    # in place, gates closed
+        sm.run()
+        assert not tech.scope.running and not CHECK.installed and len(sm.deadended) == 42
+        assert installs.count("z3-check") == 1 and "profile" not in installs   # profile: only when profiled
+        sm, tech = manager()
+        sm.step()
+        assert CHECK.installed
+        del sm, tech
+        gc.collect()
+        assert not CHECK.installed
+    finally:
+        patches.PatchSet.acquire = original_acquire

@@ -6,13 +6,22 @@ works (a step, a merge, a query of one of its states); code that needs a memo as
 scope with :func:`current` and works without memos when there is none. Two simulation managers in
 one process therefore never share or overwrite each other's counters or memos. An active scope
 holds the patch sets its technique names (:mod:`angr_ram.core.patches`): the process-wide hooks are in
-place only while some scope is active, and act only while their gates hold.
+place only while some scope is active or *running*, and act only while their gates hold.
+
+A technique marks its scope running from its first step to the end of the run
+(:meth:`RunScope.begin`, :meth:`RunScope.end`): the sets then stay in place between steps instead
+of being put in place and taken away around every step (each of which resets Python's method caches
+of the patched classes). A running scope that is dropped without :meth:`RunScope.end` lets go of its
+sets when it is garbage-collected (with the run's states: angr's engine keeps the last state it
+stepped, so that is when the project goes too); until then its sets are in place but inert, since
+their gates hold only while a scope is active.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterable
 
@@ -68,6 +77,8 @@ class RunScope:
         self.config = config
         self.profile = profile
         self.patch_sets = None if patch_sets is None else tuple(patch_sets)
+        self._sets: list | None = None       # the PatchSet objects, resolved at the first activation
+        self._running = None                 # weakref.finalize that lets go of the sets (see begin)
         self.deadline: float | None = None   # while a step runs: time.perf_counter() after which z3 calls get no time
         self.budget_ms: int | None = None    # while a first-pass step runs: ms per z3 call (deferral)
         self.memo_entries = memo_entries
@@ -85,16 +96,68 @@ class RunScope:
             m = self._memos[name] = factory()
         return m
 
+    def sets(self) -> list:
+        """The patch sets this scope holds (an unknown name is an error)."""
+        if self._sets is None:
+            self._sets = patches.patch_sets(self.patch_sets)
+        return self._sets
+
+    @property
+    def running(self) -> bool:
+        """True between :meth:`begin` and :meth:`end`."""
+        return self._running is not None and self._running.alive
+
+    def begin(self) -> None:
+        """Mark the run as running: its patch sets stay in place until :meth:`end` (idempotent)."""
+        if self.running:
+            return
+        sets = self.sets()
+        held = []
+        try:
+            for s in sets:
+                s.acquire()
+                held.append(s)
+        except BaseException:
+            _release(held)
+            raise
+        self._running = weakref.finalize(self, _release, held)
+
+    def end(self) -> None:
+        """The run has ended: let go of its patch sets (idempotent; :meth:`active` holds them
+        again for its block if the scope is used after)."""
+        if self._running is not None:
+            self._running()
+            self._running = None
+
     @contextlib.contextmanager
     def active(self):
         """Make this scope the active one inside the block (nested scopes are restored after it),
-        with its patch sets in place."""
-        with patches.holding(self.patch_sets):
+        with its patch sets in place (held for the block unless the run is running)."""
+        if self.running:
             token = _ACTIVE.set(self)
             try:
                 yield self
             finally:
                 _ACTIVE.reset(token)
+            return
+        sets = self.sets()
+        held = []
+        try:
+            for s in sets:
+                s.acquire()
+                held.append(s)
+            token = _ACTIVE.set(self)
+            try:
+                yield self
+            finally:
+                _ACTIVE.reset(token)
+        finally:
+            _release(held)
+
+
+def _release(held: list) -> None:
+    for s in reversed(held):
+        s.release()
 
 
 def in_run() -> bool:

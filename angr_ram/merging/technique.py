@@ -241,6 +241,7 @@ class QuantifiedMerging(ExplorationTechnique):
             self._liveness = Liveness(simgr._project)
 
     def step(self, simgr, stash="active", **kwargs):
+        self.scope.begin()      # the patch sets stay in place until the run ends (complete)
         with self.scope.active():
             return self._step(simgr, stash, **kwargs)
 
@@ -382,6 +383,8 @@ class QuantifiedMerging(ExplorationTechnique):
         simgr.stashes["active"].append(state)
 
     def complete(self, simgr):
+        if not simgr.active:        # nothing left to step: the run's patch sets are let go
+            self.scope.end()
         return False
 
     # ------------------------------------------------------------------ fragments

@@ -12,6 +12,7 @@ import claripy
 
 from angr_ram.core.errors import AngrRamError, UnsupportedBinary
 from angr_ram.core.guard import RunGuard, RunStopped
+from angr_ram.core.scope import RunScope
 from angr_ram.merging import QuantifiedMerging
 from angr_ram.procedures.environment import install_environment
 from angr_ram.procedures.libc import RamLibcStartMain, install_error_fix
@@ -141,7 +142,17 @@ def explore(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
             _explore_loop(simgr, tech, res, progress, find, num_find, max_states, max_paths, guard)
             return _finish(simgr, tech, guard, res, t0, timeout, tests)
     finally:
+        end_runs(simgr)
         drop_conversion_caches()
+
+
+def end_runs(simgr) -> None:
+    """Every technique's run on ``simgr`` has ended: their patch sets are let go
+    (:meth:`angr_ram.core.scope.RunScope.end`)."""
+    for t in simgr._techniques:
+        sc = getattr(t, "scope", None)
+        if isinstance(sc, RunScope):
+            sc.end()
 
 
 def _explore_loop(simgr, tech, res, progress, find, num_find, max_states, max_paths, guard) -> None:

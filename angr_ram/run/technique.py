@@ -187,7 +187,8 @@ class RelocatableMemory(angr.ExplorationTechnique):
         self.splitter = Splitter(cfg.split, cfg.split_threshold) if cfg.split is not None else None
         self.stats = RunStats()
         self.profile = Profile() if cfg.profile else None
-        self.scope = RunScope(self.stats, patch_sets=PATCH_SETS, config=cfg, profile=self.profile)
+        sets = PATCH_SETS if cfg.profile else tuple(n for n in PATCH_SETS if n != PROFILE.name)
+        self.scope = RunScope(self.stats, patch_sets=sets, config=cfg, profile=self.profile)
         self.cache = (QueryCache(cfg.cache, cfg.validate, self.stats, cfg.persist, cfg.cache_limit)
                       if cfg.cache is not None else None)
         self.base_sizes: dict[str, int] = {}
@@ -224,6 +225,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         finally:
             self.guard, self.deadline = saved
             self.scope.deadline = self.scope.budget_ms = None
+            self.scope.end()
             drop_conversion_caches()
 
     def _stop_now(self) -> None:
@@ -293,6 +295,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
     def step(self, simgr, stash="active", **kwargs):
         # angr turns a solver time-out inside its solver plugin into an error record: such paths
         # are not errors but undecided, and are set aside to be resumed
+        self.scope.begin()      # the patch sets stay in place until the run ends (complete, guarded)
         before = len(simgr.errored)
         try:
             simgr = simgr.step(stash=stash, **kwargs)
@@ -317,6 +320,13 @@ class RelocatableMemory(angr.ExplorationTechnique):
         if stash == "active" and not simgr.active:
             self.resume_deferred(simgr)
         return simgr
+
+    def complete(self, simgr):
+        """Never ends a run early; when nothing is left to step, the run's patch sets are let go
+        (:meth:`angr_ram.core.scope.RunScope.end`)."""
+        if not simgr.active and not simgr.stashes.get(DEFERRED_STASH):
+            self.scope.end()
+        return False
 
     def resume_deferred(self, simgr) -> int:
         """Move the ``deferred`` states back to ``active`` with the full z3 budget

@@ -20,7 +20,6 @@ from claripy.errors import ClaripyZ3Error
 
 from angr_ram.core.guard import fresh_answer, quiet_ctrl_c
 from angr_ram.core.patches import PatchSet
-from angr_ram.core.profile import active as active_profile
 from angr_ram.core.scope import current
 
 
@@ -64,7 +63,7 @@ def check(original, solver, *args):
     sc = current()
     if sc is None:
         return original(solver, *args)
-    prof = active_profile()
+    prof = sc.profile
     if prof is None:
         return _budgeted(sc, original, solver, args)
     prof.enter("z3")
