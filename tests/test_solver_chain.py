@@ -8,10 +8,24 @@ import claripy
 from claripy.solvers import Solver, SolverCompositeChild
 
 import angr_ram
-from angr_ram.core.scope import RunScope
+from angr_ram.core.scope import RunScope, current
 from angr_ram.core.stats import RunStats
 from angr_ram.run.config import RunConfig
+from angr_ram.solver.chain import (
+    LAYERS,
+    ClaripyLayer,
+    Layer,
+    Query,
+    QueryCacheLayer,
+    RunLayer,
+    SmallDomainLayer,
+    SubstitutionLayer,
+    build_chain,
+    chain_of,
+)
 from angr_ram.solver.frontends import RamChildSolver, SeededSolver, SeedingMixin
+from angr_ram.solver.query_cache import QueryCache
+from angr_ram.solver.substitution import Substitution
 
 from .conftest import BUILD
 
@@ -37,8 +51,10 @@ def test_the_chain_of_a_users_state_follows_its_config():
     tech = sm.use_technique(angr_ram.RelocatableMemory(RunConfig(cache="aa", solver_timeout_ms=4321)))
     sm.run(n=3)
     fe = sm.active[0].solver._solver
-    assert fe.layers() == ["substitution", "query cache (aa)", "SolverComposite", "ConstraintDeduplicatorMixin",
-                           "SatCacheMixin", "SimplifySkipperMixin", "ModelCacheMixin", "SeedingMixin", "FullFrontend"]
+    assert fe.layers() == ["query cache (aa)", "substitution", "run scope", "SolverComposite",
+                           "ConstraintDeduplicatorMixin", "SatCacheMixin", "SimplifySkipperMixin", "ModelCacheMixin",
+                           "SeedingMixin", "FullFrontend"]
+    assert fe.chain is tech.scope.memo("solver-chain", None)        # built once per run, from its config
     assert fe.inner._template_frontend.timeout == 4321 and tech.config.solver_timeout_ms == 4321
     plain = angr_ram.RelocatableMemory()
     assert plain.cache is None and plain.config.solver_timeout_ms is None
@@ -91,3 +107,83 @@ def test_the_seeding_layer_answers_from_a_candidate_and_passes_the_rest_down():
         assert off.asked == ["satisfiable", "eval"]
     outside = Seeded([x == 0])                          # no run: claripy's path
     assert outside.satisfiable() is True and outside.asked == ["satisfiable"]
+
+
+# ---------------------------------------------------------------------------------------- the chain
+class Recorder(Layer):
+    """Stands for the layers below the one under test: records each query and answers it."""
+
+    def __init__(self, answer=True):
+        super().__init__(None)
+        self.queries, self.answer = [], answer
+
+    def ask(self, fe, q):
+        self.queries.append((q.name, q.args, dict(q.kwargs), q.substituted))
+        return self.answer(q) if callable(self.answer) else self.answer
+
+
+class FakeFrontend:
+    """What the layers read of a SubstitutingFrontend."""
+
+    def __init__(self, subst=None, cache=None, constraints=(), sizes=None, has_lets=False, scope=None, stats=None):
+        self.subst = subst if subst is not None else Substitution({})
+        self.cache, self.constraints, self.sizes = cache, list(constraints), sizes or {}
+        self.embedded, self.has_lets, self.scope, self.stats, self.constants = frozenset(), has_lets, scope, stats, None
+
+    def _sync(self):
+        raise AssertionError("a layer under test asked for the inner solver")
+
+
+def test_build_chain_lists_the_layers_in_order_from_the_config():
+    assert [type(x) for x in chain_of(build_chain(RunConfig(cache="aa")))] == [
+        QueryCacheLayer, SubstitutionLayer, RunLayer, SmallDomainLayer, ClaripyLayer]
+    assert [type(x) for x in chain_of(build_chain(RunConfig()))] == [
+        SubstitutionLayer, RunLayer, SmallDomainLayer, ClaripyLayer]          # no cache configured: no layer
+    assert [type(x) for x in chain_of(build_chain())] == [QueryCacheLayer, *LAYERS[1:], ClaripyLayer]
+
+
+def test_the_substitution_layer_substitutes_expressions_and_extra_constraints_once():
+    b, i = claripy.BVS("ram_base_b", 64), claripy.BVS("i", 64)
+    fe = FakeFrontend(subst=Substitution({next(iter(b.variables)): 0x1000}))
+    below = Recorder(answer=(5,))
+    layer = SubstitutionLayer(below)
+    assert layer.ask(fe, Query("eval", (b + i, 1), {"extra_constraints": (i == b,), "exact": None})) == (5,)
+    ((name, (e, n), kw, substituted),) = below.queries
+    assert name == "eval" and n == 1 and substituted
+    assert e.variables == i.variables and claripy.Solver().eval(e, 2, extra_constraints=[i == 0]) == (0x1000,)
+    assert "ram_base_b" not in str(kw["extra_constraints"][0])
+    below.queries.clear()
+    done = Query("batch_eval", ([b], 1), {"extra_constraints": ()}, substituted=True)
+    layer.ask(fe, done)                                          # already in the solver's terms: as is
+    assert below.queries[0][1][0][0] is b
+
+
+def test_the_run_layer_activates_the_scope_and_counts_queries():
+    stats = RunStats()
+    scope = RunScope(stats, config=RunConfig())
+    seen = []
+    below = Recorder(answer=lambda q: seen.append(current()) or True)
+    fe = FakeFrontend(scope=scope, stats=stats)
+    assert current() is None
+    assert RunLayer(below).ask(fe, Query("satisfiable", (), {"extra_constraints": ()})) is True
+    assert seen == [scope] and stats.solver_queries == 1 and current() is None
+
+
+def test_the_small_domain_layer_acts_only_on_let_bound_lookups():
+    below = Recorder(answer="below")
+    assert SmallDomainLayer(below).ask(FakeFrontend(has_lets=False), Query("satisfiable")) == "below"
+    assert len(below.queries) == 1
+
+
+def test_the_query_cache_layer_answers_a_repeated_query_without_going_down():
+    i = claripy.BVS("i", 64)
+    stats = RunStats()
+    fe = FakeFrontend(cache=QueryCache("syntactic", stats=stats), constraints=[claripy.ULT(i, 4)])
+    below = Recorder(answer=True)
+    layer = QueryCacheLayer(below)
+    q = Query("satisfiable", (), {"extra_constraints": (i == 2,), "exact": None})
+    assert layer.ask(fe, q) is True and layer.ask(fe, q) is True
+    assert len(below.queries) == 1 and stats.cache_hits_syntactic == 1
+    assert layer.ask(fe, Query("check_satisfiability", (), {"extra_constraints": (i == 2,)})) == "SAT"
+    assert len(below.queries) == 1                               # check_satisfiability: the same cached query
+    assert layer.ask(FakeFrontend(), q) is True and len(below.queries) == 2     # no cache bound: down

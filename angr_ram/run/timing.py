@@ -8,8 +8,7 @@ from angr_ram.core.patches import PatchSet
 from angr_ram.core.profile import active, timed
 from angr_ram.memory import object_store
 from angr_ram.memory.relocatable import RelocatableMixin
-from angr_ram.solver import query_cache, seeding, substitution
-from angr_ram.solver import substituting as solver
+from angr_ram.solver import chain, query_cache, seeding, substitution
 
 
 def _profiling() -> bool:
@@ -25,7 +24,7 @@ TIMED = (
     (substitution.Substitution, "__call__", "substitution"), (substitution.Substitution, "many", "substitution"),
     (query_cache.QueryCache, "satisfiable", "cache"), (query_cache.QueryCache, "model", "cache"),
     (query_cache.QueryCache, "solutions", "cache"),
-    (solver.SubstitutingFrontend, "_query", "solver"),
+    (chain.RunLayer, "ask", "solver"),
     (seeding, "attempt", "seeding"),
 )
 for _owner, _name, _section in TIMED:

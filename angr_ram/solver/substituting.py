@@ -10,17 +10,13 @@ on the next query, so relocating is O(1) and never rewrites the stored constrain
 
 from __future__ import annotations
 
-import time
-
 import claripy
 from angr.state_plugins.solver import SimSolver
-from claripy.errors import UnsatError
 from claripy.frontend import Frontend
 
-from angr_ram.core.scope import current
-from angr_ram.solver import enumeration, seeding
+from angr_ram.solver import enumeration
+from angr_ram.solver.chain import DEFAULT_CHAIN, Layer, Query, build_chain, chain_of
 from angr_ram.solver.frontends import RamChildSolver
-from angr_ram.solver.query_cache import model_leaves
 from angr_ram.solver.substitution import Substitution
 
 _EMPTY = Substitution({})
@@ -37,7 +33,7 @@ def composite(timeout: int | None = None):
 class SubstitutingFrontend(Frontend):
     """A claripy frontend that substitutes address constraints into every query."""
 
-    def __init__(self, inner=None, stats=None, timeout: int | None = None):
+    def __init__(self, inner=None, stats=None, timeout: int | None = None, chain: Layer = DEFAULT_CHAIN):
         super().__init__()
         self.timeout = timeout      # milliseconds per z3 call (None: claripy's default)
         self.constraints: list = []
@@ -52,6 +48,7 @@ class SubstitutingFrontend(Frontend):
         self.has_lets = False       # some constraint binds a let symbol (see plugins/enumeration.py)
         self.scope = None           # the run's RunScope, active during every query
         self.constants = None       # the state's stored constants, for seeded models (a callable)
+        self.chain = chain          # the layers every query passes (angr_ram.solver.chain)
 
     # ------------------------------------------------------------------ plumbing
     def bind(self, subst: Substitution, cache=None, sizes=None, embedded=frozenset(), scope=None) -> None:
@@ -79,6 +76,7 @@ class SubstitutingFrontend(Frontend):
 
     def __setstate__(self, s):
         self.__dict__.update(s)
+        self.__dict__.setdefault("chain", DEFAULT_CHAIN)
         self.inner, self.subst, self._epoch, self.constants = None, _EMPTY, None, None
 
     def _sync(self):
@@ -119,41 +117,15 @@ class SubstitutingFrontend(Frontend):
         self.inner, self._epoch = inner, self.subst.memo
 
     def layers(self) -> list[str]:
-        """The layers a query passes, top to bottom: this frontend's own (substitution, the run's
-        query cache, small-domain evaluation of let-bound lookups), claripy's composite solver
-        (independent constraint sets apart), then the class line of its children's frontend down to
-        z3 (:class:`~.frontends.RamChildSolver`: claripy's caches, seeding, ``FullFrontend``)."""
-        out = ["substitution"]
-        if self.cache is not None:
-            out.append(f"query cache ({self.cache.mode})")
-        if self.has_lets:
-            out.append("small-domain evaluation")
-        inner = self._sync()
-        out.append(type(inner).__name__)
-        out += [c.__name__ for c in type(inner._template_frontend).__mro__[1:]
-                if c.__name__.endswith(("Mixin", "Frontend")) and c.__module__.startswith(("claripy", "angr_ram"))
-                and c.__name__ not in ("ConstrainedFrontend", "Frontend")]
-        return out
+        """The layers a query passes, top to bottom (:mod:`angr_ram.solver.chain`), as they act for
+        this frontend: the run's query cache (when one is bound), substitution, the run scope,
+        small-domain evaluation (when a constraint binds a let symbol), then claripy's composite
+        solver and the class line of its children's frontend down to z3
+        (:class:`~.frontends.RamChildSolver`: claripy's caches, seeding, ``FullFrontend``)."""
+        return [d for layer in chain_of(self.chain) for d in layer.describe(self)]
 
-    def _query(self, name, *args, **kwargs):
-        scope = self.scope
-        if scope is not None and current() is not scope:
-            with scope.active():
-                return self._query(name, *args, **kwargs)
-        inner = self._sync()
-        t = time.perf_counter()
-        try:
-            with seeding.source(self.constants):
-                if self.has_lets:
-                    r = enumeration.solve(inner, name, args, kwargs, self.stats)
-                    if r is not enumeration.UNHANDLED:
-                        return r
-                return getattr(inner, name)(*args, **kwargs)
-        finally:
-            st = self.stats
-            if st is not None:
-                st.solver_queries += 1
-                st.solver_seconds += time.perf_counter() - t
+    def _ask(self, name: str, args: tuple = (), **kwargs):
+        return self.chain.ask(self, Query(name, args, kwargs))
 
     def _extra(self, extra_constraints):
         return tuple(self.subst(c) for c in extra_constraints) if extra_constraints else ()
@@ -170,7 +142,7 @@ class SubstitutingFrontend(Frontend):
         c.subst, c._epoch, c.stats, c._variables = self.subst, None, self.stats, frozenset()
         c.cache, c.sizes, c.embedded = self.cache, self.sizes, self.embedded
         c.has_lets = False
-        c.timeout, c.scope, c.constants = self.timeout, self.scope, self.constants
+        c.timeout, c.scope, c.constants, c.chain = self.timeout, self.scope, self.constants, self.chain
 
     def _copy(self, c):
         c.constraints = list(self.constraints)
@@ -178,7 +150,7 @@ class SubstitutingFrontend(Frontend):
         c.subst, c._epoch, c.stats, c._variables = self.subst, self._epoch, self.stats, self._variables
         c.cache, c.sizes, c.embedded = self.cache, self.sizes, self.embedded
         c.has_lets = self.has_lets
-        c.timeout, c.scope, c.constants = self.timeout, self.scope, self.constants
+        c.timeout, c.scope, c.constants, c.chain = self.timeout, self.scope, self.constants, self.chain
 
     def finalize(self):
         if self.inner is not None:
@@ -228,88 +200,49 @@ class SubstitutingFrontend(Frontend):
     def split(self):
         return [self]
 
-    # ------------------------------------------------------------------ queries
+    # ------------------------------------------------------------------ queries (down the chain)
     def check_satisfiability(self, extra_constraints=(), exact=None):
-        if self.cache is not None:
-            return "SAT" if self.satisfiable(extra_constraints, exact) else "UNSAT"
-        return self._query("check_satisfiability", extra_constraints=self._extra(extra_constraints), exact=exact)
+        return self._ask("check_satisfiability", extra_constraints=extra_constraints, exact=exact)
 
     def satisfiable(self, extra_constraints=(), exact=None):
-        def solve():
-            return self._query("satisfiable", extra_constraints=self._extra(extra_constraints), exact=exact)
-
-        if self.cache is None:
-            return solve()
-        goals = tuple(c for c in extra_constraints if not (c.op == "BoolV" and c.args[0] is True))
-        return self.cache.satisfiable(self.constraints, goals, self.subst, self.sizes, solve, self.embedded)
-
-    def _one_model(self, exprs, extra_constraints, exact):
-        """One solution of ``exprs`` through the query cache; raises UnsatError when there is none."""
-        subst = self.subst
-        extra = tuple(c for c in extra_constraints if not (c.op == "BoolV" and c.args[0] is True))
-
-        def solve(sliced):
-            sub = subst.many(exprs)
-            ex = self._extra(extra)
-            leaves = model_leaves([*sub, *ex, *subst.many(sliced)])
-            asked = [*sub, *(leaves or ())]
-            try:
-                rows = self._query("batch_eval", asked, 1, extra_constraints=ex, exact=exact)
-            except UnsatError:
-                return None, None
-            if not rows:
-                return None, None
-            row = rows[0]
-            model = None if leaves is None else {v.args[0]: x for v, x in zip(leaves, row[len(sub):], strict=True)}
-            return tuple(row[:len(sub)]), model
-
-        values = self.cache.model(self.constraints, exprs, extra, subst, self.sizes, solve, self.embedded)
-        if values is None:
-            raise UnsatError("angr-ram: no solution (query cache)")
-        return values
+        return self._ask("satisfiable", extra_constraints=extra_constraints, exact=exact)
 
     def eval(self, e, n, extra_constraints=(), exact=None):
-        if self.cache is not None and n == 1:
-            return self._one_model((e,), extra_constraints, exact)
-        if self.cache is not None and e.variables.isdisjoint(self.sizes):
-            extra = tuple(c for c in extra_constraints if not (c.op == "BoolV" and c.args[0] is True))
-            return self.cache.solutions(self.constraints, e, n, extra, self.subst, self.sizes,
-                                        lambda: self._query("eval", self.subst(e), n, extra_constraints=self._extra(extra),
-                                                            exact=exact), self.embedded)
-        return self._query("eval", self.subst(e), n, extra_constraints=self._extra(extra_constraints), exact=exact)
+        return self._ask("eval", (e, n), extra_constraints=extra_constraints, exact=exact)
 
     def batch_eval(self, exprs, n, extra_constraints=(), exact=None):
-        if self.cache is not None and n == 1 and exprs:
-            return [self._one_model(tuple(exprs), extra_constraints, exact)]
-        return self._query("batch_eval", self.subst.many(exprs), n,
-                           extra_constraints=self._extra(extra_constraints), exact=exact)
+        return self._ask("batch_eval", (exprs, n), extra_constraints=extra_constraints, exact=exact)
 
     def max(self, e, extra_constraints=(), signed=False, exact=None):
-        return self._query("max", self.subst(e), extra_constraints=self._extra(extra_constraints),
-                           signed=signed, exact=exact)
+        return self._ask("max", (e,), extra_constraints=extra_constraints, signed=signed, exact=exact)
 
     def min(self, e, extra_constraints=(), signed=False, exact=None):
-        return self._query("min", self.subst(e), extra_constraints=self._extra(extra_constraints),
-                           signed=signed, exact=exact)
+        return self._ask("min", (e,), extra_constraints=extra_constraints, signed=signed, exact=exact)
 
     def solution(self, e, v, extra_constraints=(), exact=None):
-        return self._query("solution", self.subst(e), self.subst(v) if not isinstance(v, int) else v,
-                           extra_constraints=self._extra(extra_constraints), exact=exact)
+        return self._ask("solution", (e, v), extra_constraints=extra_constraints, exact=exact)
 
     def is_true(self, e, extra_constraints=(), exact=None):
-        return self._query("is_true", self.subst(e), extra_constraints=self._extra(extra_constraints), exact=exact)
+        return self._ask("is_true", (e,), extra_constraints=extra_constraints, exact=exact)
 
     def is_false(self, e, extra_constraints=(), exact=None):
-        return self._query("is_false", self.subst(e), extra_constraints=self._extra(extra_constraints), exact=exact)
+        return self._ask("is_false", (e,), extra_constraints=extra_constraints, exact=exact)
 
     def unsat_core(self, extra_constraints=()):
-        return self._query("unsat_core", extra_constraints=self._extra(extra_constraints))
+        return self._ask("unsat_core", extra_constraints=extra_constraints)
 
     def _concrete_value(self, e):
         return None
 
     def _concrete_constraint(self, e):
         return None
+
+
+def chain_for(scope) -> Layer:
+    """The solver chain of the run whose scope is ``scope``, built once from its config."""
+    if scope is None or scope.config is None:
+        return DEFAULT_CHAIN
+    return scope.memo("solver-chain", lambda: build_chain(scope.config))
 
 
 class RamSolver(SimSolver):
@@ -320,7 +253,8 @@ class RamSolver(SimSolver):
         fe = self._stored_solver
         if fe is None:
             space = self.state.ram
-            fe = self._stored_solver = SubstitutingFrontend(stats=space.stats, timeout=space.solver_timeout)
+            fe = self._stored_solver = SubstitutingFrontend(stats=space.stats, timeout=space.solver_timeout,
+                                                            chain=chain_for(space.scope))
         space = self.state.ram
         fe.bind(space.substitution(), space.cache, space.base_sizes, space.embedded_names(), space.scope)
         fe.constants = space.stored_constants
