@@ -6,7 +6,7 @@ import claripy
 import pytest
 
 from angr_ram.core.scope import RunScope
-from angr_ram.merging import memory_diff
+from angr_ram.merging import patches as memory_diff
 from angr_ram.merging.technique import _Guard
 
 from .conftest import BUILD

@@ -10,7 +10,7 @@ byte.
 
 An unwritten byte holds the content memory had when the program started, one value per address
 for the whole run: :class:`StableUninitMixin` reads it as the variable ``uninit_<memory>_<addr>``
-(the names :mod:`angr_ram.merging.uninit` gives the unwritten side of a merge). angr's own
+(the names :mod:`angr_ram.merging.patches` gives the unwritten side of a merge). angr's own
 model of unwritten memory (any initial content) is unchanged, so no path is lost; the same read
 re-executed, in a fork or in a sibling, names the same variables. ``ZERO_FILL_UNCONSTRAINED_MEMORY``
 still reads zeros.

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import claripy
 
 from angr_ram.merging.liveness import Live, Liveness
-from angr_ram.merging.memory_diff import byte_key
+from angr_ram.merging.patches import byte_key
 
 NODE_KEY = "angr_ram_node"
 MAX_MERGES_PER_SITE = 512     # guard against merge cycles: then the fragment stops merging there

@@ -24,18 +24,15 @@ as the paper does.
 
 from __future__ import annotations
 
-import contextvars
 import itertools
 
 import claripy
 from angr import ExplorationTechnique, sim_options
 from angr.errors import SimMergeError
-from angr.storage.memory_mixins.symbolic_merger_mixin import SymbolicMergerMixin
 
 from angr_ram.core.context import setting
 from angr_ram.core.dag import count_nodes
 from angr_ram.core.errors import AngrRamError, ForkRequest
-from angr_ram.core.patches import PatchSet
 from angr_ram.core.scope import RunScope
 from angr_ram.memory.strategies.fork import value_forking
 from angr_ram.memory.uninitialized import apply_uninitialized, check_uninitialized
@@ -44,43 +41,13 @@ from angr_ram.merging.fragments import FRAGMENT_KEY, Fragment, resolve_merge_poi
 from angr_ram.merging.frontend import QuantifiedFrontend
 from angr_ram.merging.incremental import NODE_KEY, Tree
 from angr_ram.merging.liveness import Liveness
-from angr_ram.merging.memory_diff import MEMORY_DIFF
+from angr_ram.merging.patches import LINEAR, LINEAR_K, MEMORY_DIFF, STABLE_UNINIT, UNINIT
 from angr_ram.merging.patterns import RESIDUAL, ShapeHasher, regular_partitions
 from angr_ram.merging.policies import MODES, PATTERN_POLICIES, tpc
-from angr_ram.merging.synthesis import family_of, linear_fit, synthesize
-from angr_ram.merging.uninit import STABLE_UNINIT, UNINIT
+from angr_ram.merging.synthesis import family_of, synthesize
 from angr_ram.procedures.libc import FORMAT, RamLibcStartMain
 from angr_ram.solver import model_cache, model_eval, z3_setup
 from angr_ram.solver.z3_check import CHECK
-
-_LINEAR: contextvars.ContextVar = contextvars.ContextVar("angr_ram_linear_merge", default=None)
-
-
-LINEAR = PatchSet("merge-linear", lambda: _LINEAR.get() is not None)
-
-
-@LINEAR.patch(SymbolicMergerMixin, "_merge_values")
-def linear_merge_values(stock_merge_values, self, values, merged_size, **kwargs):
-    """angr's value merge, but a*k + b when the values are concrete and linear in k_j (while the
-    pattern merge of :class:`QuantifiedMerging` runs)."""
-    ctx = _LINEAR.get()
-    if ctx is not None:
-        values = list(values)
-        k, ks = ctx
-        pts = []
-        for tm, fv in values:
-            d = ks.get(fv.hash()) if isinstance(fv, claripy.ast.Base) else None
-            if d is None or not isinstance(tm, claripy.ast.BV) or tm.symbolic:
-                pts = None
-                break
-            pts.append((d, tm.concrete_value))
-        bits = merged_size * self.state.arch.byte_width
-        fit = linear_fit([d for d, _ in pts], [v for _, v in pts], bits) if pts else None
-        if fit is not None:
-            kk = k[bits - 1:0] if bits < k.length else (k.zero_extend(bits - k.length) if bits > k.length else k)
-            return kk * fit[0] + fit[1] if fit[0] else claripy.BVV(fit[1], bits)
-    return stock_merge_values(self, values, merged_size, **kwargs)
-
 
 MAX_PARTITIONS_TRIED = 16   # regular partitions whose formula patterns are tried per merge, best first
 WAIT_STASH = "merge_wait"
@@ -508,7 +475,7 @@ class QuantifiedMerging(ExplorationTechnique):
             clause = self.table.register(clause)
             k, ks = clause.k, clause.ks
             conds = [k == kj for kj in ks]
-            with setting(_LINEAR, (k, {c.hash(): kj for c, kj in zip(conds, ks, strict=True)})), \
+            with setting(LINEAR_K, (k, {c.hash(): kj for c, kj in zip(conds, ks, strict=True)})), \
                     setting(STABLE_UNINIT, True):
                 merged = _merge(states, conds, fr.root)
             inner = fr.root.solver._solver

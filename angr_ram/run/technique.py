@@ -24,6 +24,7 @@ from angr_ram.core.scope import RunScope
 from angr_ram.core.stats import RunStats
 from angr_ram.memory.address_space import AddressSpace
 from angr_ram.memory.ram_memory import RamMemory, RamRegisters
+from angr_ram.memory.regions import BRK_HEAP_MAPPED, fixed_regions
 from angr_ram.memory.strategies.fork import forking
 from angr_ram.memory.strategies.jumps import invalid_target, split_jump
 from angr_ram.memory.strategies.models import make_model
@@ -31,18 +32,11 @@ from angr_ram.memory.strategies.split import Splitter
 from angr_ram.memory.undecided import FORKING
 from angr_ram.memory.uninitialized import apply_uninitialized
 from angr_ram.merging import QuantifiedMerging
-from angr_ram.merging.memory_diff import MEMORY_DIFF
-from angr_ram.procedures.environment import hide_proc, install_environment
-from angr_ram.procedures.heap import HEAP_PROCEDURES
-from angr_ram.procedures.libc import FORMAT, RamLibcStartMain, install_error_fix
-from angr_ram.procedures.number_parsing import install_number_parsing
-from angr_ram.procedures.startup import install_startup
-from angr_ram.procedures.stdio_flags import install_stdio
-from angr_ram.procedures.strings import STRING_PROCEDURES
+from angr_ram.merging.patches import MEMORY_DIFF
+from angr_ram.procedures.environment import hide_proc
+from angr_ram.procedures.installation import install_procedures
+from angr_ram.procedures.libc import FORMAT
 from angr_ram.procedures.stubs import record, stub_addresses
-from angr_ram.procedures.threads import install_threads
-from angr_ram.procedures.varargs import install_varargs
-from angr_ram.procedures.weak_imports import resolve_weak_imports
 from angr_ram.run.config import RunConfig
 from angr_ram.run.timing import PROFILE
 from angr_ram.solver import model_cache, model_eval, z3_setup
@@ -64,37 +58,6 @@ DEFERRED_STASH = "deferred"    # ... within the first-pass budget: resumed with 
 # merged pages' differences, profiling (seeding is a frontend mixin: angr_ram.solver.frontends)
 PATCH_SETS = tuple(s.name for s in (CHECK, z3_setup.BACKEND, z3_setup.HALF_BUILT_SET, model_eval.MODEL_EVAL,
                                     model_cache.MODEL_CACHE, FORKING, FORMAT, MEMORY_DIFF, PROFILE))
-
-# angr's brk heap (SimHeapBrk) maps its whole default region (8 MiB, 2048 pages) the first time a
-# procedure touches it, and every state copy then walks those pages (reference counts on copy and
-# on release): a third of the run time on small programs. Heap objects live in angr-ram's address
-# space, so angr's own heap only holds what its procedures allocate internally (ctype tables);
-# angr-ram maps this much of it up front and leaves the rest of the range to be mapped on use.
-BRK_HEAP_MAPPED = 64 * 1024
-
-
-def fixed_regions(project, state) -> list[tuple[int, int, str]]:
-    """Address ranges that are not heap objects: loaded objects, the stack, angr's own heap."""
-    regions = []
-    for obj in project.loader.all_objects:
-        if obj.max_addr > obj.min_addr:
-            regions.append((obj.min_addr, obj.max_addr + 1, obj.binary_basename or repr(obj)))
-    mem = state.memory
-    stack_end = getattr(mem, "_stack_end", None) or state.arch.initial_sp
-    stack_size = getattr(mem, "_stack_size", None) or 8 * 1024 * 1024
-    regions.append((stack_end - max(stack_size, 0x800000) * 4, stack_end + 0x10000, "stack"))
-    heap_base = angr.state_plugins.heap.heap_base.DEFAULT_HEAP_LOCATION
-    regions.append((heap_base, heap_base + angr.state_plugins.heap.heap_base.DEFAULT_HEAP_SIZE, "angr-heap"))
-    regions.sort()
-    merged: list[list] = []
-    for lo, hi, name in regions:
-        if merged and lo <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], hi)
-            merged[-1][2] += "+" + name
-        else:
-            merged.append([lo, hi, name])
-    return [tuple(r) for r in merged]
-
 
 class RelocatableMemory(angr.ExplorationTechnique):
     """Relocatable addressing model with complete symbolic-pointer resolution.
@@ -258,14 +221,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         project = simgr._project
         if project.arch.name != "AMD64":
             raise AngrRamError(f"angr-ram supports x86-64 binaries only, not {project.arch.name}")
-        resolve_weak_imports(project)
-        install_hooks(project, self.string_procedures)
-        install_environment(project, self.environment)
-        install_threads(project)
-        install_startup(project)
-        install_stdio(project)
-        install_number_parsing(project)
-        install_varargs(project)
+        install_procedures(project, self.string_procedures, self.environment)
         self._stubs = stub_addresses(project)
         for stash in list(simgr.stashes):
             for state in simgr.stashes[stash]:
@@ -500,20 +456,6 @@ class RelocatableMemory(angr.ExplorationTechnique):
     @staticmethod
     def _mark_error(state, kind: str, message: str) -> None:
         state.ram.error = MemoryErrorInfo.of(state, kind, message)
-
-
-def install_hooks(project, string_procedures: bool = True) -> None:
-    """Hook the heap functions and ``__libc_start_main`` of ``project`` with angr-ram's procedures
-    (and the string comparisons, :mod:`angr_ram.procedures.strings`, with ``string_procedures``)."""
-    procs = dict(HEAP_PROCEDURES)
-    if string_procedures:
-        procs.update(STRING_PROCEDURES)
-    for name, cls in procs.items():
-        if project.loader.find_symbol(name) is not None:
-            project.hook_symbol(name, cls(), replace=True)
-    install_error_fix(project)
-    if project.loader.find_symbol("__libc_start_main") is not None:
-        project.hook_symbol("__libc_start_main", RamLibcStartMain(), replace=True)
 
 
 def stats(simgr, profile: bool = False) -> dict:

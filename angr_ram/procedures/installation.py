@@ -1,0 +1,42 @@
+"""angr-ram's procedures put on a project: the one call a technique makes at setup."""
+
+from __future__ import annotations
+
+from angr_ram.procedures.environment import install_environment
+from angr_ram.procedures.heap import HEAP_PROCEDURES
+from angr_ram.procedures.libc import RamLibcStartMain, install_error_fix
+from angr_ram.procedures.number_parsing import install_number_parsing
+from angr_ram.procedures.startup import install_startup
+from angr_ram.procedures.stdio_flags import install_stdio
+from angr_ram.procedures.strings import STRING_PROCEDURES
+from angr_ram.procedures.threads import install_threads
+from angr_ram.procedures.varargs import install_varargs
+from angr_ram.procedures.weak_imports import resolve_weak_imports
+
+
+def install_procedures(project, string_procedures: bool = True, environment: str = "symbolic") -> None:
+    """Everything angr-ram hooks in ``project``: weak imports resolved, the heap and start-up
+    procedures (:func:`install_hooks`), the environment (:mod:`.environment`), threads, start-up
+    data, stdio, number parsing and variadic calls."""
+    resolve_weak_imports(project)
+    install_hooks(project, string_procedures)
+    install_environment(project, environment)
+    install_threads(project)
+    install_startup(project)
+    install_stdio(project)
+    install_number_parsing(project)
+    install_varargs(project)
+
+
+def install_hooks(project, string_procedures: bool = True) -> None:
+    """Hook the heap functions and ``__libc_start_main`` of ``project`` with angr-ram's procedures
+    (and the string comparisons, :mod:`angr_ram.procedures.strings`, with ``string_procedures``)."""
+    procs = dict(HEAP_PROCEDURES)
+    if string_procedures:
+        procs.update(STRING_PROCEDURES)
+    for name, cls in procs.items():
+        if project.loader.find_symbol(name) is not None:
+            project.hook_symbol(name, cls(), replace=True)
+    install_error_fix(project)
+    if project.loader.find_symbol("__libc_start_main") is not None:
+        project.hook_symbol("__libc_start_main", RamLibcStartMain(), replace=True)
