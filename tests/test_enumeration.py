@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from angr_ram.memory.object_store import select
+from angr_ram.solver import columns
 from angr_ram.solver import enumeration as en
 from angr_ram.solver import evaluator as evl
 
@@ -90,7 +91,7 @@ def test_wide_values_are_evaluated_in_64_bit_slices():
 def test_node_values_are_stored_compactly():
     """The value cache keeps a constant array as one scalar and a 64-bit array of small values in
     the narrowest width, reads them back as 64-bit values, and counts the compact bytes."""
-    c = evl._ValueCache(1 << 20)
+    c = columns._ValueCache(1 << 20)
     small = np.arange(65536, dtype=np.uint64) & np.uint64(0xFF)
     c.put("bytes", small)
     got = c.get("bytes")
@@ -119,7 +120,7 @@ def test_an_evaluator_over_rows_of_its_own_computes_the_same_values_and_leaves_t
     with RunScope().active():
         shared = evl.Evaluator.over(cols, 256, {})
         want = np.broadcast_to(shared.ev(e), (256,)).copy()
-        cache = evl.memo("enumeration.values", evl._new_value_cache)
+        cache = evl.memo("enumeration.values", columns._new_value_cache)
         before = len(cache.items)
         own = evl.Evaluator.over(cols, 256, {}, shared=False)
         got = np.broadcast_to(own.ev(e), (256,))
@@ -149,7 +150,7 @@ def test_answers_do_not_depend_on_the_value_budget(seed, monkeypatch):
     cons, v = chain(rng, x, y, 3, 256)
     e = rand_expr(rng, [v, x, y], 4)
     big = sorted(en.answer(cons, "eval", (e, 300), {}))
-    monkeypatch.setattr(evl, "VALUE_BYTES", 1)
+    monkeypatch.setattr(columns, "VALUE_BYTES", 1)
     assert sorted(en.answer(cons, "eval", (e, 300), {})) == big
 
 
@@ -191,7 +192,7 @@ def test_constraint_masks_outlive_the_node_values(monkeypatch):
     cons, v = chain(rng, x, y, 3, 256)
     e = rand_expr(rng, [v, x, y], 4)
     cons = [*cons, claripy.ULT(e, 200)]
-    monkeypatch.setattr(evl, "VALUE_BYTES", 1)
+    monkeypatch.setattr(columns, "VALUE_BYTES", 1)
     made = []
     init = evl.Evaluator.__init__
 

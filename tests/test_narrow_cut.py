@@ -17,8 +17,10 @@ import pytest
 import angr_ram
 from angr_ram.memory.object_store import select
 from angr_ram.run.runner import summarize
+from angr_ram.solver import columns
 from angr_ram.solver import enumeration as en
 from angr_ram.solver import evaluator as evl
+from angr_ram.solver import joint_image as ji
 from angr_ram.solver import narrow_cut as nc
 
 from .conftest import BUILD
@@ -48,7 +50,7 @@ def test_images_equal_brute_force(seed):
     e = _fold_ops(rng, parts) & claripy.BVV(rng.choice([0x3F, 0xFF, 0x7F0, 0x1E]), 16)
     e = rng.choice([e, claripy.Concat(claripy.Extract(3, 0, e), claripy.Extract(11, 8, e)), claripy.LShR(e, 2)])
     with evl.deep_recursion():
-        got = {int(v) for v in nc.image(e)}
+        got = {int(v) for v in ji.image(e)}
         assert got == _brute(e, xs)
 
 
@@ -59,7 +61,7 @@ def test_wide_variable_bytes_are_independent():
     e = claripy.Extract(7, 0, s) ^ claripy.Extract(23, 16, s)
     assert nc.used_bits(e) == {s.args[0]: 0x00FF00FF}
     assert nc.used_bits(claripy.ZeroExt(24, e) & 0x7) == {s.args[0]: 0x00070007}
-    assert len(nc.image(claripy.ZeroExt(24, e) & 0x7)) == 8
+    assert len(ji.image(claripy.ZeroExt(24, e) & 0x7)) == 8
 
 
 def _chain(rng, idx, hops, table_len=64):
@@ -185,22 +187,22 @@ def test_rows_through_ports_equal_brute_force(seed):
         if rng.random() < 0.4:          # a constraint over the mixed terms (perhaps a function of ports)
             t = rng.choice(pool[5:])
             filters.append(claripy.ULT(t & ((1 << rng.randrange(1, t.length + 1)) - 1), rng.randrange(1, 64)))
-        ports = nc._ports([nc._canonical(x) for x in nodes])
+        ports = ji._ports([ji._canonical(x) for x in nodes])
         if ports is not None:           # pairwise disjoint, and every input bit of the nodes reaches one
             pb = [nc.used_bits(p) for p in ports]
-            assert not any(nc._overlap(x, y) for x, y in itertools.combinations(pb, 2)), ports
-            have = nc._merged(ports)
-            canon = nc._merged([nc._canonical(x) for x in nodes])
+            assert not any(ji._overlap(x, y) for x, y in itertools.combinations(pb, 2)), ports
+            have = ji._merged(ports)
+            canon = ji._merged([ji._canonical(x) for x in nodes])
             assert all(m & ~have.get(n, 0) == 0 for n, m in canon.items()), ports
         with evl.deep_recursion():
             ev = evl.Evaluator([w, a], {})
             mask = np.ones(ev.size, dtype=bool)
             for c in filters:
                 mask &= np.broadcast_to(ev.bool(c), mask.shape)
-            want = evl.unique_rows([np.broadcast_to(np.asarray(ev.ev(x), dtype=np.uint64), mask.shape)[mask]
+            want = columns.unique_rows([np.broadcast_to(np.asarray(ev.ev(x), dtype=np.uint64), mask.shape)[mask]
                                    for x in nodes])
             try:
-                got = nc._through_ports(nodes, filters, 20)
+                got = ji._through_ports(nodes, filters, 20)
             except nc.NoCut:
                 continue
         used += 1
@@ -220,7 +222,7 @@ def test_an_index_folded_from_eight_bytes_is_enumerated_through_ports():
     odd = byte[1] ^ byte[3] ^ byte[5] ^ byte[7]
     idx = claripy.Concat(claripy.BVV(0, 16), odd, even) & 0x7FF
     top = claripy.Extract(2, 0, odd)
-    assert nc._width(nc._merged([idx, top])) == 44
+    assert ji._width(ji._merged([idx, top])) == 44
     rng = random.Random(5)
     table = [rng.randrange(2048) for _ in range(2048)]
     let = claripy.BVS("ram_let_port", 16, explicit_name=True)

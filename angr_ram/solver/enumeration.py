@@ -24,6 +24,7 @@ import numpy as np
 from claripy.errors import UnsatError
 
 from angr_ram.core.scope import LRU, memo
+from angr_ram.solver.columns import unique_rows
 from angr_ram.solver.evaluator import (
     _U64,
     MAX_BITS,
@@ -34,10 +35,10 @@ from angr_ram.solver.evaluator import (
     deep_recursion,
     is_let,
     split_lets,
-    unique_rows,
 )
 from angr_ram.solver.frontends import SeededSolver
-from angr_ram.solver.narrow_cut import MAX_CUT_BITS, NoCut, effective_bits, find_cut, joint_image
+from angr_ram.solver.joint_image import joint_image
+from angr_ram.solver.narrow_cut import MAX_CUT_BITS, NoCut, effective_bits, find_cut
 
 UNHANDLED = object()
 

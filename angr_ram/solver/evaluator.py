@@ -12,88 +12,19 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import sys
-from collections import OrderedDict
 
-import claripy
 import numpy as np
 
-from angr_ram.core.scope import LRU, current, memo
+from angr_ram.core.scope import LRU, memo
+from angr_ram.solver.columns import WideColumn, _new_value_cache, _OwnValues, _ValueCache, column, mask
+from angr_ram.solver.selections import table_of
 
 LET_PREFIX = "ram_let"
 MAX_BITS = 16
 MAX_NODES = 50_000
-MIN_TABLE = 8          # an if-then-else selection with fewer entries is evaluated arm by arm
 
 DEEP_RECURSION = 8000    # Python frames allowed while evaluating (two per level of an expression)
-VALUE_BYTES = 64 << 20    # node values kept across queries, compacted (least recently used go first)
 CONSTRAINT_MASKS = 2048   # constraints whose truth over the rows is kept apart from the node values
-
-
-class _ValueCache:
-    """Values of expression nodes per input layout, shared by the queries of a process: the
-    constraints of successive queries share most of their sub-expressions. Bounded in bytes.
-
-    Values are stored compactly: an array with one value throughout as that scalar (the
-    evaluation is elementwise, so a scalar stands for it), a 64-bit array whose values fit in
-    8, 16 or 32 bits in that width (widened again when read)."""
-
-    def __init__(self, budget: int):
-        self.budget = budget
-        self.used = 0
-        self.items: OrderedDict = OrderedDict()
-
-    def get(self, key):
-        r = self.items.get(key)
-        if r is not None:
-            self.items.move_to_end(key)
-            if getattr(r, "dtype", None) in _NARROW:
-                return r.astype(_U64)
-        return r
-
-    def put(self, key, value) -> None:
-        value = _compact(value)
-        old = self.items.pop(key, None)
-        if old is not None:
-            self.used -= getattr(old, "nbytes", 8)
-        self.items[key] = value
-        self.used += getattr(value, "nbytes", 8)
-        while self.used > self.budget and self.items:
-            _, old = self.items.popitem(last=False)
-            self.used -= getattr(old, "nbytes", 8)
-
-
-_NARROW = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.uint32))
-_NARROW_MAX = tuple((t, int(np.iinfo(t).max)) for t in _NARROW)
-
-
-def _compact(value):
-    """``value`` as stored by :class:`_ValueCache` (see there)."""
-    if not isinstance(value, np.ndarray) or value.ndim != 1 or not value.size:
-        return value
-    if value.dtype == np.bool_:
-        return value[0] if value.all() or not value.any() else value
-    lo, hi = value.min(), value.max()          # no temporary array, unlike value != value[0]
-    if lo == hi:
-        return value[0]
-    if value.dtype == np.uint64:
-        top = int(hi)
-        for t, most in _NARROW_MAX:
-            if top <= most:
-                return value.astype(t)
-    return value
-
-
-def _new_value_cache() -> _ValueCache:
-    return _ValueCache(VALUE_BYTES)
-
-
-class _OwnValues(dict):
-    """Node values of one evaluator alone, for rows no other evaluation shares (a model's
-    neighbours): kept as computed, with none of :class:`_ValueCache`'s hashing of the rows,
-    compaction or eviction."""
-
-    get = dict.get
-    put = dict.__setitem__
 
 
 _U64 = np.uint64
@@ -103,84 +34,9 @@ class _Unsupported(Exception):
     """The slice uses something the vectorized evaluator does not model."""
 
 
-class WideColumn:
-    """The values of a variable wider than 64 bits over an evaluator's rows, as 64-bit limbs
-    (``limbs[j]`` holds bits ``64j .. 64j+63``). Only its bit ranges of at most 64 bits are read
-    (:meth:`Evaluator.bits`): an input read as one wide ``claripy.BVS`` is used byte by byte."""
-
-    __slots__ = ("length", "limbs")
-
-    def __init__(self, length: int, limbs: list):
-        self.length = length
-        self.limbs = limbs
-
-    @classmethod
-    def full(cls, length: int, value: int, size: int) -> WideColumn:
-        """``size`` rows of ``value``."""
-        return cls(length, [np.full(size, (value >> lo) & 0xFFFFFFFFFFFFFFFF, dtype=_U64)
-                            for lo in range(0, length, 64)])
-
-    def __len__(self) -> int:
-        return len(self.limbs[0])
-
-    def __getitem__(self, idx) -> WideColumn:
-        return WideColumn(self.length, [limb[idx] for limb in self.limbs])
-
-    def value(self, i: int) -> int:
-        """Row ``i`` as an int."""
-        return sum(int(limb[i]) << (64 * j) for j, limb in enumerate(self.limbs))
-
-    def set_bits(self, lo: int, width: int, values) -> WideColumn:
-        """A copy whose bits ``lo .. lo+width-1`` (inside one limb) are ``values``."""
-        j, sh = divmod(lo, 64)
-        limbs = [limb.copy() for limb in self.limbs]
-        m = _U64(((1 << width) - 1) << sh)
-        limbs[j] = (limbs[j] & ~m) | ((np.asarray(values, dtype=_U64) << _U64(sh)) & m)
-        return WideColumn(self.length, limbs)
-
-    def bits(self, hi: int, lo: int):
-        """Bits ``[hi:lo]`` (at most 64) of every row."""
-        out = None
-        for j, limb in enumerate(self.limbs):
-            l_lo, l_hi = 64 * j, 64 * j + 63
-            if l_hi < lo or l_lo > hi:
-                continue
-            a, b = max(lo, l_lo), min(hi, l_hi)
-            part = ((limb >> _U64(a - l_lo)) & _mask(b - a + 1)) << _U64(a - lo)
-            out = part if out is None else out | part
-        return out
-
-    def tobytes(self) -> bytes:
-        return b"".join(limb.tobytes() for limb in self.limbs)
-
-    @staticmethod
-    def concatenate(parts: list) -> WideColumn:
-        return WideColumn(parts[0].length, [np.concatenate([p.limbs[j] for p in parts])
-                                            for j in range(len(parts[0].limbs))])
-
-
-def column_of(values: list, length: int):
-    """The column of a ``length``-bit variable taking ``values`` (ints) over the rows."""
-    if length <= 64:
-        return np.array(values, dtype=_U64)
-    return WideColumn(length, [np.array([(v >> lo) & 0xFFFFFFFFFFFFFFFF for v in values], dtype=_U64)
-                               for lo in range(0, length, 64)])
-
-
-def concatenate_columns(parts: list):
-    """``np.concatenate`` of columns, wide ones included."""
-    if isinstance(parts[0], WideColumn):
-        return WideColumn.concatenate(parts)
-    return np.concatenate(parts)
-
-
 def is_let(name: str) -> bool:
     """True for the names of let-bound symbols."""
     return name.startswith(LET_PREFIX)
-
-
-def _mask(n: int):
-    return _U64((1 << n) - 1) if n < 64 else _U64(0xFFFFFFFFFFFFFFFF)
 
 
 def _signed(a, n: int):
@@ -202,7 +58,7 @@ def _signed_division(op: str, x, y, n: int):
     q = np.abs(sx) // np.abs(sy)
     q = np.where((sx < 0) != (sy < 0), -q, q)
     r = q if op == "SDiv" else sx - q * sy
-    return r.astype(np.int64).view(_U64) & _mask(n)
+    return r.astype(np.int64).view(_U64) & mask(n)
 
 
 def _rotate(left: bool, x, y, n: int):
@@ -212,7 +68,7 @@ def _rotate(left: bool, x, y, n: int):
     if not left:
         s = (_U64(n) - s) % _U64(n)
     back = np.where(s == 0, _U64(1), _U64(n) - s)      # (unused where s == 0)
-    r = ((x << s) | (x >> back)) & _mask(n)
+    r = ((x << s) | (x >> back)) & mask(n)
     return np.where(s == 0, x, r)
 
 
@@ -229,7 +85,7 @@ class Evaluator:
         self._fps: dict = {}
         shift = 0
         for v in free:
-            self.vars[v.args[0]] = (idx >> _U64(shift)) & _mask(v.length)
+            self.vars[v.args[0]] = (idx >> _U64(shift)) & mask(v.length)
             shift += v.length
         self.nodes = 0
         self.cuts = {}                      # node hash -> its values (a narrow cut's nodes)
@@ -308,7 +164,7 @@ class Evaluator:
         """Bits ``[hi:lo]`` of ``e`` (which may be wider than 64 bits), at most 64 of them."""
         if e.length <= 64:
             v = self.ev(e)
-            return (v >> _U64(lo)) & _mask(hi - lo + 1)
+            return (v >> _U64(lo)) & mask(hi - lo + 1)
         op = e.op
         if op == "Concat":
             out = None
@@ -391,34 +247,34 @@ class Evaluator:
         if e.length is not None and e.length > 64 and op not in ("__eq__", "__ne__"):
             raise _Unsupported("wide value")
         if op == "If":
-            table = _table(e)
+            table = table_of(e)
             if table is not None:
                 return self._lookup(table)
             return np.where(self.ev(e.args[0]), self.ev(e.args[1]), self.ev(e.args[2]))
         a = e.args
         if op in _BIN:
             vals = [self.ev(x) for x in a]
-            m = _mask(e.length)
+            m = mask(e.length)
             acc = vals[0]
             for v in vals[1:]:
                 acc = _BIN[op](acc, v)
             return acc & m if op in ("__add__", "__sub__", "__mul__") else acc
         if op == "__invert__":
-            return ~self.ev(a[0]) & _mask(e.length)
+            return ~self.ev(a[0]) & mask(e.length)
         if op == "__neg__":
-            return (_U64(0) - self.ev(a[0])) & _mask(e.length)
+            return (_U64(0) - self.ev(a[0])) & mask(e.length)
         if op in ("__lshift__", "LShR", "__rshift__"):
             x, s = self.ev(a[0]), self.ev(a[1])
             n = e.length
             big = s >= _U64(n)
             sc = np.where(big, _U64(0), s)
             if op == "__lshift__":
-                return np.where(big, _U64(0), (x << sc) & _mask(n))
+                return np.where(big, _U64(0), (x << sc) & mask(n))
             if op == "LShR":
                 return np.where(big, _U64(0), x >> sc)
             sx = _signed(x, n)
             r = (sx >> np.minimum(s, _U64(n - 1)).astype(np.int64)).astype(np.int64)
-            return r.astype(_U64) & _mask(n)
+            return r.astype(_U64) & mask(n)
         if op in ("__floordiv__", "__mod__"):
             x, y = self.ev(a[0]), self.ev(a[1])
             if np.any(y == 0):
@@ -450,14 +306,14 @@ class Evaluator:
         if op == "Extract":
             if a[2].length > 64:
                 return self.bits(a[2], a[0], a[1])
-            return (self.ev(a[2]) >> _U64(a[1])) & _mask(a[0] - a[1] + 1)
+            return (self.ev(a[2]) >> _U64(a[1])) & mask(a[0] - a[1] + 1)
         if op == "ZeroExt":
             return self.ev(a[1])
         if op == "SignExt":
             n = a[1].length
             x = self.ev(a[1])
             neg = (x >> _U64(n - 1)) & _U64(1)
-            ext = _mask(e.length) ^ _mask(n)
+            ext = mask(e.length) ^ mask(n)
             return np.where(neg == 1, x | ext, x)
         if op == "Concat":
             acc = _U64(0)
@@ -558,110 +414,6 @@ _SCMP = {
     "SGE": lambda x, y: x >= y,
 }
 
-def _table(e):
-    """``(offset, pieces)`` when ``e`` is a selection over concrete keys with concrete values (the
-    shape :func:`angr_ram.memory.object_store.select` builds), else None. Each piece covers the
-    offsets ``[lo, hi)``: sorted keys, their values, and the expression for the other offsets."""
-    key = e.hash()
-    scope = current()
-    tables = scope.tables if scope is not None else None
-    if tables is not None and key in tables:
-        return tables.lookup(key)
-    off = _selection_offset(e)
-    res = None
-    if off is not None:
-        pieces = _pieces(e, off, 0, 1 << 64)
-        if pieces is not None and sum(len(p[2]) for p in pieces) >= MIN_TABLE:
-            res = (off, pieces, _dense(pieces))
-    if tables is not None:
-        tables.put(key, res)
-    return res
-
-
-DENSE_SPAN = 1 << 20
-
-
-def _dense(pieces):
-    """``(kmin, values over [kmin, kmax], piece bounds, piece defaults)`` when every piece's other
-    offsets take a constant and the keys span at most DENSE_SPAN: a lookup is then one gather."""
-    if any(p[4].op != "BVV" or p[4].length > 64 for p in pieces):
-        return None
-    keys = [k for p in pieces for k in p[2].tolist()]
-    if not keys:
-        return None
-    kmin, kmax = min(keys), max(keys)
-    if kmax - kmin >= DENSE_SPAN:
-        return None
-    vals = np.empty(kmax - kmin + 1, dtype=_U64)
-    for lo, hi, ks, vs, default in pieces:
-        a, b = max(lo, kmin), min(hi, kmax + 1)
-        if a < b:
-            vals[a - kmin:b - kmin] = default.args[0]
-        if len(ks):
-            vals[(ks - _U64(kmin)).astype(np.int64)] = vs
-    if len(pieces) == 1:
-        lo, hi, _, _, default = pieces[0]
-        if lo == 0 and hi >= 1 << 64:
-            bounds = np.array([0], dtype=_U64)
-            return kmin, vals, bounds, np.array([default.args[0]], dtype=_U64)
-    bounds = np.array([p[0] for p in pieces], dtype=_U64)
-    defaults = np.array([p[4].args[0] for p in pieces], dtype=_U64)
-    return kmin, vals, bounds, defaults
-
-
-def _same(a, b) -> bool:
-    return a is b or a.hash() == b.hash()
-
-
-def _key_of(c, off):
-    """``k`` when ``c`` is ``off == k`` for a concrete ``k``."""
-    if c.op != "__eq__":
-        return None
-    x, y = c.args
-    if y.op == "BVV" and _same(x, off):
-        return y.args[0]
-    if x.op == "BVV" and _same(y, off):
-        return x.args[0]
-    return None
-
-
-def _selection_offset(e):
-    c = e.args[0]
-    if c.op == "ULT" and c.args[1].op == "BVV":
-        return c.args[0]
-    if c.op == "__eq__":
-        x, y = c.args
-        if y.op == "BVV":
-            return x
-        if x.op == "BVV":
-            return y
-    return None
-
-
-def _pieces(e, off, lo: int, hi: int):
-    if e.op == "If":
-        c = e.args[0]
-        if c.op == "ULT" and _same(c.args[0], off) and c.args[1].op == "BVV":
-            m = c.args[1].args[0]
-            left = _pieces(e.args[1], off, lo, min(hi, m))
-            right = _pieces(e.args[2], off, max(lo, m), hi)
-            if left is None or right is None:
-                return None
-            return left + right
-    entries: dict = {}
-    node = e
-    while node.op == "If":
-        k = _key_of(node.args[0], off)
-        if k is None or node.args[1].op != "BVV" or node.args[1].length > 64:
-            break
-        if lo <= k < hi and k not in entries:
-            entries[k] = node.args[1].args[0]
-        node = node.args[2]
-    keys = np.array(sorted(entries), dtype=_U64)
-    vals = np.array([entries[k] for k in sorted(entries)], dtype=_U64)
-    return [(lo, hi, keys, vals, node)]
-
-
 # ---------------------------------------------------------------------- slicing and answering
 def dag_nodes(e, children):
     """Each distinct node of the expression DAG under ``e`` once (by hash), depth first;
@@ -723,44 +475,6 @@ def split_lets(constraints) -> tuple[dict, list]:
     return lets, rest
 
 
-BITMAP_BITS = 24     # packed rows this wide are deduplicated by marking a bitmap (2 MiB), not sorting
-
-
-def unique_rows(cols) -> np.ndarray:
-    """The distinct rows of the uint64 columns ``cols`` (all the same length), sorted as
-    ``np.unique(np.stack(cols, axis=1), axis=0)`` sorts them. Where the columns' values fit in 64
-    bits together, each row is packed into one word (the first column highest) and the words are
-    deduplicated: ``np.unique`` with ``axis=0`` sorts rows as structured records, 8 s for the 4M
-    rows of a 22-bit joint enumeration; packed, a fraction of a second."""
-    cols = [np.asarray(c, dtype=np.uint64) for c in cols]
-    if not cols:
-        return np.zeros((0, 0), dtype=np.uint64)
-    if not len(cols[0]):
-        return np.zeros((0, len(cols)), dtype=np.uint64)
-    widths = [int(c.max()).bit_length() for c in cols]
-    total = sum(widths)
-    if total > 64:
-        return np.unique(np.stack(cols, axis=1), axis=0)
-    key = np.zeros(len(cols[0]), dtype=np.uint64)
-    shifts = []
-    pos = total
-    for c, w in zip(cols, widths, strict=True):
-        pos -= w
-        shifts.append(pos)
-        if w:
-            key |= c << np.uint64(pos)
-    if total <= BITMAP_BITS:
-        seen = np.zeros(1 << total, dtype=bool)
-        seen[key] = True
-        keys = np.flatnonzero(seen).astype(np.uint64)
-    else:
-        keys = np.unique(key)
-    out = np.empty((len(keys), len(cols)), dtype=np.uint64)
-    for j, (w, sh) in enumerate(zip(widths, shifts, strict=True)):
-        out[:, j] = (keys >> np.uint64(sh)) & np.uint64((1 << w) - 1)
-    return out
-
-
 @contextlib.contextmanager
 def deep_recursion():
     """Let the (recursive) evaluation go :data:`DEEP_RECURSION` Python frames deep inside the block:
@@ -781,6 +495,3 @@ def deep_recursion():
             sys.setrecursionlimit(old)
 
 
-def column(node, values: np.ndarray) -> np.ndarray:
-    """``values`` of ``node`` as the evaluator holds them (booleans for a Bool node)."""
-    return values.astype(bool) if isinstance(node, claripy.ast.Bool) else values

@@ -20,6 +20,7 @@ import numpy as np
 
 from angr_ram.core.dag import count_nodes
 from angr_ram.solver import evaluator
+from angr_ram.solver.columns import WideColumn, concatenate_columns
 from angr_ram.solver.evaluator import Evaluator, _Unsupported, deep_recursion
 
 MAX_DOMAIN_BITS = 8         # a variable of at most this many bits is changed to every value it can take;
@@ -115,7 +116,7 @@ def _domains(units, variables: dict, clauses, exprs, named) -> dict[tuple, np.nd
 def _column(base: dict, n: str, length: int, size: int):
     value = base.get(n, 0)
     if length > 64:
-        return evaluator.WideColumn.full(length, value, size)
+        return WideColumn.full(length, value, size)
     return np.full(size, value, dtype=np.uint64)
 
 
@@ -127,14 +128,14 @@ def _rows(base: dict, domains: dict, free: list, variables: dict) -> tuple[dict,
         for n in free:
             col = _column(base, n, variables[n].length, len(dom))
             if n == name:
-                if isinstance(col, evaluator.WideColumn):
+                if isinstance(col, WideColumn):
                     col = col.set_bits(lo, width, dom)
                 else:
                     m = np.uint64(((1 << width) - 1) << lo)
                     col = (col & ~m) | (dom << np.uint64(lo))
             cols[n].append(col)
     size = sum(len(d) for d in domains.values())
-    return {n: evaluator.concatenate_columns(parts) for n, parts in cols.items()}, size
+    return {n: concatenate_columns(parts) for n, parts in cols.items()}, size
 
 
 def _holding(ev, rest, clauses, cols: dict, size: int):
@@ -153,7 +154,7 @@ def _holding(ev, rest, clauses, cols: dict, size: int):
 
 def _model_at(i: int, base: dict, cols: dict, ev, size: int, lets: dict, variables: dict) -> dict:
     """The full model of row ``i``: ``base`` with the row's free variables and let symbols."""
-    m = {n: c.value(i) if isinstance(c, evaluator.WideColumn) else int(c[i]) for n, c in cols.items()}
+    m = {n: c.value(i) if isinstance(c, WideColumn) else int(c[i]) for n, c in cols.items()}
     for name in lets:
         leaf = variables.get(name)
         if leaf is not None:
@@ -197,7 +198,7 @@ def neighbour_values(model: dict, e, qf: list, clauses: list, variables: dict, k
             bases, queue = queue[:take], queue[take:]
             expanded += take
             parts = [_rows(b, domains, free, variables)[0] for b in bases]
-            cols = {n: evaluator.concatenate_columns([p[n] for p in parts]) for n in free}
+            cols = {n: concatenate_columns([p[n] for p in parts]) for n in free}
             owner = np.repeat(np.arange(take), per_base)
             size = take * per_base
             ev = Evaluator.over(cols, size, lets, shared=False)

@@ -44,8 +44,8 @@ from claripy.errors import UnsatError
 
 from angr_ram.core.context import setting
 from angr_ram.core.scope import LRU, current, memo
-from angr_ram.solver import evaluator
-from angr_ram.solver.evaluator import Evaluator, _Unsupported, dag_nodes, deep_recursion
+from angr_ram.solver.columns import WideColumn, column_of
+from angr_ram.solver.evaluator import Evaluator, _leaves, _Unsupported, dag_nodes, deep_recursion, split_lets
 from angr_ram.solver.neighbours import neighbour_values
 
 MAX_CANDIDATES = 1024   # assignments evaluated per batch (at most three batches per query)
@@ -196,8 +196,8 @@ class Seeder:
     """Builds the candidates of one query and evaluates them (one instance per query)."""
 
     def __init__(self, constraints, extra, models):
-        self.lets, self.rest = evaluator.split_lets((*constraints, *extra))
-        leaves = evaluator._leaves([*constraints, *extra])
+        self.lets, self.rest = split_lets((*constraints, *extra))
+        leaves = _leaves([*constraints, *extra])
         self.free = [v for n, v in sorted(leaves.items(), key=lambda kv: _natural(kv[0]))
                      if n not in self.lets]
         self.leaves = leaves
@@ -213,7 +213,7 @@ class Seeder:
             for v in self.free)
 
     def _columns(self, rows: list[dict]) -> dict:
-        return {v.args[0]: evaluator.column_of([r[v.args[0]] for r in rows], v.length) for v in self.free}
+        return {v.args[0]: column_of([r[v.args[0]] for r in rows], v.length) for v in self.free}
 
     def _bases(self) -> list[dict]:
         names = [v.args[0] for v in self.free]
@@ -295,7 +295,7 @@ class Seeder:
         out = {}
         for v in self.free:
             col = ev.vars.get(v.args[0])
-            out[v.args[0]] = (col.value(i) if isinstance(col, evaluator.WideColumn)
+            out[v.args[0]] = (col.value(i) if isinstance(col, WideColumn)
                               else int(np.broadcast_to(ev.ev(v), (ev.size,))[i]))
         for name in self.lets:
             leaf = self.leaves.get(name)
@@ -497,7 +497,7 @@ def enumerate_values(original, frontend, e, n: int, extra: tuple, exact=None) ->
     apart, and on its large constraints each z3 check takes a good fraction of a second."""
 
     qf = [*frontend.constraints, *extra]
-    variables = evaluator._leaves([*qf, e])
+    variables = _leaves([*qf, e])
     found: list[int] = []
     while len(found) < n:
         got = _value_and_model(original, frontend, e, (*extra, *(e != v for v in found)), exact)
