@@ -6,6 +6,7 @@ import time
 import claripy
 
 from angr_ram.merging import quantified as Q
+from angr_ram.merging import value_enumeration as QE
 from angr_ram.merging.clauses import SolveSettings
 from angr_ram.merging.patterns import ShapeHasher, decompose, regular_partition, regular_partitions
 from angr_ram.merging.synthesis import family_of, linear_fit, synthesize
@@ -161,7 +162,7 @@ def test_every_check_sees_the_constraint_set_and_the_query_in_one_z3_scope(monke
     table.settings = SolveSettings(reuse_models=False, slow_blocking_check=0.0)   # the enumeration goes on by intervals
     cons = [cl.placeholder, claripy.UGT(k, 1)]
     assert Q.solve(table, cons, [s[1] == 97]) is not None
-    assert len(Q.solve_many(table, [*cons, s[2] != 97], [], [k], 64)) >= 1
+    assert len(QE.solve_many(table, [*cons, s[2] != 97], [], [k], 64)) >= 1
     assert Q.extremum(table, cons, [], k, True) == max(kk for kk in cl.ks if kk > 1)
     assert len(scopes) >= 5 and set(scopes) == {1}
     assert table.scoped.solver.num_scopes() == 0 and len(table.scoped.solver.assertions()) == 0
@@ -189,10 +190,10 @@ def test_value_enumeration_is_exact_and_blocks_inside_one_scope():
     n, s, k, cl, table = clause_for(5)
     want = {(kk,) for kk in cl.ks}
     table.validate = False
-    got = Q.solve_many(table, [cl.placeholder], [], [k], 64)
+    got = QE.solve_many(table, [cl.placeholder], [], [k], 64)
     assert set(got) == want and len(got) == len(want)
     table.validate = True
-    assert set(Q.solve_many(table, [cl.placeholder], [], [k], 64)) == want
+    assert set(QE.solve_many(table, [cl.placeholder], [], [k], 64)) == want
 
 
 def test_value_enumeration_evaluates_shared_subexpressions_once(monkeypatch):
@@ -209,7 +210,7 @@ def test_value_enumeration_evaluates_shared_subexpressions_once(monkeypatch):
     for _ in range(50):
         e = e + e
     table.validate = False
-    got = Q.solve_many(table, [cl.placeholder], [], [k, e], 64)
+    got = QE.solve_many(table, [cl.placeholder], [], [k, e], 64)
     assert {row[0] for row in got} == set(cl.ks)
     assert all(row[1] == (row[0] << 50) % (1 << 64) for row in got)
 
@@ -234,13 +235,13 @@ def test_a_long_enumeration_splits_the_range_instead_of_carrying_every_value_fou
 
     monkeypatch.setattr(z3.Solver, "check", check)
     table.settings = SolveSettings(reuse_models=False, slow_blocking_check=0.0)   # every enumeration starts with z3
-    got = Q.solve_many(table, [cl.placeholder], [], [e], 64)
+    got = QE.solve_many(table, [cl.placeholder], [], [e], 64)
     assert set(got) == want and len(got) == len(want)
     assert max(sizes) - min(sizes) <= 2      # two bounds at most, never the values found so far
-    assert len(Q.solve_many(table, [cl.placeholder], [], [e], 3)) == 3
+    assert len(QE.solve_many(table, [cl.placeholder], [], [e], 3)) == 3
     table.settings = SolveSettings(reuse_models=False, slow_blocking_check=1e9)
     sizes.clear()
-    assert set(Q.solve_many(table, [cl.placeholder], [], [e], 64)) == want
+    assert set(QE.solve_many(table, [cl.placeholder], [], [e], 64)) == want
     assert max(sizes) - min(sizes) == len(want)            # blocking: one more constraint per value
 
 
@@ -273,7 +274,7 @@ def test_a_union_check_gets_the_time_its_single_checks_are_measured_to_take(monk
     monkeypatch.setattr(z3.Solver, "set", set_)
     monkeypatch.setattr(z3.Solver, "check", check)
     table.settings = SolveSettings(reuse_models=False, slow_blocking_check=0.0)   # straight to the intervals
-    got = Q.solve_many(table, [cl.placeholder], [], [e], 64)
+    got = QE.solve_many(table, [cl.placeholder], [], [e], 64)
     assert set(got) == {(kk * 3 + 1,) for kk in cl.ks}
     assert unions and all(limit >= 200 * m for m, limit in unions)
 
@@ -291,7 +292,7 @@ def test_repair_instances_stay_for_later_queries_of_the_constraint_set(monkeypat
     learned = table.scoped.facts[cl.placeholder.args[0]]
     assert len(learned) >= 1 and len(table.scoped.solver.assertions()) == 0   # kept, not left asserted
     assert all(f in table.scoped.parts() for f in learned)
-    got = Q.solve_many(table, [cl.placeholder], [], [k], 64)
+    got = QE.solve_many(table, [cl.placeholder], [], [k], 64)
     assert set(got) == {(kk,) for kk in cl.ks}
     assert table.stats.repair == 1                                # no round failed again
 
@@ -303,12 +304,12 @@ def test_values_next_to_a_model_are_found_without_a_check_each(monkeypatch):
     n, s, k, cl, table = clause_for(5)
     table.validate = False
     e = n[7:0]
-    got = Q.solve_many(table, [cl.placeholder], [], [e], 300)
+    got = QE.solve_many(table, [cl.placeholder], [], [e], 300)
     with_neighbours = table.stats.queries
     assert set(got) == {(v,) for v in range(1, 256)} and len(got) == 255
     assert table.stats.neighbours >= 250 and with_neighbours <= 6
     table.settings = SolveSettings(neighbours=False)
-    assert set(Q.solve_many(table, [cl.placeholder], [], [e], 300)) == set(got)
+    assert set(QE.solve_many(table, [cl.placeholder], [], [e], 300)) == set(got)
     assert table.stats.queries - with_neighbours >= 255
 
 
@@ -323,7 +324,7 @@ def test_a_neighbour_that_breaks_a_quantified_instance_is_not_a_value():
 
     n, s, k, cl, table = clause_for(5)
     table.validate = False
-    assert Q.solve_many(table, [cl.placeholder], [k == 3], [s[1]], 300) == [(97,)]
+    assert QE.solve_many(table, [cl.placeholder], [k == 3], [s[1]], 300) == [(97,)]
     m = Q.solve(table, [cl.placeholder], [k == 2])
     variables = Q._variables([k == 2, n[7:0]], [cl])
     near = neighbour_values(m, n[7:0], [k == 2], [cl], variables, {fast_eval_ast(ModelCache(m), n[7:0], True)})
@@ -364,7 +365,7 @@ def test_a_union_of_intervals_that_z3_cannot_answer_in_time_is_asked_in_halves(m
     n, s, k, cl, table = clause_for(5)
     table.validate = False
     e = n[7:0] * 3
-    want = set(Q.solve_many(table, [cl.placeholder], [], [e], 300))
+    want = set(QE.solve_many(table, [cl.placeholder], [], [e], 300))
     rounds, unions, blocked = Q._rounds, [], []
 
     def give_up(solver, stats, clauses, qf, *a, **kw):
@@ -379,11 +380,12 @@ def test_a_union_of_intervals_that_z3_cannot_answer_in_time_is_asked_in_halves(m
     def no_fallback(*a, **kw):
         raise AssertionError("a time-limited check went to the ForAll query")
 
-    near = Q.neighbour_values
-    monkeypatch.setattr(Q, "_rounds", give_up)
-    monkeypatch.setattr(Q, "_fallback", no_fallback)
-    monkeypatch.setattr(Q, "neighbour_values", lambda *a: {v: m for v, m in near(*a).items() if v % 16})
-    got = Q.solve_many(table, [cl.placeholder], [], [e], 300)
+    near = QE.neighbour_values
+    for module in (Q, QE):          # the solving procedure and the enumeration over it
+        monkeypatch.setattr(module, "_rounds", give_up)
+        monkeypatch.setattr(module, "_fallback", no_fallback)
+    monkeypatch.setattr(QE, "neighbour_values", lambda *a: {v: m for v, m in near(*a).items() if v % 16})
+    got = QE.solve_many(table, [cl.placeholder], [], [e], 300)
     assert set(got) == want and len(got) == len(want) and len(blocked) == 1
     widths = [len(u.args) for u in unions]             # halved after each time z3 gave up, down to one
     assert len(widths) >= 3 and all(b <= a // 2 + 1 for a, b in zip(widths, widths[1:], strict=False))

@@ -132,7 +132,9 @@ def test_stock_angr_is_unchanged_by_importing_and_running_angr_ram():
         "from angr_ram.core import patches\n"
         "assert len(patches.SETS) >= 10\n"
         "assert all(getattr(p.owner, p.name) is p.original for s in patches.SETS.values() if s.lifetime == 'held'"
-        " for p in s.patches)\n"
+        " for p in s.patches if p.original is not None)\n"
+        "assert not any(getattr(p.owner, p.name) is p.wrapper for p in patches.all_patches() if p.set.lifetime == 'held')\n"
+        "assert patches.SETS['profile'].patches[0].original is None\n"   # an unprofiled run never puts it in place
         "assert all(s.installed == (s.lifetime == 'process') for s in patches.SETS.values())")
     assert fresh == after_runs
     assert fresh["paths"] > 1

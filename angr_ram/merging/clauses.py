@@ -61,7 +61,7 @@ class SolveSettings:
         (:mod:`.model_reuse`).
     :param slow_blocking_check: seconds: an enumeration whose blocking check took longer goes on
         by splitting the expression's range at the values found; also the least time limit of a
-        check that stands for several (:class:`~.quantified.CheckClock`).
+        check that stands for several (:class:`~.value_enumeration.CheckClock`).
     """
 
     neighbours: bool = True

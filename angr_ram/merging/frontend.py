@@ -12,7 +12,8 @@ from claripy.errors import UnsatError
 from claripy.frontend import Frontend
 
 from angr_ram.merging.clauses import PREFIX, ClauseTable
-from angr_ram.merging.quantified import extremum, solve, solve_many
+from angr_ram.merging.quantified import extremum, solve
+from angr_ram.merging.value_enumeration import solve_many
 
 
 class QuantifiedFrontend(Frontend):
