@@ -88,7 +88,7 @@ def test_angr_brk_heap_maps_only_a_small_region():
     __libc_start_main's allocations (ctype tables) still work."""
     import os
 
-    from angr_ram.memory.regions import BRK_HEAP_MAPPED
+    from angr_ram.memory.fixed_regions import BRK_HEAP_MAPPED
     from angr_ram.run.runner import load_project, make_state
     from angr_ram.run.technique import RelocatableMemory
 

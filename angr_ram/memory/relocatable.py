@@ -25,10 +25,9 @@ from angr.storage.memory_mixins.memory_mixin import MemoryMixin
 from angr_ram.core.errors import ForkRequest, InfeasibleAccess, MemoryFault, Target
 from angr_ram.memory.address_space import MemoryObject
 from angr_ram.memory.declared import declared_objects
-from angr_ram.memory.object_store import known_alignment, select
-from angr_ram.memory.strategies.arms import value_arms
+from angr_ram.memory.fixed_regions import FixedRegionMixin
+from angr_ram.memory.object_store import known_alignment
 from angr_ram.memory.strategies.fork import forking_enabled
-from angr_ram.memory.strategies.intervals import unsigned_range
 from angr_ram.memory.strategies.models import ForkModel
 from angr_ram.memory.strategies.resolution import (
     NULL_PAGE,
@@ -40,12 +39,6 @@ from angr_ram.memory.strategies.resolution import (
     resolve,
 )
 
-REGION_LIMIT = 4096
-EDGE_PROBES = 3            # brackets of 1, 2 and 4 values tried next to a bound of an address's interval
-# a read whose candidates lie inside one table (a declared array, one section of a loaded object)
-# may have this many: 64 KiB tables are read completely, not ended as symbolic-range-too-large
-TABLE_LIMIT = 1 << 16
-ARMS_LIMIT = 64     # arms of a too-large region address judged one by one (each: at most 3 solver calls)
 # A symbolic-offset read whose selection has at least this many arms is bound to a fresh symbol
 # (a let-binding kept in the path constraints), so that an address computed from it stays small:
 # dependent lookups grow linearly with the number of hops instead of quadratically.
@@ -94,7 +87,7 @@ def object_constraint(addr, obj: MemoryObject, size: int):
 MAX_SHOWN = 3      # faulting places named in one error path's message
 
 
-class RelocatableMixin(MemoryMixin):
+class RelocatableMixin(FixedRegionMixin, MemoryMixin):
     """Memory layer that implements the relocatable addressing model for heap objects."""
 
     _speculative = False
@@ -422,136 +415,3 @@ class RelocatableMixin(MemoryMixin):
                 if condition is not None:
                     guard = condition if guard is None else claripy.And(guard, condition)
                 self._region_store(addr, a, data, size, h, endness, guard, kwargs)
-
-    def _region_candidates(self, a, size, h: Hit, table_ok: bool = False) -> list[int]:
-        """The start addresses ``a`` may take in the fixed region of ``h``: the values resolution
-        enumerated when they are few, else every address from the minimum to the maximum in the
-        region at ``a``'s known alignment."""
-        if h.values is not None:
-            return sorted(h.values)
-        lo, hi = self._extremes(a, h)
-        stride = min(known_alignment(a, 8), 8)
-        count = (hi - lo) // stride + 1
-        if count > REGION_LIMIT and not (table_ok and count <= TABLE_LIMIT and self._one_table(lo, hi + size)):
-            return self._arm_candidates(a, h, in_interval(a, h.lo, h.hi), count)
-        return list(range(lo, hi + 1, stride))
-
-    def _extremes(self, a, h: Hit) -> tuple[int, int]:
-        """The least and greatest values of ``a`` in the region of ``h``. The interval ``a``'s
-        structure puts it in (:func:`~angr_ram.memory.strategies.intervals.unsigned_range`: a base plus
-        a byte index) is searched from its ends first: the few values next to a bound (a string's
-        NUL excluded by the loop condition) are probed in :data:`EDGE_PROBES` brackets of 1, 2, 4
-        values, and the extremum is then sought inside the first bracket that has a value, not
-        across the whole region (about 2 log2 of the region's size checks)."""
-        solver = self.state.solver
-        s_lo, s_hi = unsigned_range(a)
-        r_lo, r_hi = max(h.lo, s_lo), min(h.hi, s_hi)
-        informative = r_lo <= r_hi and (s_lo >= h.lo or s_hi <= h.hi)
-        if not informative:
-            within = [in_interval(a, h.lo, h.hi)]
-            return solver.min(a, extra_constraints=within), solver.max(a, extra_constraints=within)
-        lo = self._edge(a, r_lo, r_hi, up=True) if s_lo >= h.lo else None
-        if lo is None:
-            lo = solver.min(a, extra_constraints=[in_interval(a, r_lo, r_hi)])
-        hi = self._edge(a, lo, r_hi, up=False) if s_hi <= h.hi else None
-        if hi is None:
-            hi = solver.max(a, extra_constraints=[in_interval(a, lo, r_hi)])
-        return lo, hi
-
-    def _edge(self, a, lo: int, hi: int, up: bool) -> int | None:
-        """The least (``up``) or greatest value of ``a`` in ``[lo, hi]`` when it lies within a few
-        values of that end (brackets of 1, 2, 4, ... values from it), else None."""
-        solver = self.state.solver
-        width = 1
-        for _ in range(EDGE_PROBES):
-            if lo > hi:
-                return None
-            b_lo, b_hi = (lo, min(lo + width - 1, hi)) if up else (max(hi - width + 1, lo), hi)
-            bracket = [in_interval(a, b_lo, b_hi)]
-            if solver.satisfiable(extra_constraints=bracket):
-                if b_lo == b_hi:
-                    return b_lo
-                return solver.min(a, extra_constraints=bracket) if up else solver.max(a, extra_constraints=bracket)
-            lo, hi = (b_hi + 1, hi) if up else (lo, b_lo - 1)
-            width *= 2
-        return None
-
-    def _one_table(self, lo: int, end: int) -> bool:
-        """Whether ``[lo, end)`` lies inside one table: a declared stack or global array
-        (:mod:`~angr_ram.memory.declared`) or one section of a loaded object (``.rodata``,
-        ``.data``, ``.bss``)."""
-        state = self.state
-        if declared_objects(state.project).containing(state, lo, end):
-            return True
-        obj = state.project.loader.find_object_containing(lo)
-        find = getattr(obj, "find_section_containing", None)
-        sec = find(lo) if find is not None else None
-        return sec is not None and sec.min_addr <= lo and end - 1 <= sec.max_addr
-
-    def _arm_candidates(self, a, h: Hit, within, count: int) -> list[int]:
-        """The candidates of an address whose range in the region of ``h`` is too large, arm by arm
-        (:func:`~angr_ram.memory.strategies.arms.value_arms`): a table entry selected at a symbolic index
-        is one narrow arm, an uninitialized word read past the table a wide one. The narrow arms'
-        addresses are the candidates; the wide arms' inputs are forked off as one error path
-        ``symbolic-range-too-large`` (an analysis limit, with its input), so they never hide the
-        narrow arms' paths. A single wide arm (or too many arms) ends the access as before."""
-        too_large = f"symbolic address spans {count} candidates in {h.describe()} (limit {REGION_LIMIT})"
-        arms = value_arms(a, ARMS_LIMIT)
-        if arms is None or len(arms) < 2:
-            self._fault("symbolic-range-too-large", too_large)
-        solver = self.state.solver
-        cands: set[int] = set()
-        wide = []
-        for guard, v in arms:
-            cond = [within] if guard is None else [within, guard]
-            if not v.symbolic:
-                if h.lo <= v.concrete_value <= h.hi:
-                    cands.add(v.concrete_value)
-                continue
-            if not solver.satisfiable(extra_constraints=cond):
-                continue
-            lo, hi = solver.min(v, extra_constraints=cond), solver.max(v, extra_constraints=cond)
-            stride = min(known_alignment(v, 8), 8)
-            if (hi - lo) // stride + 1 <= REGION_LIMIT:
-                cands.update(range(lo, hi + 1, stride))
-            else:
-                wide.append(claripy.And(*cond))
-        if len(cands) > REGION_LIMIT or (wide and not cands):
-            self._fault("symbolic-range-too-large", too_large)
-        if wide:
-            if not forking_enabled():
-                self._fault("symbolic-range-too-large", too_large)
-            spans = claripy.Or(*wide) if len(wide) > 1 else wide[0]
-            raise ForkRequest([Target(claripy.Not(spans), "value"),
-                               Target(spans, "error", "symbolic-range-too-large",
-                                      f"{too_large}: an arm of the address's selection is unbounded")],
-                              "region access", tuple(solver.constraints))
-        return sorted(cands)
-
-    def _region_load(self, addr, a, size, h, endness, kwargs):
-        cands = self._region_candidates(a, size, h, table_ok=True)
-        sup = super()
-        if len(cands) > REGION_LIMIT:         # a big table: one load of its span, sliced per candidate
-            lo = cands[0]
-            span = sup.load(lo, cands[-1] - lo + size, endness="Iend_BE", **kwargs)
-            order = "little" if endness == "Iend_LE" else "big"
-            if not span.symbolic:
-                raw = span.concrete_value.to_bytes(span.length // 8, "big")
-                return select(addr, cands, lambda c: claripy.BVV(
-                    int.from_bytes(raw[c - lo:c - lo + size], order), size * 8), None)
-            top = span.length - 1
-
-            def piece(c):
-                v = claripy.Extract(top - (c - lo) * 8, top - (c - lo + size) * 8 + 1, span)
-                return v.reversed if order == "little" and size > 1 else v
-            return select(addr, cands, piece, None)
-        return select(addr, cands, lambda c: sup.load(c, size, endness=endness, **kwargs), None)
-
-    def _region_store(self, addr, a, data, size, h, endness, guard, kwargs):
-        cands = self._region_candidates(a, size, h)
-        sup = super()
-        for c in cands:
-            cond = addr == c if len(cands) > 1 else None
-            if guard is not None:
-                cond = guard if cond is None else claripy.And(cond, guard)
-            sup.store(c, data, size, endness=endness, condition=cond, **kwargs)

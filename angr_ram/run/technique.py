@@ -23,8 +23,8 @@ from angr_ram.core.profile import Profile, step_site
 from angr_ram.core.scope import RunScope
 from angr_ram.core.stats import RunStats
 from angr_ram.memory.address_space import AddressSpace
+from angr_ram.memory.fixed_regions import BRK_HEAP_MAPPED, fixed_regions
 from angr_ram.memory.ram_memory import RamMemory, RamRegisters
-from angr_ram.memory.regions import BRK_HEAP_MAPPED, fixed_regions
 from angr_ram.memory.strategies.fork import forking
 from angr_ram.memory.strategies.jumps import invalid_target, split_jump
 from angr_ram.memory.strategies.models import make_model
