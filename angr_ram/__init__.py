@@ -15,7 +15,8 @@ _logging.getLogger("angr.state_plugins.unicorn_engine").setLevel(_logging.CRITIC
 
 from angr_ram.core.errors import AngrRamError, MemoryErrorInfo, UnsupportedBinary  # noqa: E402
 from angr_ram.core.version import __version__ as __version__  # noqa: E402
-from angr_ram.memory.address_space import AddressSpace, MemoryObject  # noqa: E402
+from angr_ram.memory.address_space import AddressSpace  # noqa: E402
+from angr_ram.memory.memory_object import MemoryObject  # noqa: E402
 from angr_ram.merging import QuantifiedMerging  # noqa: E402
 from angr_ram.run.inputs import Template, make_state  # noqa: E402
 from angr_ram.run.replay import replay  # noqa: E402

@@ -22,6 +22,7 @@ from claripy.backends import backend_z3
 
 import angr_ram
 from angr_ram.core import guard as G
+from angr_ram.core import z3_interrupts as ZI
 from angr_ram.run.cli import main
 from angr_ram.run.outcomes import listed_outcomes, path_outcomes
 from angr_ram.run.runner import RESILIENCE, explore, load_project, make_state
@@ -39,7 +40,7 @@ def _hard_check():
     for i in range(8):
         h = (h ^ z3.ZeroExt(56, z3.Extract(8 * i + 7, 8 * i, x))) * 1099511628211
     s.add(h == 0x1234567890ABCDEF)
-    G.quiet_ctrl_c(s)
+    ZI.quiet_ctrl_c(s)
     return s
 
 
@@ -322,8 +323,8 @@ def test_an_interrupt_never_leaves_a_wrong_answer_behind():
     zx = z3.BitVec("wrong_answer_zx", 8)
     zs = z3.Solver()
     zs.add(zx == 255)
-    G.interrupt_z3(z3.main_ctx())
-    assert G.fresh_answer(lambda: zs.check(zx == 3), z3.main_ctx()) == z3.unsat
+    ZI.interrupt_z3(z3.main_ctx())
+    assert ZI.fresh_answer(lambda: zs.check(zx == 3), z3.main_ctx()) == z3.unsat
 
 
 def test_a_slow_outcome_query_is_not_lost_when_the_run_has_no_deadline(monkeypatch):

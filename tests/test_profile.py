@@ -8,7 +8,7 @@ import sys
 import claripy
 
 from angr_ram.core.profile import SECTIONS
-from angr_ram.memory.address_space import MemoryObject
+from angr_ram.memory.memory_object import MemoryObject
 from angr_ram.memory.relocatable import object_constraint
 from angr_ram.memory.strategies.resolution import Hit, exclusion
 from angr_ram.run.runner import explore

@@ -1,6 +1,6 @@
 """The relocatable address space: memory objects with symbolic bases and their address constraints.
 
-A state plugin (``state.ram``). Each heap allocation creates a :class:`MemoryObject` whose base the
+A state plugin (``state.ram``). Each heap allocation creates a :class:`~.memory_object.MemoryObject` whose base the
 program sees as a fresh symbol ``ram_base_*``; the hidden concrete address lives only in the
 *address constraints* (``bindings``), which are substituted into expressions before solver queries
 and address resolution and never stored in the path constraints. Relocating an object therefore
@@ -12,14 +12,15 @@ Objects are copy-on-write between forked states: a copy shares every object unti
 from __future__ import annotations
 
 from bisect import bisect_right, insort
-from dataclasses import dataclass, fields, replace
+from dataclasses import replace
 
 import claripy
 from angr.errors import SimMergeError
 from angr.state_plugins.plugin import SimStatePlugin
 
+from angr_ram.memory.memory_object import MemoryObject
 from angr_ram.memory.object_store import ObjectStore
-from angr_ram.solver.seeding import store_constants
+from angr_ram.solver.seed_constants import store_constants
 from angr_ram.solver.substitution import BASE_PREFIX, Substitution
 
 HEAP_BASE = 0x1000_0000_0000
@@ -28,72 +29,6 @@ SEGMENT_BASE = HEAP_LIMIT          # run-wide range for reused segments (same ke
 SEGMENT_LIMIT = 0x1800_0000_0000
 ALIGN = 16
 RED_ZONE = 32
-
-
-@dataclass(repr=False, eq=False)
-class MemoryObject:
-    """One allocation: symbolic base, size, contents, allocation site and k-context."""
-
-    id: int
-    base: claripy.ast.BV          # what the program sees: a BVS (symbolic bases) or a BVV
-    name: str | None              # variable name of the symbolic base, None for concrete bases
-    size: int
-    site: int                     # address of the allocating call
-    context: tuple[int, ...]      # the last k call sites, innermost first
-    store: ObjectStore
-    addr: int | None              # hidden concrete address while placed; None once embedded
-    freed: bool = False
-    parent: tuple[int, int] | None = None  # (segment object id, offset) once relocated into one
-    kind: str = "heap"            # heap | segment (objects merged into one) | chunk (a split piece)
-    members: tuple[int, ...] = ()  # objects merged into a segment, or the object a chunk came from
-    anchor: claripy.ast.BV | None = None  # chunk: its start as ``original base + offset``
-    limit: claripy.ast.BV | None = None   # symbolic size (``size`` is then its largest value)
-    min_size: int | None = None           # smallest value of ``limit``: offsets below are always in bounds
-    align: int = 16                       # the hidden address is a multiple of this (posix_memalign)
-
-    @property
-    def start(self) -> claripy.ast.BV:
-        """The object's start address in program terms (stable across a split's re-execution)."""
-        return self.anchor if self.anchor is not None else self.base
-
-    @property
-    def placed(self) -> bool:
-        """True while the object occupies its own address range."""
-        return self.addr is not None
-
-    def __eq__(self, other) -> bool:
-        """Field by field, expressions by identity (claripy's ``==`` builds a constraint instead of
-        answering), stores by identity (copies share a store until one writes)."""
-        if self is other:
-            return True
-        if not isinstance(other, MemoryObject):
-            return NotImplemented
-        for f in fields(self):
-            a, b = getattr(self, f.name), getattr(other, f.name)
-            if a is not b and (isinstance(a, (claripy.ast.Base, ObjectStore)) or
-                               isinstance(b, (claripy.ast.Base, ObjectStore)) or a != b):
-                return False
-        return True
-
-    __hash__ = None
-
-    def __repr__(self) -> str:
-        what = {"segment": "Segment", "chunk": "Chunk"}.get(self.kind, "MemoryObject")
-        size = f"{self.size} B" if self.limit is None else f"symbolic size <= {self.size} B"
-        where = f"hidden at {self.addr:#x}" if self.addr is not None else (
-            f"in #{self.parent[0]} at +{self.parent[1]}" if self.parent is not None else "unplaced")
-        parts = [f"#{self.id}", size, where]
-        if self.name is not None:
-            parts.append(f"base {self.name}")
-        if self.kind == "segment":
-            parts.append("members " + ",".join(f"#{m}" for m in self.members))
-        elif self.kind == "chunk":
-            parts.append(f"of #{self.members[0]}")
-        else:
-            parts.append(f"site {self.site:#x}")
-        if self.freed:
-            parts.append("freed")
-        return f"<{what} {' '.join(parts)}>"
 
 
 class AddressSpace(SimStatePlugin):

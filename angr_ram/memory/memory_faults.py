@@ -19,7 +19,7 @@ import claripy
 from angr.storage.memory_mixins.memory_mixin import MemoryMixin
 
 from angr_ram.core.errors import ForkRequest, InfeasibleAccess, MemoryErrorInfo, MemoryFault, Target
-from angr_ram.memory.address_space import MemoryObject
+from angr_ram.memory.memory_object import MemoryObject
 from angr_ram.memory.strategies.fork import forking_enabled
 from angr_ram.memory.strategies.resolution import Hit
 

@@ -23,9 +23,9 @@ from angr.errors import SimSegfaultException
 from angr.storage.memory_mixins.memory_mixin import MemoryMixin
 
 from angr_ram.core.errors import ForkRequest, InfeasibleAccess, MemoryFault, Target
-from angr_ram.memory.address_space import MemoryObject
 from angr_ram.memory.declared import declared_objects
 from angr_ram.memory.fixed_regions import FixedRegionMixin
+from angr_ram.memory.memory_object import MemoryObject
 from angr_ram.memory.object_store import known_alignment
 from angr_ram.memory.strategies.fork import forking_enabled
 from angr_ram.memory.strategies.models import ForkModel

@@ -1,7 +1,7 @@
 """malloc / calloc / realloc / free (and the aligned allocators) SimProcedures that allocate
 relocatable memory objects.
 
-Each allocation creates a :class:`~angr_ram.memory.address_space.MemoryObject` and returns its
+Each allocation creates a :class:`~angr_ram.memory.memory_object.MemoryObject` and returns its
 base as the program-visible pointer. A symbolic size becomes the object's ``limit`` (its capacity
 is the largest feasible value up to ``max_symbolic_size``; larger values are forked off as an
 error path); a concrete size above ``MAX_ALLOCATION`` ends the path as an error path. ``free`` and ``realloc`` resolve their pointer

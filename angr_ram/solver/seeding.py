@@ -47,12 +47,12 @@ from angr_ram.core.scope import LRU, current, memo
 from angr_ram.solver.columns import WideColumn, column_of
 from angr_ram.solver.evaluator import Evaluator, _leaves, _Unsupported, dag_nodes, deep_recursion, split_lets
 from angr_ram.solver.neighbours import neighbour_values
+from angr_ram.solver.seed_constants import _pieces, _query_constants
 
 MAX_CANDIDATES = 1024   # assignments evaluated per batch (at most three batches per query)
 MAX_VARIABLES = 64      # free variables of a query beyond which seeding is not tried
 MAX_WIDE_BITS = 8 * 4096   # a free variable wider than 64 bits (one BVS for a whole input) up to this
 SIBLING_MODELS = 2      # claripy's cached models used as candidates and as bases for placements
-STORE_SCAN_BYTES = 1 << 16   # bytes of one object's store scanned for constants
 RELAXED_ROWS = 1 << 16       # combinations of let values enumerated by the relaxed check
 UNSAT = object()             # :func:`attempt`'s answer when the relaxed query is unsatisfiable
 SITE_TRIAL = 4               # tries of the later tiers at a site before its rate counts
@@ -121,75 +121,6 @@ def enabled() -> bool:
 
 def _natural(name: str) -> tuple:
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
-
-
-def store_constants(store) -> frozenset:
-    """The concrete values (``(value, bytes)``, 1 to 8 bytes) an object store holds at concrete
-    offsets, memoized per store content."""
-    key = (id(store), store.seq, len(store.conc))
-    m = memo("seeding.stores", lambda: LRU(4096))
-    hit = m.lookup(key)
-    if hit is not None and hit[0] is store:
-        return hit[1]
-    out = set()
-    seen = set()
-    for b, rec in store.conc.items():
-        if b >= STORE_SCAN_BYTES:
-            continue
-        if id(rec) in seen:
-            continue
-        seen.add(id(rec))
-        v = rec[2]
-        if v is not None and v.op == "BVV" and 8 <= v.length <= 64 and v.length % 8 == 0:
-            x = v.args[0]
-            if x > 1:
-                out.add((x, v.length // 8))
-    r = frozenset(out)
-    m.put(key, (store, r))
-    return r
-
-
-def _query_constants(exprs) -> list:
-    """Constants of 1 to 8 bytes in ``exprs`` (the values compared with, added, masked...), in
-    order of first appearance; memoized per expression (sibling queries share their constraints)."""
-    m = memo("seeding.constants", lambda: LRU(8192))
-    out: dict = {}
-    for e in exprs:
-        key = e.hash()
-        consts = m.lookup(key)
-        if consts is None:
-            consts = _constants_of(e)
-            m.put(key, consts)
-        out.update(dict.fromkeys(consts))
-    return list(out)
-
-
-def _constants_of(e) -> tuple:
-    """The constants of one expression (see :func:`_query_constants`)."""
-    out: dict = {}
-    for x in dag_nodes(e, _non_constant_children):
-        for a in x.args:
-            if hasattr(a, "op") and a.op == "BVV" and 8 <= a.length <= 64 and a.args[0] > 1:
-                out[(a.args[0], (a.length + 7) // 8)] = None
-    return tuple(out)
-
-
-def _non_constant_children(x):
-    return [a for a in x.args if hasattr(a, "op") and a.op != "BVV" and (a.depth > 1 or a.op not in ("BVS", "BoolS"))]
-
-
-def _pieces(value: int, n: int):
-    """``value`` as ``n`` bytes in both orders, and its 4- and 2-byte halves."""
-    yield value.to_bytes(n, "little")
-    if n > 1:
-        yield value.to_bytes(n, "big")
-    for k in (4, 2):
-        if n > k:
-            for lo in range(0, n, k):
-                part = (value >> (8 * lo)) & ((1 << (8 * k)) - 1)
-                if part > 1:
-                    yield part.to_bytes(k, "little")
-                    yield part.to_bytes(k, "big")
 
 
 class Seeder:

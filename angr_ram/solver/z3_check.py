@@ -18,9 +18,9 @@ import claripy
 import z3
 from claripy.errors import ClaripyZ3Error
 
-from angr_ram.core.guard import fresh_answer, quiet_ctrl_c
 from angr_ram.core.patches import PatchSet
 from angr_ram.core.scope import current
+from angr_ram.core.z3_interrupts import fresh_answer, quiet_ctrl_c
 
 
 class Counter:

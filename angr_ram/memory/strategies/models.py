@@ -27,7 +27,8 @@ from dataclasses import dataclass
 import claripy
 
 from angr_ram.core.errors import Target
-from angr_ram.memory.address_space import SEGMENT_BASE, SEGMENT_LIMIT, AddressSpace, MemoryObject
+from angr_ram.memory.address_space import SEGMENT_BASE, SEGMENT_LIMIT, AddressSpace
+from angr_ram.memory.memory_object import MemoryObject
 
 
 @dataclass(frozen=True)

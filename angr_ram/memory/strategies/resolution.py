@@ -23,7 +23,8 @@ from dataclasses import dataclass, replace
 import claripy
 from angr.errors import SimUnsatError
 
-from angr_ram.memory.address_space import HEAP_BASE, SEGMENT_LIMIT, AddressSpace, MemoryObject, gap_around
+from angr_ram.memory.address_space import HEAP_BASE, SEGMENT_LIMIT, AddressSpace, gap_around
+from angr_ram.memory.memory_object import MemoryObject
 from angr_ram.memory.strategies.fork import forking_enabled
 from angr_ram.memory.strategies.value_sets import possible_values
 from angr_ram.solver import seeding
