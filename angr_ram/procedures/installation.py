@@ -7,6 +7,7 @@ from angr_ram.procedures.heap import HEAP_PROCEDURES
 from angr_ram.procedures.libc import RamLibcStartMain, install_error_fix
 from angr_ram.procedures.number_parsing import install_number_parsing
 from angr_ram.procedures.startup import install_startup
+from angr_ram.procedures.static_libc import install_static_libc
 from angr_ram.procedures.stdio_flags import install_stdio
 from angr_ram.procedures.strings import STRING_PROCEDURES
 from angr_ram.procedures.threads import install_threads
@@ -17,7 +18,8 @@ from angr_ram.procedures.weak_imports import resolve_weak_imports
 def install_procedures(project, string_procedures: bool = True, environment: str = "symbolic") -> None:
     """Everything angr-ram hooks in ``project``: weak imports resolved, the heap and start-up
     procedures (:func:`install_hooks`), the environment (:mod:`.environment`), threads, start-up
-    data, stdio, number parsing and variadic calls."""
+    data, stdio, number parsing and variadic calls; in a statically linked program, the rest of
+    libc that angr models, by symbol (:mod:`.static_libc`)."""
     resolve_weak_imports(project)
     install_hooks(project, string_procedures)
     install_environment(project, environment)
@@ -26,6 +28,7 @@ def install_procedures(project, string_procedures: bool = True, environment: str
     install_stdio(project)
     install_number_parsing(project)
     install_varargs(project)
+    install_static_libc(project)       # last: a static program's other libc functions, by symbol
 
 
 def install_hooks(project, string_procedures: bool = True) -> None:

@@ -144,14 +144,22 @@ class Fgetc(angr.SimProcedure):
 
 class Getchar(angr.SimProcedure):
     """``getchar()``: ``fgetc(stdin)`` on the ``FILE`` the program's ``stdin`` points to (angr's read
-    fd 0 without the flags)."""
+    fd 0 without the flags). A program that never names ``stdin`` itself, loaded without libc,
+    has no such symbol: then the next byte of fd 0 (pushed-back bytes first), or EOF."""
 
     def run(self):  # pylint: disable=arguments-differ
         sym = self.project.loader.find_symbol("stdin")
-        if sym is None:
+        if sym is not None:
+            fp = self.state.memory.load(sym.rebased_addr, 8, endness=self.arch.memory_endness)
+            return self.inline_call(Fgetc, fp).ret_expr
+        pushed = self.state.ram_stdio.take(0, 1)
+        if pushed:
+            return pushed[0].zero_extend(24)
+        simfd = self.state.posix.get_fd(0)
+        if simfd is None:
             return claripy.BVV(0xFFFFFFFF, 32)
-        fp = self.state.memory.load(sym.rebased_addr, 8, endness=self.arch.memory_endness)
-        return self.inline_call(Fgetc, fp).ret_expr
+        data, length = simfd.read_data(1)
+        return claripy.If(length == 0, claripy.BVV(0xFFFFFFFF, 32), data.zero_extend(24))
 
 
 class Ungetc(angr.SimProcedure):
