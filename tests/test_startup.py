@@ -26,12 +26,18 @@ def test_a_gnu_style_program_reaches_its_native_outcomes_without_stubs(opt):
     assert_tests_replay(b, r)
 
 
-def test_an_argument_that_may_be_an_option_leaves_getopt_long_a_named_stub():
-    """``-v`` is an option: getopt_long is not modelled for it and stays angr's stub, whose any-value
-    return keeps the option loop going for ever (as in stock angr); the run stops at its limit and
-    every path and test says it went through the stub."""
+def test_options_are_parsed_and_a_symbolic_one_leaves_getopt_long_a_named_stub():
+    """``-v`` and ``--verbose`` are parsed as glibc parses them (angr_ram/procedures/getopt.py): the
+    native outcomes, no stub. A symbolic argument that may be an option cannot be followed:
+    getopt_long stays a stub, whose any-value return keeps the option loop going for ever (as in
+    stock angr); the run stops at its limit and every path and test says it went through the stub."""
     b = os.fspath(BUILD / "gnustart_O0")
-    r = explore(b, 1, args=["-v"], tests=True, timeout=15)
+    for argv in (["-v"], ["--verbose", "x"], ["--verb"]):
+        r = explore(b, 1, args=argv, tests=True)
+        native = {(p.returncode, p.stdout) for p in
+                  (subprocess.run([b, *argv], input=bytes([x]), capture_output=True) for x in range(256))}
+        assert r.stopped is None and r.stubs == {} and r.outcomes == native, argv
+    r = explore(b, 1, args=[2], tests=True, timeout=15)
     assert r.stopped == "timeout" and set(r.stubs) == {"getopt_long"}
     assert r.tests and all(t.stubs == ["getopt_long"] for t in r.tests)
     plain = explore(b, 1, args=["plain"], tests=True)      # not an option: exact again

@@ -140,6 +140,8 @@ class RelocatableMixin(FixedRegionMixin, MemoryMixin):
         return guard.op == "BoolV" and not guard.args[0]
 
     def load(self, addr, size=None, *, endness=None, condition=None, fallback=None, **kwargs):
+        if size == 0:           # touches no byte (angr's fwrite of a length that can only be 0): as angr
+            return claripy.BVV(0, 0)
         addr, a = self._route(addr)
         if a is None:
             return super().load(addr, size, endness=endness, condition=condition, fallback=fallback, **kwargs)
@@ -180,6 +182,8 @@ class RelocatableMixin(FixedRegionMixin, MemoryMixin):
         return v
 
     def store(self, addr, data, size=None, *, endness=None, condition=None, **kwargs):
+        if size == 0:
+            return None
         addr, a = self._route(addr)
         if a is None:
             return super().store(addr, data, size, endness=endness, condition=condition, **kwargs)

@@ -20,8 +20,7 @@ locale (what a replay runs in, and where message catalogues translate nothing):
   models of the system calls;
 * ``__ctype_get_mb_cur_max`` (``MB_CUR_MAX``) is 1 and ``nl_langinfo`` gives the C locale's strings;
 * ``mincore`` answers from the address space's map (m4's stack-overflow handler probes the stack);
-* ``getopt_long`` and ``getopt_long_only`` return -1 (no option) when no argument from ``optind`` on
-  can be an option (starts with ``-`` and has more after it); otherwise they stay a stub (recorded on the path).
+* ``getopt``, ``getopt_long`` and ``getopt_long_only`` parse options as glibc does (:mod:`.getopt`).
 """
 
 from __future__ import annotations
@@ -31,6 +30,7 @@ import claripy
 from angr.procedures.stubs.format_parser import FormatParser
 from cle.backends.externs.simdata.io_file import io_file_data_for_arch
 
+from angr_ram.procedures.getopt import GETOPT_PROCEDURES
 from angr_ram.procedures.libc import single_value
 from angr_ram.procedures.stubs import record
 
@@ -161,36 +161,6 @@ class Strrchr(angr.SimProcedure):
                     return 0 if found is None else base + found
         record(self.state, "strrchr")
         return claripy.BVS("unconstrained_ret_strrchr", 64)
-
-
-class GetoptLong(angr.SimProcedure):
-    """``getopt_long``: -1 when no argument from ``optind`` on can be an option, else a stub."""
-
-    name_for_stub = "getopt_long"
-
-    def run(self, argc, argv, optstring, longopts, longindex):  # pylint: disable=arguments-differ,unused-argument
-        n = single_value(self.state, argc)
-        if n is not None and n < 4096 and all(not self._may_be_option(argv, k) for k in range(self._optind(), n)):
-            return -1
-        record(self.state, self.name_for_stub)
-        return claripy.BVS(f"unconstrained_ret_{self.name_for_stub}", 32)
-
-    def _optind(self) -> int:
-        sym = self.project.loader.find_symbol("optind")
-        if sym is None:
-            return 1
-        v = single_value(self.state, self.state.memory.load(sym.rebased_addr, 4, endness="Iend_LE"))
-        return 1 if v is None else v
-
-    def _may_be_option(self, argv, k: int) -> bool:
-        p = self.state.memory.load(argv + 8 * k, 8, endness="Iend_LE")
-        head = self.state.memory.load(p, 2)
-        dash = claripy.And(head[15:8] == 0x2D, head[7:0] != 0)
-        return self.state.solver.satisfiable(extra_constraints=[dash])
-
-
-class GetoptLongOnly(GetoptLong):
-    name_for_stub = "getopt_long_only"
 
 
 SIGNAL_NAMES = ("Hangup", "Interrupt", "Quit", "Illegal instruction", "Trace/breakpoint trap", "Aborted",
@@ -367,7 +337,7 @@ STARTUP_PROCEDURES = {
     "gettext": Gettext, "dgettext": Dgettext, "dcgettext": Dcgettext, "ngettext": Ngettext,
     "dcngettext": Dcngettext, "__cxa_atexit": Succeed, "atexit": Succeed, "posix_fadvise": Succeed,
     "__fprintf_chk": FprintfChk, "__sprintf_chk": SprintfChk, "__overflow": Overflow,
-    "getopt_long": GetoptLong, "getopt_long_only": GetoptLongOnly, "strrchr": Strrchr,
+    **GETOPT_PROCEDURES, "strrchr": Strrchr,
     "strsignal": Strsignal, "isatty": Isatty, "sigemptyset": Sigemptyset, "sigfillset": Sigfillset,
     "sigaddset": Sigaddset, "sigdelset": Sigdelset, "sigismember": Sigismember,
     "fstat": _system_call("fstat", 2), "fstat64": _system_call("fstat", 2), "lseek": _system_call("lseek", 3),
