@@ -111,16 +111,7 @@ class RunScope:
         """Mark the run as running: its patch sets stay in place until :meth:`end` (idempotent)."""
         if self.running:
             return
-        sets = self.sets()
-        held = []
-        try:
-            for s in sets:
-                s.acquire()
-                held.append(s)
-        except BaseException:
-            _release(held)
-            raise
-        self._running = weakref.finalize(self, _release, held)
+        self._running = weakref.finalize(self, _release, _acquire(self.sets()))
 
     def end(self) -> None:
         """The run has ended: let go of its patch sets (idempotent; :meth:`active` holds them
@@ -140,12 +131,8 @@ class RunScope:
             finally:
                 _ACTIVE.reset(token)
             return
-        sets = self.sets()
-        held = []
+        held = _acquire(self.sets())
         try:
-            for s in sets:
-                s.acquire()
-                held.append(s)
             token = _ACTIVE.set(self)
             try:
                 yield self
@@ -153,6 +140,19 @@ class RunScope:
                 _ACTIVE.reset(token)
         finally:
             _release(held)
+
+
+def _acquire(sets: list) -> list:
+    """Hold every set of ``sets`` (none if one fails); returns them, for :func:`_release`."""
+    held = []
+    try:
+        for s in sets:
+            s.acquire()
+            held.append(s)
+    except BaseException:
+        _release(held)
+        raise
+    return held
 
 
 def _release(held: list) -> None:
