@@ -14,14 +14,25 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from claripy.frontend.mixin.model_cache_mixin import ModelCache, ModelCacheMixin
+
 from angr_ram.core.errors import AngrRamError
-from angr_ram.core.scope import RunScope
-from angr_ram.solver import model_cache, model_eval, z3_setup
-from angr_ram.solver.z3_check import CHECK
+from angr_ram.core.patches import PatchSet
+from angr_ram.core.scope import RunScope, in_run
+from angr_ram.solver import model_cache, patches
+from angr_ram.solver.model_eval import fast_eval_ast
+
+# stock angr's frontends given the answers of angr-ram's model cache (exact, linear-time
+# evaluation: angr_ram.solver.model_cache), which angr-ram's own frontends have as a mixin
+STOCK_MODEL_CACHE = PatchSet("bench-stock-model-cache", in_run)
+STOCK_MODEL_CACHE.patch(ModelCache, "eval_ast")(lambda _stock, mc, ast, allow_unconstrained=True:
+                                                fast_eval_ast(mc, ast, allow_unconstrained))
+STOCK_MODEL_CACHE.patch(ModelCacheMixin, "batch_eval")(model_cache.exact_batch_eval)
+STOCK_MODEL_CACHE.patch(ModelCacheMixin, "min")(model_cache.exact_min)
+STOCK_MODEL_CACHE.patch(ModelCacheMixin, "max")(model_cache.exact_max)
 
 # what every run inside :func:`claripy_fixes` uses, stock angr's included
-CLARIPY_FIXES = tuple(s.name for s in (CHECK, z3_setup.BACKEND, z3_setup.HALF_BUILT_SET, model_eval.MODEL_EVAL,
-                                       model_cache.MODEL_CACHE))
+CLARIPY_FIXES = (*patches.NAMES, STOCK_MODEL_CACHE.name)
 
 
 @contextlib.contextmanager

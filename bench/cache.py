@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from angr_ram.run.runner import explore
-from angr_ram.solver.z3_check import counting
+from angr_ram.solver.patches import counting
 
 from . import sample_path, with_claripy_fixes
 from .speed import SAMPLES

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from angr_ram.run.runner import explore
-from angr_ram.solver.z3_check import counting
+from angr_ram.solver.patches import counting
 
 from . import fastest, sample_path, with_claripy_fixes
 

@@ -134,9 +134,7 @@ def test_every_module_imports_in_a_fresh_process_in_either_order(order):
 
 # modules over the size limit, each at most its size when the limit was set: they may shrink, not grow
 LIMIT = 500
-OVERSIZE = {"angr_ram/solver/evaluator.py": 507, "angr_ram/solver/joint_image.py": 506,
-            "angr_ram/merging/technique.py": 505, "angr_ram/solver/query_cache.py": 508,
-            "angr_ram/run/testcases.py": 506}
+OVERSIZE: dict[str, int] = {}      # modules allowed over LIMIT lines, with their size (none now)
 
 
 def test_modules_stay_small():

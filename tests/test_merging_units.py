@@ -172,7 +172,7 @@ def test_extremum_gallops_from_the_first_model_instead_of_bisecting_from_zero():
     """An address-like key (a stack address plus the merged count k) has its minimum and maximum
     found in about 2 log2(range) checks, not one per bit of the distance from 0."""
 
-    from angr_ram.solver.z3_check import counting
+    from angr_ram.solver.patches import counting
 
     n, s, k, cl, table = clause_for(5)
     table.validate = False

@@ -13,7 +13,7 @@ import angr_ram
 from angr_ram.core import patches
 from angr_ram.core.errors import AngrRamError
 from angr_ram.core.scope import RunScope, in_run
-from angr_ram.solver.z3_check import CHECK, counting
+from angr_ram.solver.patches import CHECK, counting
 
 from .conftest import BUILD
 

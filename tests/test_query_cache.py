@@ -9,11 +9,11 @@ from claripy.errors import UnsatError
 from angr_ram.core.stats import RunStats
 from angr_ram.run.runner import explore
 from angr_ram.solver import persistent_cache
+from angr_ram.solver.patches import counting
 from angr_ram.solver.persistent_cache import Canonicalizer
 from angr_ram.solver.query_cache import QueryCache, address_specific, components, slice_constraints
 from angr_ram.solver.substituting import SubstitutingFrontend
 from angr_ram.solver.substitution import Substitution
-from angr_ram.solver.z3_check import counting
 
 from .conftest import BUILD, shared_run
 from .groundtruth import outcome_set

@@ -6,7 +6,7 @@ import claripy
 
 from angr_ram.memory.strategies.resolution import REGION_ENUMERATION, resolve
 from angr_ram.procedures.heap import allocate
-from angr_ram.solver.z3_check import counting
+from angr_ram.solver.patches import counting
 
 
 def _stack_pointer(state, offsets):

@@ -5,6 +5,7 @@ import os
 
 import angr
 import claripy
+from claripy.frontend.mixin.model_cache_mixin import ModelCacheMixin
 from claripy.solvers import Solver, SolverCompositeChild
 
 import angr_ram
@@ -24,6 +25,7 @@ from angr_ram.solver.chain import (
     chain_of,
 )
 from angr_ram.solver.frontends import RamChildSolver, SeededSolver, SeedingMixin
+from angr_ram.solver.model_cache import ExactModelCacheMixin
 from angr_ram.solver.query_cache import QueryCache
 from angr_ram.solver.substitution import Substitution
 
@@ -31,15 +33,17 @@ from .conftest import BUILD
 
 
 def _claripy_names(cls):
-    return [c.__name__ for c in cls.__mro__ if c is not SeedingMixin]
+    return [c.__name__ for c in cls.__mro__ if c not in (SeedingMixin, ExactModelCacheMixin)]
 
 
 def test_angr_rams_frontends_are_claripys_with_seeding_right_above_z3():
-    """claripy's own class lines, unchanged but for the seeding mixin just before FullFrontend."""
+    """claripy's own class lines, unchanged but for the seeding mixin just before FullFrontend and
+    the exact model cache just before claripy's (which it extends)."""
     for ours, theirs in ((RamChildSolver, SolverCompositeChild), (SeededSolver, Solver)):
         assert _claripy_names(ours)[1:] == _claripy_names(theirs)[1:]
         mro = ours.__mro__
         assert mro[mro.index(SeedingMixin) + 1].__name__ == "FullFrontend"
+        assert mro[mro.index(ExactModelCacheMixin) + 1] is ModelCacheMixin
 
 
 def test_the_chain_of_a_users_state_follows_its_config():
@@ -52,8 +56,8 @@ def test_the_chain_of_a_users_state_follows_its_config():
     sm.run(n=3)
     fe = sm.active[0].solver._solver
     assert fe.layers() == ["query cache (aa)", "substitution", "run scope", "SolverComposite",
-                           "ConstraintDeduplicatorMixin", "SatCacheMixin", "SimplifySkipperMixin", "ModelCacheMixin",
-                           "SeedingMixin", "FullFrontend"]
+                           "ConstraintDeduplicatorMixin", "SatCacheMixin", "SimplifySkipperMixin",
+                           "ExactModelCacheMixin", "ModelCacheMixin", "SeedingMixin", "FullFrontend"]
     assert fe.chain is tech.scope.memo("solver-chain", None)        # built once per run, from its config
     assert fe.inner._template_frontend.timeout == 4321 and tech.config.solver_timeout_ms == 4321
     plain = angr_ram.RelocatableMemory()

@@ -19,7 +19,7 @@ from angr_ram.procedures.heap import allocate
 from angr_ram.run import technique
 from angr_ram.run.outcomes import path_outcomes
 from angr_ram.run.runner import explore
-from angr_ram.solver.z3_check import counting
+from angr_ram.solver.patches import counting
 
 from .conftest import BUILD
 

@@ -5,6 +5,7 @@ import pytest
 import z3
 
 from angr_ram.core.scope import RunScope
+from angr_ram.solver import patches as solver_patches
 from angr_ram.solver import z3_setup
 
 
@@ -247,7 +248,7 @@ def test_a_z3_object_whose_constructor_was_interrupted_is_collected_quietly():
         return x
 
     with pytest.raises(AttributeError):
-        z3_setup.HALF_BUILT[0].original(half_built(z3.ParamsRef)) if z3_setup.HALF_BUILT[0].installed \
+        solver_patches.HALF_BUILT[0].original(half_built(z3.ParamsRef)) if solver_patches.HALF_BUILT[0].installed \
             else z3.ParamsRef.__del__(half_built(z3.ParamsRef))
     seen = []
     old = sys.unraisablehook

@@ -4,7 +4,8 @@ Each constraint a leaf added since the fragment's root is hashed by its *shape*:
 the expression with numeric constants abstracted (a condition and its negation keep different
 shapes, since negation changes the operator). A leaf's word is the sequence of those hashes. A
 regular pattern ``(w1, w2, w3)`` matches a leaf with number ``k`` when its word is
-``w1 w2^k w3``; a regular partition groups leaves that match one pattern.
+``w1 w2^k w3``; a regular partition groups leaves that match one pattern, and its formula patterns
+(:func:`formula_patterns`, section 3.2) give the constraints of the blocks as formulas of ``k``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import hashlib
 import claripy
 
 from angr_ram.core.dag import fold
+from angr_ram.merging.synthesis import synthesize
 
 _LEAVES = ("BVS", "BoolS", "FPS", "StringS")
 
@@ -100,3 +102,36 @@ def regular_partition(words: list[tuple], max_prefix: int = 8, max_unit: int = 8
     """The best regular partitioning of ``words`` (:func:`regular_partitions`), or None."""
     ranked = regular_partitions(words, max_prefix, max_unit, max_patterns)
     return ranked[0] if ranked else None
+
+
+def formula_patterns(tails: list, rp) -> tuple | str:
+    """The formula patterns of regular partition ``rp`` (``(w1, w2, groups)``) over the leaves' path
+    constraints since the fragment's root (``tails``): ``(phi1, phi2, [(group, phi3 or None)])``,
+    phi2 synthesized over the blocks of ``w2`` (section 3.2), or the reason there is none (a string). The residual group (leaves no pattern matches) comes back with ``phi3 = None``."""
+    w1, w2, all_groups = rp
+    groups = {key: g for key, g in all_groups.items() if key is not RESIDUAL}
+    a, u = len(w1), len(w2)
+    firsts = {claripy.And(*tails[idx][:a]).hash() if a else 0 for g in groups.values() for idx, _ in g}
+    if len(firsts) != 1:
+        return "prefixes-differ"
+    first = next(idx for g in groups.values() for idx, _ in g)
+    phi1 = claripy.And(*tails[first][:a]) if a else claripy.true()
+    kmax = max(k for g in groups.values() for _, k in g)
+    blocks: dict[int, object] = {}
+    for g in groups.values():
+        for idx, k in g:
+            for i in range(1, k + 1):
+                b = claripy.And(*tails[idx][a + (i - 1) * u:a + i * u])
+                if blocks.setdefault(i, b).hash() != b.hash():
+                    return "blocks-differ"
+    phi2 = synthesize([blocks[i] for i in range(1, kmax + 1)], list(range(1, kmax + 1))) if kmax else None
+    if kmax and phi2 is None:
+        return "no-formula-pattern"
+    out = []
+    for g in groups.values():
+        thetas = [claripy.And(*tails[idx][a + k * u:]) if len(tails[idx]) > a + k * u else claripy.true()
+                  for idx, k in g]
+        out.append((g, synthesize(thetas, [k for _, k in g])))
+    if RESIDUAL in all_groups:
+        out.append((all_groups[RESIDUAL], None))
+    return phi1, phi2, out

@@ -43,12 +43,12 @@ from angr_ram.merging.incremental import NODE_KEY, Tree
 from angr_ram.merging.liveness import Liveness
 from angr_ram.merging.merge_stats import MergeStats
 from angr_ram.merging.patches import LINEAR, LINEAR_K, MEMORY_DIFF, STABLE_UNINIT, UNINIT
-from angr_ram.merging.patterns import RESIDUAL, ShapeHasher, regular_partitions
+from angr_ram.merging.patterns import ShapeHasher, formula_patterns, regular_partitions
 from angr_ram.merging.policies import MODES, PATTERN_POLICIES, tpc
-from angr_ram.merging.synthesis import family_of, synthesize
+from angr_ram.merging.synthesis import family_of
 from angr_ram.procedures.libc import FORMAT, RamLibcStartMain
-from angr_ram.solver import model_cache, model_eval, z3_setup
-from angr_ram.solver.z3_check import CHECK
+from angr_ram.solver import patches as solver_patches
+from angr_ram.solver.frontends import adopt
 
 MAX_PARTITIONS_TRIED = 16   # regular partitions whose formula patterns are tried per merge, best first
 WAIT_STASH = "merge_wait"
@@ -57,10 +57,9 @@ _TERMINAL = frozenset(("deadended", "errored", "unsat", "pruned", "unconstrained
 
 
 # the patch sets (angr_ram.core.patches) in place while QuantifiedMerging works: z3's check, claripy's
-# z3 backend and model evaluation, format arguments, and the merge's own (pages' differences,
+# z3 backend, format arguments, and the merge's own (pages' differences,
 # unwritten bytes, linear value merges)
-PATCH_SETS = tuple(s.name for s in (CHECK, z3_setup.BACKEND, z3_setup.HALF_BUILT_SET, model_eval.MODEL_EVAL,
-                                    model_cache.MODEL_CACHE, FORMAT, MEMORY_DIFF, UNINIT, LINEAR))
+PATCH_SETS = (*solver_patches.NAMES, *(s.name for s in (FORMAT, MEMORY_DIFF, UNINIT, LINEAR)))
 
 def _heap_signature(state) -> tuple:
     """Identity of angr-ram's heap objects: only states with the same heap are merged (angr-ram's
@@ -163,6 +162,8 @@ class QuantifiedMerging(ExplorationTechnique):
             if not isinstance(hooked, RamLibcStartMain):
                 proj.hook_symbol("__libc_start_main", RamLibcStartMain(), replace=True)
         simgr.stashes.setdefault(WAIT_STASH, [])
+        for state in (s for stash in simgr.stashes.values() for s in stash):
+            adopt(state)        # stock angr's frontends: angr-ram's, with the exact model cache
         if self.incremental:
             self._liveness = Liveness(simgr._project)
 
@@ -400,7 +401,7 @@ class QuantifiedMerging(ExplorationTechnique):
         for tried, rp in enumerate(ranked):
             if tried == MAX_PARTITIONS_TRIED:
                 break
-            prepared = self._formula_patterns(tails, rp)
+            prepared = formula_patterns(tails, rp)
             if not isinstance(prepared, str):
                 break
         if isinstance(prepared, str):
@@ -454,37 +455,6 @@ class QuantifiedMerging(ExplorationTechnique):
         else:
             out.extend(leaves[i] for i in rest)
         return out
-
-    def _formula_patterns(self, tails, rp):
-        """``(phi1, phi2, [(group, phi3 or None)])`` for a regular partition, or the reason there is
-        none (a string). The residual group (leaves no pattern matches) comes back with ``phi3 = None``."""
-        w1, w2, all_groups = rp
-        groups = {key: g for key, g in all_groups.items() if key is not RESIDUAL}
-        a, u = len(w1), len(w2)
-        firsts = {claripy.And(*tails[idx][:a]).hash() if a else 0 for g in groups.values() for idx, _ in g}
-        if len(firsts) != 1:
-            return "prefixes-differ"
-        first = next(idx for g in groups.values() for idx, _ in g)
-        phi1 = claripy.And(*tails[first][:a]) if a else claripy.true()
-        kmax = max(k for g in groups.values() for _, k in g)
-        blocks: dict[int, object] = {}
-        for g in groups.values():
-            for idx, k in g:
-                for i in range(1, k + 1):
-                    b = claripy.And(*tails[idx][a + (i - 1) * u:a + i * u])
-                    if blocks.setdefault(i, b).hash() != b.hash():
-                        return "blocks-differ"
-        phi2 = synthesize([blocks[i] for i in range(1, kmax + 1)], list(range(1, kmax + 1))) if kmax else None
-        if kmax and phi2 is None:
-            return "no-formula-pattern"
-        out = []
-        for g in groups.values():
-            thetas = [claripy.And(*tails[idx][a + k * u:]) if len(tails[idx]) > a + k * u else claripy.true()
-                      for idx, k in g]
-            out.append((g, synthesize(thetas, [k for _, k in g])))
-        if RESIDUAL in all_groups:
-            out.append((all_groups[RESIDUAL], None))
-        return phi1, phi2, out
 
     def _check_theorem(self, clause, merged, tails, states) -> None:
         """Theorem 3.7 for every leaf: pattern(k_j) <=> tpc_j, and equal register values."""

@@ -17,17 +17,11 @@ from angr_ram.merging import QuantifiedMerging
 from angr_ram.procedures.environment import install_environment
 from angr_ram.procedures.libc import RamLibcStartMain, install_error_fix
 from angr_ram.procedures.stubs import stubs_of
+from angr_ram.run.input_budget import InputBudget, NoAnswer, NoModel, errored_reason
 from angr_ram.run.inputs import STATE_OPTIONS, make_state  # noqa: F401 - re-exported for scripts and tests
 from angr_ram.run.outcomes import ending, listed_outcomes
 from angr_ram.run.technique import DEFERRED_STASH, ERROR_STASH, UNKNOWN_STASH, RelocatableMemory, stats
-from angr_ram.run.testcases import (
-    InputBudget,
-    NoAnswer,
-    NoModel,
-    collect_tests,
-    errored_reason,
-    unfinished_states,
-)
+from angr_ram.run.testcases import collect_tests, unfinished_states
 from angr_ram.solver.z3_setup import drop_conversion_caches
 
 # seconds past a run's time limit that choosing its tests' inputs may take (after them, a plain model

@@ -39,10 +39,10 @@ from angr_ram.procedures.libc import FORMAT
 from angr_ram.procedures.stubs import record, stub_addresses
 from angr_ram.run.config import RunConfig
 from angr_ram.run.timing import PROFILE
-from angr_ram.solver import model_cache, model_eval, z3_setup
+from angr_ram.solver import patches as solver_patches
 from angr_ram.solver.query_cache import QueryCache
 from angr_ram.solver.substituting import RamSolver
-from angr_ram.solver.z3_check import CHECK, gave_up
+from angr_ram.solver.z3_check import gave_up
 from angr_ram.solver.z3_setup import drop_conversion_caches
 
 __all__ = ["DEFERRED_STASH", "ERROR_STASH", "UNKNOWN_STASH", "RelocatableMemory", "gave_up", "stats"]
@@ -54,10 +54,9 @@ UNKNOWN_STASH = "unknown"      # states whose feasibility z3 could not decide in
 DEFERRED_STASH = "deferred"    # ... within the first-pass budget: resumed with the full one at the end
 
 # the patch sets (angr_ram.core.patches) in place while RelocatableMemory works: z3's check (budgets,
-# counts), claripy's z3 backend and model evaluation, successors z3 gave up on, format arguments,
+# counts), claripy's z3 backend, successors z3 gave up on, format arguments,
 # merged pages' differences, profiling (seeding is a frontend mixin: angr_ram.solver.frontends)
-PATCH_SETS = tuple(s.name for s in (CHECK, z3_setup.BACKEND, z3_setup.HALF_BUILT_SET, model_eval.MODEL_EVAL,
-                                    model_cache.MODEL_CACHE, FORKING, FORMAT, MEMORY_DIFF, PROFILE))
+PATCH_SETS = (*solver_patches.NAMES, *(s.name for s in (FORKING, FORMAT, MEMORY_DIFF, PROFILE)))
 
 class RelocatableMemory(angr.ExplorationTechnique):
     """Relocatable addressing model with complete symbolic-pointer resolution.

@@ -14,21 +14,18 @@ from __future__ import annotations
 import json
 import os
 import re
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import angr
 import claripy
 
 from angr_ram.core.errors import AngrRamError
-from angr_ram.core.guard import RunGuard, StepAbandoned
 from angr_ram.memory.uninitialized import UNWRITTEN_PREFIXES, zero_filled
 from angr_ram.procedures.stubs import stubs_of
+from angr_ram.run.input_budget import InputBudget, NoAnswer, NoModel, add_groups, errored_reason
 from angr_ram.run.inputs import program_inputs
 from angr_ram.run.outcomes import Outcome, ending
 from angr_ram.run.technique import ERROR_STASH
-from angr_ram.solver.z3_check import gave_up
 
 MANIFEST = "tests.jsonl"
 MAX_OUTCOMES_PER_PATH = 16
@@ -89,94 +86,6 @@ def _safe(name: str) -> str:
 def _readable(b):
     """Preference for one input byte: zero or printable ASCII."""
     return claripy.Or(b == 0, claripy.And(claripy.UGE(b, 0x20), claripy.ULE(b, 0x7E)))
-
-
-class NoModel(Exception):  # noqa: N818 - a result, not an error
-    """The path's constraints (with the extra ones) have no model."""
-
-
-class NoAnswer(Exception):  # noqa: N818
-    """The query did not answer within its budget (or failed)."""
-
-
-class InputBudget:
-    """How long choosing the tests' inputs may take: each solver query at most ``query_seconds``
-    (and no longer than the time left to ``deadline``); once the deadline has passed or the user
-    pressed Ctrl-C again (``guard``), each remaining test gets a plain model with ``last_seconds``
-    at most (for ``last_total`` seconds past the deadline), or all-zero inputs if even that fails. The limits are enforced by the guard's watcher
-    (:mod:`angr_ram.core.guard`), which interrupts z3 and, if need be, the Python work of a query.
-    A query whose answer is a result (a path's outcomes, its plain model) is bounded by the deadline
-    alone (``ask(whole=True)``): under load it may take longer than ``query_seconds``, and a
-    finished path must not lose its outcomes to that. Counts what it could not do: ``unsolved`` tests (zero inputs, not checked to drive their path),
-    ``infeasible`` set-aside paths (no test: their branch condition has no model), ``plain``
-    tests (a model, not every byte made readable).
-    """
-
-    def __init__(self, deadline: float | None = None, query_seconds: float = 2.0, last_seconds: float = 0.25,
-                 last_total: float = 0.5, guard: RunGuard | None = None):
-        self.deadline = deadline
-        self.last_total = last_total
-        self.query_seconds = query_seconds
-        self.last_seconds = last_seconds
-        self.guard = guard if guard is not None else RunGuard(catch_sigint=False)
-        self._presses = self.guard.interrupts
-        self.unsolved = self.infeasible = self.plain = 0
-
-    def hurry(self) -> bool:
-        """Past the deadline, or Ctrl-C pressed since collection began: no improving any more."""
-        return ((self.deadline is not None and time.perf_counter() >= self.deadline)
-                or self.guard.interrupts > self._presses)
-
-    def ask(self, fn, last: bool = False, whole: bool = False):
-        """``fn()`` bounded: its value, or :class:`NoModel` / :class:`NoAnswer` raised; never anything else.
-        ``whole``: a query whose answer is a result of the run (a path's outcomes), not an improvement:
-        bounded by the deadline only (none without one), never by ``query_seconds``."""
-        if last:
-            if self.deadline is not None and time.perf_counter() >= self.deadline + self.last_total:
-                raise NoAnswer("out of time")
-            seconds = self.last_seconds
-        else:
-            if self.hurry():
-                raise NoAnswer("out of time")
-            seconds = 0 if whole else self.query_seconds         # 0: no step budget
-            if self.deadline is not None:
-                left = max(0.05, self.deadline - time.perf_counter())
-                seconds = left if whole else min(seconds, left)
-        try:
-            with self.guard.step(seconds=seconds, memory_mb=0, stoppable=False):
-                return fn()
-        except StepAbandoned as e:
-            raise NoAnswer(e.reason) from None
-        except (angr.errors.SimUnsatError, claripy.errors.UnsatError) as e:
-            if gave_up(e) is None:
-                raise NoModel(str(e)) from None
-            raise NoAnswer(str(e)) from None
-        except Exception as e:  # noqa: BLE001 - choosing an input never ends the run
-            raise NoAnswer(gave_up(e) or errored_reason(e)) from None
-
-
-def _add_groups(sat, ok: list, group: list, budget: InputBudget) -> bool:
-    """Add to ``ok`` the preferences of ``group`` that can hold together with ``ok``: the whole group
-    if it can, else each half in turn (group testing: a few conflicting bytes among n cost
-    O(few * log n) queries, not n). False if it ran out of budget before deciding every byte."""
-    stack = [group]
-    while stack:
-        if budget.hurry():
-            return False
-        g = stack.pop()
-        try:
-            if budget.ask(lambda g=g: sat([*ok, *g])):
-                ok.extend(g)
-                continue
-        except NoAnswer:
-            return False
-        except NoModel:
-            pass
-        if len(g) > 1:
-            half = len(g) // 2
-            stack.append(g[half:])
-            stack.append(g[:half])
-    return True
 
 
 def _bytes_of(exprs) -> list:
@@ -274,7 +183,7 @@ def choose_inputs(state, extra=(), budget: InputBudget | None = None, notes: lis
                 badset = set(bad)
                 ok = [_readable(byte[k]) for k in free if k not in badset]  # readable in the model
                 start = len(ok)
-                complete = _add_groups(sat, ok, [_readable(byte[k]) for k in bad], budget)
+                complete = add_groups(sat, ok, [_readable(byte[k]) for k in bad], budget)
                 if len(ok) > start:
                     try:
                         raw = budget.ask(lambda: model(ok))
@@ -428,12 +337,6 @@ def collect_tests(simgr, per_path: int = MAX_OUTCOMES_PER_PATH, budget: InputBud
     for s in unfinished_states(simgr):
         add(s, "unfinished", message=_unfinished_reason(s))
     return tests
-
-
-def errored_reason(exc: BaseException) -> str:
-    """A one-line reason for an exception that stopped a path."""
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}"[:200]
 
 
 _OUR_FILE = re.compile(r"test\d{6}\.(stdin|arg\d+|file\..+)")

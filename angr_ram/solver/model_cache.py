@@ -1,4 +1,4 @@
-"""claripy's model cache answers only what its cached models prove.
+"""claripy's model cache, as angr-ram's frontends use it: exact, and evaluated in linear time.
 
 claripy's ``ModelCacheMixin`` keeps the models z3 returned and answers ``eval``, ``min`` and
 ``max`` from them. Once an expression's values have all been enumerated without extra
@@ -10,27 +10,39 @@ stub's return value, ``ret != 0``) is evaluated with that variable at 0 and may 
 model, although a model with another value of it exists. ``eval(stdin, 1, extra_constraints=
 [ret != 0])`` after ``stdin == 'x'`` answered "unsatisfiable" (claripy 9.2.213), and a test for a
 feasible outcome was dropped; claripy's own ``min`` asks ``eval`` for two values first and raised
-"unsat during min()". Inside angr-ram runs the shortcut is taken only without extra
-constraints; with them, what the models give is kept and z3 is asked for the rest.
+"unsat during min()". :class:`ExactModelCacheMixin` takes the shortcut only without extra
+constraints; with them, what the models give is kept and z3 is asked for the rest. It also
+evaluates cached models with :func:`~angr_ram.solver.model_eval.fast_eval_ast` (claripy's
+``replace_dict`` re-walks shared sub-expressions: exponential on if-then-else DAGs).
+
+It is a frontend mixin, claripy's seam: angr-ram's frontends (:mod:`angr_ram.solver.frontends`)
+use it in place of ``ModelCacheMixin``; claripy's own classes are left alone. The functions below
+take the stock method as their first argument, so that a benchmark can give stock angr's
+frontends the same answers (``bench.claripy_fixes``).
 """
 
 from __future__ import annotations
 
 import claripy
+from claripy import errors
 from claripy.errors import UnsatError
 from claripy.frontend.mixin.model_cache_mixin import ModelCacheMixin
 
-from angr_ram.core.patches import PatchSet
-from angr_ram.core.scope import in_run
-
-MODEL_CACHE = PatchSet("model-cache", in_run)
+from angr_ram.solver.model_eval import fast_eval_ast
 
 
-@MODEL_CACHE.patch(ModelCacheMixin, "batch_eval")
-def batch_eval_exact(original, self, asts, n, extra_constraints=(), exact=None):
-    """``ModelCacheMixin.batch_eval`` whose "exhausted" shortcut holds only without extra constraints."""
+def satisfied_by(model, constraints) -> bool:
+    """Whether the cached ``model`` satisfies every constraint (claripy's ``eval_constraints``)."""
+    try:
+        return all(fast_eval_ast(model, c, True) for c in constraints)
+    except errors.ClaripyZeroDivisionError:
+        return False
+
+
+def exact_batch_eval(stock, self, asts, n, extra_constraints=(), exact=None):
+    """``batch_eval`` whose "exhausted" shortcut (``stock``) holds only without extra constraints."""
     if not extra_constraints:
-        return original(self, asts, n, extra_constraints=extra_constraints, exact=exact)
+        return stock(self, asts, n, extra_constraints=extra_constraints, exact=exact)
     results = self._get_batch_solutions(asts, n=n, extra_constraints=extra_constraints)
     if len(results) == n:
         return results
@@ -47,20 +59,51 @@ def batch_eval_exact(original, self, asts, n, extra_constraints=(), exact=None):
     return results
 
 
-def _extremum(original, self, e, extra_constraints, signed, exact, which):
+def _extremum(stock, self, e, extra_constraints, signed, exact, which):
     if not extra_constraints:
-        return original(self, e, extra_constraints=extra_constraints, signed=signed, exact=exact)
+        return stock(self, e, extra_constraints=extra_constraints, signed=signed, exact=exact)
     parent = getattr(super(ModelCacheMixin, self), which)
     return parent(e, extra_constraints=extra_constraints, signed=signed, exact=exact)
 
 
-@MODEL_CACHE.patch(ModelCacheMixin, "min")
-def min_exact(original, self, e, extra_constraints=(), signed=False, exact=None):
-    """``ModelCacheMixin.min``: with extra constraints, z3's answer, not the least cached value."""
-    return _extremum(original, self, e, extra_constraints, signed, exact, "min")
+def exact_min(stock, self, e, extra_constraints=(), signed=False, exact=None):
+    """``min``: with extra constraints, z3's answer, not the least cached value."""
+    return _extremum(stock, self, e, extra_constraints, signed, exact, "min")
 
 
-@MODEL_CACHE.patch(ModelCacheMixin, "max")
-def max_exact(original, self, e, extra_constraints=(), signed=False, exact=None):
-    """``ModelCacheMixin.max``: with extra constraints, z3's answer, not the greatest cached value."""
-    return _extremum(original, self, e, extra_constraints, signed, exact, "max")
+def exact_max(stock, self, e, extra_constraints=(), signed=False, exact=None):
+    """``max``: with extra constraints, z3's answer, not the greatest cached value."""
+    return _extremum(stock, self, e, extra_constraints, signed, exact, "max")
+
+
+class ExactModelCacheMixin(ModelCacheMixin):
+    """claripy's ``ModelCacheMixin``, exact under extra constraints and evaluated in linear time
+    (the module docstring)."""
+
+    def _get_models(self, extra_constraints=()):
+        for m in self._models:
+            if satisfied_by(m, extra_constraints):
+                yield m
+
+    def _get_batch_solutions(self, asts, n=None, extra_constraints=(), allow_unconstrained=True):
+        results = set()
+        for m in self._get_models(extra_constraints):
+            try:
+                results.add(tuple(fast_eval_ast(m, a, allow_unconstrained) for a in asts))
+            except (ZeroDivisionError, KeyError):
+                continue
+            if len(results) == n:
+                break
+        return results
+
+    def batch_eval(self, asts, n, extra_constraints=(), exact=None):
+        return exact_batch_eval(ModelCacheMixin.batch_eval, self, asts, n, extra_constraints, exact)
+
+    def eval(self, e, n, extra_constraints=(), exact=None):
+        return tuple(r[0] for r in ExactModelCacheMixin.batch_eval(self, [e], n, extra_constraints, exact))
+
+    def min(self, e, extra_constraints=(), signed=False, exact=None):
+        return exact_min(ModelCacheMixin.min, self, e, extra_constraints, signed, exact)
+
+    def max(self, e, extra_constraints=(), signed=False, exact=None):
+        return exact_max(ModelCacheMixin.max, self, e, extra_constraints, signed, exact)

@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import claripy
 from claripy import backends
-from claripy.frontend.mixin import model_cache_mixin
 
-from angr_ram.core.patches import PatchSet
-from angr_ram.core.scope import current, in_run
+from angr_ram.core.scope import current
 
 _LEAVES = ("BVS", "BoolS", "FPS", "StringS")
 
@@ -284,12 +282,3 @@ def _backend_eval(self, ast, allow_unconstrained: bool):
 
     v = _walk(ast, memo, visit)
     return v if isinstance(v, bool) else conc.eval(conc._abstract(v), 1)[0]
-
-
-MODEL_EVAL = PatchSet("model-eval", in_run)
-
-
-@MODEL_EVAL.patch(model_cache_mixin.ModelCache, "eval_ast")
-def fast_model_eval(original, self, ast, allow_unconstrained: bool = True):
-    """``ModelCache.eval_ast`` by :func:`fast_eval_ast` inside angr-ram runs."""
-    return fast_eval_ast(self, ast, allow_unconstrained)

@@ -16,18 +16,12 @@ from claripy.frontend import Frontend
 
 from angr_ram.solver import enumeration
 from angr_ram.solver.chain import DEFAULT_CHAIN, Layer, Query, build_chain, chain_of
-from angr_ram.solver.frontends import RamChildSolver
+from angr_ram.solver.frontends import composite
+from angr_ram.solver.model_cache import satisfied_by
 from angr_ram.solver.substitution import Substitution
 
 _EMPTY = Substitution({})
 SHIPPED_MODELS = 8      # cached models per solver component that travel with a pickled state
-
-
-def composite(timeout: int | None = None):
-    """The inner solver of a :class:`SubstitutingFrontend`: claripy's composite solver (independent
-    constraint sets solved apart) whose children are :class:`~.frontends.RamChildSolver` (claripy's
-    child frontend with seeding before z3), with ``timeout`` ms per z3 call (None: claripy's 300 s)."""
-    return claripy.SolverComposite(template_solver=RamChildSolver(timeout=timeout))
 
 
 class SubstitutingFrontend(Frontend):
@@ -105,7 +99,7 @@ class SubstitutingFrontend(Frontend):
             if cache is None:
                 continue
             for m in models:
-                if m.model.keys() == child.variables and m.eval_constraints(child.constraints):
+                if m.model.keys() == child.variables and satisfied_by(m, child.constraints):
                     cache.add(m)
 
     def set_timeout(self, timeout: int | None) -> None:

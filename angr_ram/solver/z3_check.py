@@ -3,7 +3,7 @@
 Inside a run (an active :class:`~angr_ram.core.scope.RunScope`) a check is counted into the run's stats,
 timed as the ``z3`` section of the run's profile, and given the run's current budget: the
 first-pass budget while a first-pass step runs, no more than the time left before the run's
-deadline (its ``timeout``), else the solver's own time-out. Outside runs, :func:`counting` counts
+deadline (its ``timeout``), else the solver's own time-out. Outside runs, :func:`angr_ram.solver.patches.counting` counts
 checks for benchmarks (stock angr's included) through the same wrapper, so no other code replaces
 ``z3.Solver.check``. :func:`gave_up` tells an answer z3 could not give (a time-out, a resource
 limit, ``unknown``) from any other error.
@@ -18,13 +18,12 @@ import claripy
 import z3
 from claripy.errors import ClaripyZ3Error
 
-from angr_ram.core.patches import PatchSet
 from angr_ram.core.scope import current
 from angr_ram.core.z3_interrupts import fresh_answer, quiet_ctrl_c
 
 
 class Counter:
-    """How many z3 checks ran while it was counting (:func:`counting`)."""
+    """How many z3 checks ran while it was counting (:func:`counter`)."""
 
     def __init__(self):
         self.count = 0
@@ -36,26 +35,23 @@ class Counter:
 _COUNTERS: list[Counter] = []
 
 
-def _gate() -> bool:
+def gate() -> bool:
+    """Whether checks are counted or budgeted now: in a run, or while a counter counts."""
     return bool(_COUNTERS) or current() is not None
 
 
-CHECK = PatchSet("z3-check", _gate)
-
-
 @contextlib.contextmanager
-def counting():
-    """A :class:`Counter` of the z3 checks made inside the block, in a run or not."""
+def counter():
+    """A :class:`Counter` that counts while the block runs (with the check in place:
+    :func:`angr_ram.solver.patches.counting`)."""
     c = Counter()
     _COUNTERS.append(c)
     try:
-        with CHECK.hold():
-            yield c
+        yield c
     finally:
         _COUNTERS.remove(c)
 
 
-@CHECK.patch(z3.Solver, "check")
 def check(original, solver, *args):
     """``z3.Solver.check`` counted, timed and given the run's budget (the module docstring)."""
     for c in _COUNTERS:

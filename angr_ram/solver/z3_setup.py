@@ -55,7 +55,8 @@ angr simplifies register and memory writes with z3's simplifier, which converts 
 to claripy recursively: a merged state's expression can be deeper than Python's recursion limit.
 Such an expression is kept unsimplified instead of ending the run.
 
-All of this applies inside angr-ram runs only (gated patches, :mod:`angr_ram.core.patches`).
+These functions replace claripy's, angr's and z3's inside angr-ram runs only: :mod:`angr_ram.solver.patches`
+declares where each goes and when it acts.
 """
 
 from __future__ import annotations
@@ -68,11 +69,9 @@ import weakref
 
 import claripy
 import z3
-from angr.state_plugins.solver import SimSolver
 from claripy.backends import backend_z3
 
-from angr_ram.core.patches import PatchSet
-from angr_ram.core.scope import current, in_run
+from angr_ram.core.scope import current
 
 _SOFT_TIMEOUT: bool | None = None
 
@@ -256,10 +255,6 @@ class BitBlastingSolver(z3.Solver):
         return c
 
 
-BACKEND = PatchSet("z3-backend", in_run)
-
-
-@BACKEND.patch(backend_z3.BackendZ3, "solver")
 def fast_solver_setup(original, self, timeout=None, max_memory=None):
     """``BackendZ3.solver`` that makes a bit-blasting ``qfbv`` tactic solver (see the module)."""
     if not self.reuse_z3_solver or getattr(self._tls, "solver", None) is None:
@@ -286,7 +281,6 @@ def drop_conversion_caches() -> None:
             b.downsize()
 
 
-@BACKEND.patch(backend_z3.BackendZ3, "_batch_eval")
 def batch_eval_pops_its_scope(original, self, exprs, n, extra_constraints=(), solver=None, model_callback=None):
     """``BackendZ3._batch_eval`` that leaves ``solver`` with the scopes it had, also when a check
     raises (claripy pops its scope only after the last model)."""
@@ -299,7 +293,6 @@ def batch_eval_pops_its_scope(original, self, exprs, n, extra_constraints=(), so
             solver.pop(solver.num_scopes() - depth)
 
 
-@BACKEND.patch(backend_z3.BackendZ3, "clone_solver")
 def clone_with_limits(original, self, s):
     """``BackendZ3.clone_solver`` whose clone keeps the time-out and memory bound of ``s``."""
     c = original(self, s)
@@ -309,7 +302,6 @@ def clone_with_limits(original, self, s):
     return c
 
 
-@BACKEND.patch(SimSolver, "simplify")
 def simplify_or_keep(original, self, e=None):
     """``SimSolver.simplify`` that keeps an expression too deep for claripy's conversion back from
     z3 (a ``RecursionError``) as it is."""
@@ -323,11 +315,7 @@ def simplify_or_keep(original, self, e=None):
         return e
 
 
-def _always() -> bool:
-    return True
-
-
-def _half_built_del(original, self):
+def half_built_del(original, self):
     """z3's ``__del__`` of a reference object that releases the reference its constructor took,
     read from an attribute the constructor set: a constructor interrupted before that (a
     ``RecursionError`` deep in claripy's recursion, the run guard's interrupt) left an object
@@ -339,18 +327,10 @@ def _half_built_del(original, self):
         pass
 
 
-HALF_BUILT_SET = PatchSet("z3-half-built", _always, lifetime="process")
-HALF_BUILT = [HALF_BUILT_SET.patch(cls, "__del__")(_half_built_del)
-              for cls in (z3.ParamsRef, z3.ParamDescrsRef, z3.AstRef, z3.AstVector, z3.AstMap, z3.Goal,
-                          z3.ModelRef, z3.FuncInterp, z3.FuncEntry, z3.Solver, z3.Tactic, z3.ApplyResult,
-                          z3.Probe, z3.Statistics)]
-
-
 TIMED_SIMPLIFY_MS = 10_000    # within this much of a step's deadline, simplification runs under z3.TryFor
 _TIMED_TACTICS: dict = {}     # (context, ms bucket) -> claripy's simplification tactics under z3.TryFor
 
 
-@BACKEND.patch(backend_z3.BackendZ3, "simplify")
 def simplify_in_time(original, self, expr):
     """``BackendZ3.simplify`` bounded by the run's deadline: claripy's tactic chain for boolean
     constraints (simplify, propagate, ``aig``) can run for seconds on a large formula without
@@ -435,7 +415,6 @@ def _bounds(expr: z3.BitVecRef, constraints) -> tuple[int, int]:
     return lo, hi
 
 
-@BACKEND.patch(backend_z3.BackendZ3, "_extrema")
 def model_guided_extrema(original, self, is_max, expr, extra_constraints, signed, solver, model_callback):
     """``BackendZ3._extrema`` (unsigned) by :func:`gallop_extremum` from a model's value, inside
     the bounds the extra constraints give: a single value costs 2 checks and a range of ``r``
