@@ -15,6 +15,7 @@ from angr_ram.core.profile import report
 from angr_ram.memory.strategies.models import MODELS
 from angr_ram.memory.uninitialized import UNINITIALIZED
 from angr_ram.procedures.environment import ENVIRONMENTS
+from angr_ram.run.config import RunConfig
 from angr_ram.run.distributed import explore_distributed
 from angr_ram.run.inputs import Template, parse_range
 from angr_ram.run.replay import format_table, replay
@@ -95,22 +96,23 @@ def cmd_run(args) -> int:
         check_store_dir(None if args.persist is True else args.persist)
     show = _dist_progress if distributed else _progress
     progress = show(sys.stderr) if sys.stderr.isatty() and not args.json else None
-    opts = {"cache": args.cache, "validate": args.validate, "persist": args.persist,
-            "solver_timeout_ms": args.solver_timeout_ms, "cache_limit": args.cache_limit,
-            "defer_ms": args.defer_ms or None,
-            "profile": args.profile} if args.engine == "ram" else {}
+    opts = {}
+    if args.engine == "ram":        # the run's options as one validated value (a bad one: an error now)
+        ram = {"model": args.model, "symbolic_bases": not args.concrete_bases, "cache": args.cache,
+               "validate": args.validate, "persist": args.persist, "solver_timeout_ms": args.solver_timeout_ms,
+               "cache_limit": args.cache_limit, "defer_ms": args.defer_ms or None, "profile": args.profile}
+        if args.uninitialized is not None:
+            ram["uninitialized"] = args.uninitialized
+        opts["config"] = RunConfig.of(**ram)
     if args.environment is not None:
         opts["environment"] = args.environment
-    if args.uninitialized is not None and args.engine == "ram":
-        opts["uninitialized"] = args.uninitialized
     if args.merge is not None:
         points = ["auto"] if args.merge_points == "auto" else [
             int(p, 0) if p[:1].isdigit() else p for p in args.merge_points.split(",") if p]
         opts.update(merge=args.merge, merge_points=points, merge_validate=args.merge_validate,
                     merge_incremental=False if args.no_incremental else None, merge_patterns=args.merge_patterns)
     stdin, files = _inputs(args)
-    res = run(args.binary, stdin, engine=args.engine, model=args.model,
-                  symbolic_bases=not args.concrete_bases, timeout=args.timeout, progress=progress,
+    res = run(args.binary, stdin, engine=args.engine, timeout=args.timeout, progress=progress,
                   args=args.argv or (), files=files, find=args.find or (), avoid=args.avoid or (),
                   num_find=args.num_find, max_paths=args.max_paths, max_states=args.max_states,
                   tests=args.emit_tests is not None, **opts)

@@ -17,6 +17,7 @@ from angr_ram.merging import QuantifiedMerging
 from angr_ram.procedures.environment import install_environment
 from angr_ram.procedures.libc import RamLibcStartMain, install_error_fix
 from angr_ram.procedures.stubs import stubs_of
+from angr_ram.run.config import RunConfig
 from angr_ram.run.input_budget import InputBudget, NoAnswer, NoModel, errored_reason
 from angr_ram.run.inputs import STATE_OPTIONS, make_state  # noqa: F401 - re-exported for scripts and tests
 from angr_ram.run.outcomes import ending, listed_outcomes
@@ -119,7 +120,8 @@ def explore(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
     so far) after ``timeout`` seconds, when more than ``max_states`` states are active, when
     ``max_paths`` paths have finished, or on Ctrl-C. A path whose step raises goes to the
     ``errored`` stash and the run goes on. ``tests=True`` also collects a test case per path and
-    outcome (:mod:`angr_ram.run.testcases`). ``options`` go to :class:`RelocatableMemory`.
+    outcome (:mod:`angr_ram.run.testcases`). ``options`` go to :class:`RelocatableMemory`, or all of them at
+    once as ``config=RunConfig(...)``.
     """
     simgr, tech = prepare(binary, stdin_bytes, engine=engine, model=model, symbolic_bases=symbolic_bases,
                           merge=merge, merge_points=merge_points, merge_validate=merge_validate,
@@ -198,18 +200,28 @@ def _finish(simgr, tech, guard, res: RunResult, t0: float, timeout, tests: bool)
 def prepare(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str = "fork",
             symbolic_bases: bool = True, merge: str | None = None, merge_points=(), merge_validate: bool = False,
             merge_incremental: bool | None = None, args=(), files=(), find=(), avoid=(), num_find: int = 1,
-            environment: str | None = None, merge_patterns: str = "smaller", **options):
+            environment: str | None = None, merge_patterns: str = "smaller", config: RunConfig | None = None,
+            **options):
     """The simulation manager :func:`explore` steps, and its RelocatableMemory technique (None for
     stock angr), with the same arguments; for scripts that step several runs themselves.
-    ``environment`` (:mod:`angr_ram.procedures.environment`) applies to stock angr too when given."""
+    ``environment`` (:mod:`angr_ram.procedures.environment`) applies to stock angr too when given.
+    ``config``: the run's options as one :class:`~angr_ram.run.config.RunConfig` (then ``model``,
+    ``symbolic_bases`` and ``options`` stay at their defaults)."""
+    if config is None:
+        config = RunConfig.of(model=model, symbolic_bases=symbolic_bases, **options) if engine == "ram" else None
+    elif not isinstance(config, RunConfig):
+        raise AngrRamError(f"config must be a RunConfig, not {type(config).__name__}")
+    elif options or model != "fork" or symbolic_bases is not True:
+        given = [*options, *(["model"] if model != "fork" else []), *(["symbolic_bases"] if symbolic_bases is not True else [])]
+        raise AngrRamError(f"give the options in the RunConfig or as keywords, not both ({', '.join(given)})")
+    if config is not None and environment is not None:
+        config = config.replace(environment=environment)
     proj = load_project(binary)
     state = make_state(proj, stdin_bytes, args=args, files=files)
     simgr = proj.factory.simulation_manager(state, resilience=RESILIENCE)
     tech = None
     if engine == "ram":
-        if environment is not None:
-            options["environment"] = environment
-        tech = simgr.use_technique(RelocatableMemory(model=model, symbolic_bases=symbolic_bases, **options))
+        tech = simgr.use_technique(RelocatableMemory(config))
     elif engine == "stock":
         proj.hook_symbol("__libc_start_main", RamLibcStartMain(), replace=True)
         install_error_fix(proj)

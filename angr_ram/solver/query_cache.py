@@ -95,12 +95,47 @@ def _well_formed(kind: str, raw, n: str) -> bool:
     return False
 
 
+class SyntacticKeys:
+    """Key policy of the ``syntactic`` cache: a query is found again only as the same substituted
+    expressions (no address-aware key)."""
+
+    name = "syntactic"
+
+    def __init__(self, canon: Canonicalizer):
+        self.canon = canon
+
+    def address_aware(self, kind, sliced, goals, exprs, sizes, embedded, stats):  # noqa: ARG002
+        """``(key, variable names)`` under which an equal query over other objects is found: none."""
+        return None, None
+
+
+class AddressAwareKeys(SyntacticKeys):
+    """Key policy of the ``aa`` cache: the canonical key of the unsubstituted query with its bases
+    numbered and sized (:class:`~.persistent_cache.Canonicalizer`), except for a query that must
+    stay address-specific (:func:`address_specific`, or one over bases embedded in a segment)."""
+
+    name = "aa"
+
+    def address_aware(self, kind, sliced, goals, exprs, sizes, embedded, stats):
+        tagged = _SPECIFIC.get()
+        if not tagged and embedded:
+            tagged = any(not x.variables.isdisjoint(embedded) for x in (*sliced, *goals, *exprs))
+        if tagged:
+            if stats is not None:
+                stats.cache_tagged += 1
+            return None, None
+        return self.canon.key(kind, sliced, goals, exprs, sizes)
+
+
+KEY_POLICIES = {p.name: p for p in (SyntacticKeys, AddressAwareKeys)}
+
+
 class QueryCache:
     """A run-wide cache of satisfiability and model answers (modes ``syntactic`` and ``aa``), each
     map bounded to ``limit`` entries (least recently used first out)."""
 
     def __init__(self, mode: str, validate: bool = False, stats=None, persist=None, limit: int = 100_000):
-        if mode not in ("syntactic", "aa"):
+        if mode not in KEY_POLICIES:
             raise AngrRamError(f"unknown cache mode {mode!r}; use None, 'syntactic' or 'aa'")
         self.mode = mode
         self.validate = validate
@@ -112,6 +147,7 @@ class QueryCache:
         self._aa: LRU = LRU(limit)
         self._aa_size = 0
         self._canon = Canonicalizer(max(limit * 5, 1000))
+        self.keys = KEY_POLICIES[mode](self._canon)
         self._footprints = Footprints(max(limit * 2, 1000))
         self.store = None
         self.misses: collections.deque | None = None      # debug mode (keep_misses)
@@ -173,16 +209,7 @@ class QueryCache:
         sliced = tuple(slice_constraints(constraints, focus, subst.names, self._footprints)) if focus else tuple(constraints)
         syn = (kind, frozenset(subst(c).hash() for c in sliced), frozenset(subst(g).hash() for g in goals),
                tuple(subst(x).hash() for x in exprs))
-        aa, names = None, None
-        if self.mode == "aa":
-            tagged = _SPECIFIC.get()
-            if not tagged and embedded:
-                tagged = any(not x.variables.isdisjoint(embedded) for x in (*sliced, *focus))
-            if tagged:
-                if self.stats is not None:
-                    self.stats.cache_tagged += 1
-            else:
-                aa, names = self._canon.key(kind, sliced, goals, exprs, sizes)
+        aa, names = self.keys.address_aware(kind, sliced, goals, exprs, sizes, embedded, self.stats)
         return _Query(kind, sliced, goals, exprs, syn, aa, names)
 
     def _aa_lookup(self, q: _Query, sizes):
