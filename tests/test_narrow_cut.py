@@ -22,6 +22,7 @@ from angr_ram.solver import enumeration as en
 from angr_ram.solver import evaluator as evl
 from angr_ram.solver import joint_image as ji
 from angr_ram.solver import narrow_cut as nc
+from angr_ram.solver.bit_extraction import canonical
 
 from .conftest import BUILD
 
@@ -187,12 +188,12 @@ def test_rows_through_ports_equal_brute_force(seed):
         if rng.random() < 0.4:          # a constraint over the mixed terms (perhaps a function of ports)
             t = rng.choice(pool[5:])
             filters.append(claripy.ULT(t & ((1 << rng.randrange(1, t.length + 1)) - 1), rng.randrange(1, 64)))
-        ports = ji._ports([ji._canonical(x) for x in nodes])
+        ports = ji._ports([canonical(x) for x in nodes])
         if ports is not None:           # pairwise disjoint, and every input bit of the nodes reaches one
             pb = [nc.used_bits(p) for p in ports]
             assert not any(ji._overlap(x, y) for x, y in itertools.combinations(pb, 2)), ports
             have = ji._merged(ports)
-            canon = ji._merged([ji._canonical(x) for x in nodes])
+            canon = ji._merged([canonical(x) for x in nodes])
             assert all(m & ~have.get(n, 0) == 0 for n, m in canon.items()), ports
         with evl.deep_recursion():
             ev = evl.Evaluator([w, a], {})

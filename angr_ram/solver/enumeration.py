@@ -30,7 +30,6 @@ from angr_ram.solver.evaluator import (
     MAX_BITS,
     Evaluator,
     _leaves,
-    _signed,
     _Unsupported,
     deep_recursion,
     is_let,
@@ -39,6 +38,7 @@ from angr_ram.solver.evaluator import (
 from angr_ram.solver.frontends import SeededSolver
 from angr_ram.solver.joint_image import joint_image
 from angr_ram.solver.narrow_cut import MAX_CUT_BITS, NoCut, effective_bits, find_cut
+from angr_ram.solver.semantics import VECTOR
 
 UNHANDLED = object()
 
@@ -190,7 +190,7 @@ def _answer(constraints, name: str, args: tuple, kwargs: dict):
             e = args[0]
             signed = kwargs.get("signed", False)
             v = np.broadcast_to(ev.ev(e), mask.shape)[mask]
-            v = _signed(v, e.length) if signed else v
+            v = VECTOR.signed(v, e.length) if signed else v
             r = int(v.max() if name == "max" else v.min())
             return r & ((1 << e.length) - 1) if signed else r
         if name == "solution":

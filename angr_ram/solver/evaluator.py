@@ -3,7 +3,10 @@ once (numpy columns, one row per assignment), with the helpers every user of it 
 symbols, table selections, leaves, distinct rows, deep recursion).
 
 Used by small-domain solving (:mod:`.enumeration`), narrow cuts (:mod:`.narrow_cut`), seeding and
-neighbour models; :func:`column` is how a cut's rows become the evaluator's node values.
+neighbour models; :func:`column` is how a cut's rows become the evaluator's node values. What
+each operation computes is the vector form of :mod:`.semantics` (the model evaluator,
+:mod:`.model_eval`, uses its scalar form); this module walks the expression (let-bound symbols,
+table selections as one gather, values wider than 64 bits read in slices).
 """
 
 
@@ -14,10 +17,12 @@ import hashlib
 import sys
 
 import numpy as np
+from claripy.ast import Base
 
 from angr_ram.core.scope import LRU, memo
 from angr_ram.solver.columns import WideColumn, _new_value_cache, _OwnValues, _ValueCache, column, mask
 from angr_ram.solver.selections import table_of
+from angr_ram.solver.semantics import COMPARISONS, OPS, VECTOR, Unsupported
 
 LET_PREFIX = "ram_let"
 MAX_BITS = 16
@@ -30,46 +35,13 @@ CONSTRAINT_MASKS = 2048   # constraints whose truth over the rows is kept apart 
 _U64 = np.uint64
 
 
-class _Unsupported(Exception):
-    """The slice uses something the vectorized evaluator does not model."""
+_Unsupported = Unsupported       # the slice uses something the vectorised evaluator does not model
+_signed = VECTOR.signed
 
 
 def is_let(name: str) -> bool:
     """True for the names of let-bound symbols."""
     return name.startswith(LET_PREFIX)
-
-
-def _signed(a, n: int):
-    a = np.asarray(a, dtype=_U64)
-    if n == 64:
-        return a.view(np.int64)
-    s = a.astype(np.int64)
-    return np.where(s >= (1 << (n - 1)), s - (1 << n), s)
-
-
-def _signed_division(op: str, x, y, n: int):
-    """claripy's ``SDiv``/``SMod`` (z3's ``bvsdiv``/``bvsrem``, C's ``/`` and ``%``: the quotient
-    rounded towards zero, the remainder with the dividend's sign) on unsigned ``n``-bit columns."""
-    if np.any(np.asarray(y) == 0):
-        raise _Unsupported("division by zero")
-    sx, sy = _signed(x, n), _signed(y, n)
-    if n >= 64 and (np.any(sx == np.iinfo(np.int64).min) or np.any(sy == np.iinfo(np.int64).min)):
-        raise _Unsupported("64-bit signed division of the smallest value")
-    q = np.abs(sx) // np.abs(sy)
-    q = np.where((sx < 0) != (sy < 0), -q, q)
-    r = q if op == "SDiv" else sx - q * sy
-    return r.astype(np.int64).view(_U64) & mask(n)
-
-
-def _rotate(left: bool, x, y, n: int):
-    """claripy's ``RotateLeft``/``RotateRight`` (z3's rotation by a bit-vector: by ``y mod n``)."""
-    x = np.asarray(x, dtype=_U64)
-    s = np.asarray(y, dtype=_U64) % _U64(n)
-    if not left:
-        s = (_U64(n) - s) % _U64(n)
-    back = np.where(s == 0, _U64(1), _U64(n) - s)      # (unused where s == 0)
-    r = ((x << s) | (x >> back)) & mask(n)
-    return np.where(s == 0, x, r)
 
 
 class Evaluator:
@@ -225,7 +197,7 @@ class Evaluator:
         values.put(key, r)
         return r
 
-    def _ev(self, e):  # noqa: C901 - one dispatch over claripy's operations
+    def _ev(self, e):
         op = e.op
         if op == "BVV":
             if e.length > 64:
@@ -252,84 +224,16 @@ class Evaluator:
                 return self._lookup(table)
             return np.where(self.ev(e.args[0]), self.ev(e.args[1]), self.ev(e.args[2]))
         a = e.args
-        if op in _BIN:
-            vals = [self.ev(x) for x in a]
-            m = mask(e.length)
-            acc = vals[0]
-            for v in vals[1:]:
-                acc = _BIN[op](acc, v)
-            return acc & m if op in ("__add__", "__sub__", "__mul__") else acc
-        if op == "__invert__":
-            return ~self.ev(a[0]) & mask(e.length)
-        if op == "__neg__":
-            return (_U64(0) - self.ev(a[0])) & mask(e.length)
-        if op in ("__lshift__", "LShR", "__rshift__"):
-            x, s = self.ev(a[0]), self.ev(a[1])
-            n = e.length
-            big = s >= _U64(n)
-            sc = np.where(big, _U64(0), s)
-            if op == "__lshift__":
-                return np.where(big, _U64(0), (x << sc) & mask(n))
-            if op == "LShR":
-                return np.where(big, _U64(0), x >> sc)
-            sx = _signed(x, n)
-            r = (sx >> np.minimum(s, _U64(n - 1)).astype(np.int64)).astype(np.int64)
-            return r.astype(_U64) & mask(n)
-        if op in ("__floordiv__", "__mod__"):
-            x, y = self.ev(a[0]), self.ev(a[1])
-            if np.any(y == 0):
-                raise _Unsupported("division by zero")
-            return x // y if op == "__floordiv__" else x % y
-        if op in ("RotateLeft", "RotateRight"):
-            return _rotate(op == "RotateLeft", self.ev(a[0]), self.ev(a[1]), e.length)
-        if op in ("SDiv", "SMod") and len(a) == 2:
-            return _signed_division(op, self.ev(a[0]), self.ev(a[1]), e.length)
-        if op in _CMP:
-            if a[0].length is not None and a[0].length > 64:
+        if op == "Extract" and a[2].length > 64:
+            return self.bits(a[2], a[0], a[1])
+        if op in COMPARISONS and a[0].length is not None and a[0].length > 64:
+            if op in ("__eq__", "__ne__"):
                 return self._wide_eq(a[0], a[1], op == "__ne__")
-            return _CMP[op](self.ev(a[0]), self.ev(a[1]))
-        if op in _SCMP:
-            n = a[0].length
-            return _SCMP[op](_signed(self.ev(a[0]), n), _signed(self.ev(a[1]), n))
-        if op == "And":
-            acc = self.ev(a[0])
-            for x in a[1:]:
-                acc = acc & self.ev(x)
-            return acc
-        if op == "Or":
-            acc = self.ev(a[0])
-            for x in a[1:]:
-                acc = acc | self.ev(x)
-            return acc
-        if op == "Not":
-            return ~self.ev(a[0])
-        if op == "Extract":
-            if a[2].length > 64:
-                return self.bits(a[2], a[0], a[1])
-            return (self.ev(a[2]) >> _U64(a[1])) & mask(a[0] - a[1] + 1)
-        if op == "ZeroExt":
-            return self.ev(a[1])
-        if op == "SignExt":
-            n = a[1].length
-            x = self.ev(a[1])
-            neg = (x >> _U64(n - 1)) & _U64(1)
-            ext = mask(e.length) ^ mask(n)
-            return np.where(neg == 1, x | ext, x)
-        if op == "Concat":
-            acc = _U64(0)
-            for x in a:
-                acc = (acc << _U64(x.length)) | self.ev(x)
-            return acc
-        if op == "Reverse":
-            n = e.length
-            if n % 8:
-                raise _Unsupported("reverse")
-            x = self.ev(a[0])
-            acc = _U64(0)
-            for k in range(n // 8):
-                acc = (acc << _U64(8)) | ((x >> _U64(8 * k)) & _U64(0xFF))
-            return acc
-        raise _Unsupported(op)
+            raise _Unsupported(f"{op} of values wider than 64 bits")
+        fn = OPS.get(op)
+        if fn is None:
+            raise _Unsupported(op)
+        return fn(VECTOR, [self.ev(x) if isinstance(x, Base) else x for x in a], e)
 
     def _defs_of(self, e) -> tuple:
         """The definitions of the let symbols ``e`` uses: its value depends on them too."""
@@ -390,29 +294,6 @@ class Evaluator:
             out = np.where(inside, v, out)
         return out
 
-
-_BIN = {
-    "__add__": lambda x, y: x + y,
-    "__sub__": lambda x, y: x - y,
-    "__mul__": lambda x, y: x * y,
-    "__and__": lambda x, y: x & y,
-    "__or__": lambda x, y: x | y,
-    "__xor__": lambda x, y: x ^ y,
-}
-_CMP = {
-    "__eq__": lambda x, y: x == y,
-    "__ne__": lambda x, y: x != y,
-    "ULT": lambda x, y: x < y,
-    "ULE": lambda x, y: x <= y,
-    "UGT": lambda x, y: x > y,
-    "UGE": lambda x, y: x >= y,
-}
-_SCMP = {
-    "SLT": lambda x, y: x < y,
-    "SLE": lambda x, y: x <= y,
-    "SGT": lambda x, y: x > y,
-    "SGE": lambda x, y: x >= y,
-}
 
 # ---------------------------------------------------------------------- slicing and answering
 def dag_nodes(e, children):

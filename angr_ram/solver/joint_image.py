@@ -14,7 +14,7 @@ import numpy as np
 from angr_ram.core.scope import LRU, memo
 from angr_ram.solver.bit_extraction import canonical
 from angr_ram.solver.columns import column, unique_rows
-from angr_ram.solver.evaluator import _BIN, MAX_BITS, Evaluator, _leaves
+from angr_ram.solver.evaluator import MAX_BITS, Evaluator, _leaves
 from angr_ram.solver.narrow_cut import (
     MAX_IMAGE,
     MAX_JOINT_BITS,
@@ -27,6 +27,7 @@ from angr_ram.solver.narrow_cut import (
     _low,
     used_bits,
 )
+from angr_ram.solver.semantics import PAIRWISE
 
 
 def _overlap(a: dict, b: dict) -> bool:
@@ -329,7 +330,7 @@ def _fold(op, images: list, demand: int) -> np.ndarray:
         if len(acc) * len(im) > MAX_PRODUCT:
             raise NoCut("operand images too large")
         a, b = np.meshgrid(acc, im, indexing="ij")
-        acc = np.unique(_BIN[op](a.reshape(-1), b.reshape(-1)) & np.uint64(demand))
+        acc = np.unique(PAIRWISE[op](a.reshape(-1), b.reshape(-1)) & np.uint64(demand))
     return np.unique(acc & np.uint64(demand))
 
 

@@ -3,8 +3,8 @@
 claripy's model cache evaluates an expression under a cached model with ``replace_dict``, which
 re-walks shared sub-expressions at every occurrence: exponential on DAG-shaped ASTs such as the
 if-then-else trees of symbolic-offset reads (6 s of a 31 s dsmm run on chainhash). This evaluator
-walks the DAG once, memoized by AST hash per model content, on plain Python integers (claripy's
-concrete backend costs about 20 microseconds per node), and evaluates only the taken branch of an
+walks the DAG once, memoized by AST hash per model content, on plain Python integers (the scalar
+form of :mod:`.semantics`; claripy's concrete backend costs about 20 microseconds per node), and evaluates only the taken branch of an
 if-then-else. Its values are claripy's; it raises KeyError for a missing variable when
 ``allow_unconstrained`` is False, and ZeroDivisionError on a division by zero, where claripy's
 eager evaluation does, except inside an untaken if-then-else branch, whose value does not matter.
@@ -16,6 +16,7 @@ import claripy
 from claripy import backends
 
 from angr_ram.core.scope import current
+from angr_ram.solver.semantics import OPS, SCALAR, Unsupported
 
 _LEAVES = ("BVS", "BoolS", "FPS", "StringS")
 
@@ -59,112 +60,7 @@ def _leaf(model: dict, a, unconstrained: bool):
     return claripy.StringV(model[name])
 
 
-class _Unsupported(Exception):
-    """An operation the integer evaluator does not model (floating point, strings)."""
-
-
-def _signed(v: int, n: int) -> int:
-    return v - (1 << n) if v >> (n - 1) else v
-
-
-def _shl(a: int, s: int, n: int) -> int:
-    return 0 if s >= n else (a << s) & ((1 << n) - 1)
-
-
-def _lshr(a: int, s: int, n: int) -> int:
-    return 0 if s >= n else a >> s
-
-
-def _ashr(a: int, s: int, n: int) -> int:
-    return (_signed(a, n) >> min(s, n)) & ((1 << n) - 1)
-
-
-def _div(a: int, b: int) -> int:
-    if b == 0:
-        raise claripy.errors.ClaripyZeroDivisionError
-    return a // b
-
-
-def _mod(a: int, b: int) -> int:
-    if b == 0:
-        raise claripy.errors.ClaripyZeroDivisionError
-    return a % b
-
-
-def _sdivmod(a: int, b: int, n: int, rem: bool) -> int:
-    """C's ``/`` (rounded towards zero) or ``%`` (the dividend's sign) on ``n``-bit values, as
-    claripy's ``SDiv``/``SMod`` and z3's ``bvsdiv``/``bvsrem``."""
-    sa, sb = _signed(a, n), _signed(b, n)
-    if sb == 0:
-        raise claripy.errors.ClaripyZeroDivisionError
-    q = abs(sa) // abs(sb)
-    if (sa < 0) != (sb < 0):
-        q = -q
-    return (sa - q * sb if rem else q) & ((1 << n) - 1)
-
-
-def _rotl(a: int, s: int, n: int) -> int:
-    return ((a << s) | (a >> (n - s))) & ((1 << n) - 1)
-
-
-def _reverse(v: int, n: int) -> int:
-    if n % 8:
-        raise _Unsupported
-    return int.from_bytes(v.to_bytes(n // 8, "big"), "little")
-
-
-def _fold(fn, vals, n):
-    acc = vals[0]
-    for v in vals[1:]:
-        acc = fn(acc, v)
-    return acc & ((1 << n) - 1)
-
-
-# op -> f(values, node): bit-vector values are unsigned Python ints, booleans are bools; the
-# semantics are those of claripy's concrete backend (shift amounts at least the width included)
-_INT_OPS = {
-    "__add__": lambda v, e: sum(v) & ((1 << e.length) - 1),
-    "__sub__": lambda v, e: _fold(lambda a, b: a - b, v, e.length),
-    "__mul__": lambda v, e: _fold(lambda a, b: a * b, v, e.length),
-    "__floordiv__": lambda v, e: _fold(_div, v, e.length),
-    "__mod__": lambda v, e: _fold(_mod, v, e.length),
-    "RotateLeft": lambda v, e: _rotl(v[0], v[1] % e.length, e.length),
-    "RotateRight": lambda v, e: _rotl(v[0], (e.length - v[1] % e.length) % e.length, e.length),
-    "SDiv": lambda v, e: _sdivmod(v[0], v[1], e.length, False),
-    "SMod": lambda v, e: _sdivmod(v[0], v[1], e.length, True),
-    "__and__": lambda v, e: _fold(lambda a, b: a & b, v, e.length),
-    "__or__": lambda v, e: _fold(lambda a, b: a | b, v, e.length),
-    "__xor__": lambda v, e: _fold(lambda a, b: a ^ b, v, e.length),
-    "__lshift__": lambda v, e: _shl(v[0], v[1], e.length),
-    "LShR": lambda v, e: _lshr(v[0], v[1], e.length),
-    "__rshift__": lambda v, e: _ashr(v[0], v[1], e.length),
-    "__invert__": lambda v, e: v[0] ^ ((1 << e.length) - 1),
-    "__neg__": lambda v, e: -v[0] & ((1 << e.length) - 1),
-    "__eq__": lambda v, e: v[0] == v[1],
-    "__ne__": lambda v, e: v[0] != v[1],
-    "ULT": lambda v, e: v[0] < v[1],
-    "ULE": lambda v, e: v[0] <= v[1],
-    "UGT": lambda v, e: v[0] > v[1],
-    "UGE": lambda v, e: v[0] >= v[1],
-    "SLT": lambda v, e: _signed(v[0], e.args[0].length) < _signed(v[1], e.args[0].length),
-    "SLE": lambda v, e: _signed(v[0], e.args[0].length) <= _signed(v[1], e.args[0].length),
-    "SGT": lambda v, e: _signed(v[0], e.args[0].length) > _signed(v[1], e.args[0].length),
-    "SGE": lambda v, e: _signed(v[0], e.args[0].length) >= _signed(v[1], e.args[0].length),
-    "And": lambda v, e: all(v),
-    "Or": lambda v, e: any(v),
-    "Not": lambda v, e: not v[0],
-    "Extract": lambda v, e: (v[2] >> v[1]) & ((1 << (v[0] - v[1] + 1)) - 1),
-    "ZeroExt": lambda v, e: v[1],
-    "SignExt": lambda v, e: _signed(v[1], e.args[1].length) & ((1 << e.length) - 1),
-    "Reverse": lambda v, e: _reverse(v[0], e.length),
-}
-
-
-def _concat(vals, node) -> int:
-    acc = 0
-    for a, v in zip(node.args, vals, strict=True):
-        acc = (acc << a.length) | v
-    return acc
+_Unsupported = Unsupported       # an operation the integer form does not evaluate (floating point, strings)
 
 
 def _int_leaf(model: dict, a, unconstrained: bool):
@@ -217,11 +113,9 @@ def _int_eval(mc, ast, allow_unconstrained: bool):
             if pending:
                 return pending
             vals = [memo[a.hash()] if isinstance(a, claripy.ast.Base) else a for a in node.args]
-            fn = _INT_OPS.get(op)
+            fn = OPS.get(op)
             if fn is not None:
-                memo[h] = fn(vals, node)
-            elif op == "Concat":
-                memo[h] = _concat(vals, node)
+                memo[h] = fn(SCALAR, vals, node)
             else:
                 memo[h] = _claripy_call(node, vals)
         return None

@@ -165,13 +165,26 @@ def _fold(fn, v):
     return acc
 
 
-def _wrapping(fn):
+# the n-ary operations pairwise, before reduction modulo 2**n (the same in both forms)
+PAIRWISE = {
+    "__add__": lambda a, b: a + b,
+    "__sub__": lambda a, b: a - b,
+    "__mul__": lambda a, b: a * b,
+    "__and__": lambda a, b: a & b,
+    "__or__": lambda a, b: a | b,
+    "__xor__": lambda a, b: a ^ b,
+}
+
+
+def _wrapping(op: str):
     """An n-ary operation whose result is reduced modulo ``2**n``."""
+    fn = PAIRWISE[op]
     return lambda f, v, e: _fold(fn, v) & f.mask(e.length)
 
 
-def _bitwise(fn):
+def _bitwise(op: str):
     """An n-ary bitwise operation (its result has the operands' width)."""
+    fn = PAIRWISE[op]
     return lambda f, v, e: _fold(fn, v)
 
 
@@ -255,12 +268,12 @@ def _reverse(f, v, e):
 
 # op -> definition(form, values, node); bit-vector values are unsigned, booleans bools
 OPS = {
-    "__add__": _wrapping(lambda a, b: a + b),
-    "__sub__": _wrapping(lambda a, b: a - b),
-    "__mul__": _wrapping(lambda a, b: a * b),
-    "__and__": _bitwise(lambda a, b: a & b),
-    "__or__": _bitwise(lambda a, b: a | b),
-    "__xor__": _bitwise(lambda a, b: a ^ b),
+    "__add__": _wrapping("__add__"),
+    "__sub__": _wrapping("__sub__"),
+    "__mul__": _wrapping("__mul__"),
+    "__and__": _bitwise("__and__"),
+    "__or__": _bitwise("__or__"),
+    "__xor__": _bitwise("__xor__"),
     "__floordiv__": _unsigned_division(False),
     "__mod__": _unsigned_division(True),
     "SDiv": _signed_division(False),
@@ -291,4 +304,4 @@ OPS = {
     "Concat": _concat,
     "Reverse": _reverse,
 }
-BITWISE = ("__and__", "__or__", "__xor__")
+COMPARISONS = ("__eq__", "__ne__", "ULT", "ULE", "UGT", "UGE", "SLT", "SLE", "SGT", "SGE")

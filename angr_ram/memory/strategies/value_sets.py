@@ -28,9 +28,11 @@ from __future__ import annotations
 
 import itertools
 
+import claripy
 import numpy as np
 
 from angr_ram.solver.evaluator import LET_PREFIX, Evaluator, _Unsupported, split_lets
+from angr_ram.solver.semantics import OPS, SCALAR
 
 MAX_VALUES = 256        # values of one node
 MAX_PAIRS = 1 << 14     # value combinations of one operation's operands
@@ -40,29 +42,6 @@ MAX_ROWS = 1 << 12      # combinations of let values a let-only part is evaluate
 
 class _Unbounded(Exception):
     """The expression's value set is not finite and small, or not computed here."""
-
-
-def _mask(n: int) -> int:
-    return (1 << n) - 1
-
-
-def _signed(v: int, n: int) -> int:
-    return v - (1 << n) if v >> (n - 1) else v
-
-
-_N_ARY = {
-    "__add__": lambda x, y, n: (x + y) & _mask(n),
-    "__mul__": lambda x, y, n: (x * y) & _mask(n),
-    "__and__": lambda x, y, n: x & y,
-    "__or__": lambda x, y, n: x | y,
-    "__xor__": lambda x, y, n: x ^ y,
-}
-_BINARY = {
-    "__sub__": lambda x, y, n: (x - y) & _mask(n),
-    "__lshift__": lambda x, y, n: (x << y) & _mask(n) if y < n else 0,
-    "LShR": lambda x, y, n: x >> y if y < n else 0,
-    "__rshift__": lambda x, y, n: (_signed(x, n) >> min(y, n - 1)) & _mask(n),
-}
 
 
 class _Evaluator:
@@ -157,15 +136,6 @@ class _Evaluator:
                 raise _Unbounded("too many values")
         return frozenset(out)
 
-    @staticmethod
-    def _fold(op, n: int):
-        def value(combo):
-            acc = combo[0]
-            for y in combo[1:]:
-                acc = op(acc, y, n)
-            return acc
-        return value
-
     def _values(self, e) -> frozenset:
         if not e.symbolic:
             return frozenset((e.concrete_value,))
@@ -177,33 +147,20 @@ class _Evaluator:
         if op == "BVS":
             name = args[0]
             return self._let_values(name)
-        n = e.length
-        if op in _N_ARY:
-            return self._combine([self.values(a) for a in args], self._fold(_N_ARY[op], n))
-        if op in _BINARY and len(args) == 2:
-            return self._combine([self.values(args[0]), self.values(args[1])], self._fold(_BINARY[op], n))
-        if op == "__invert__":
-            return frozenset(~x & _mask(n) for x in self.values(args[0]))
-        if op == "__neg__":
-            return frozenset(-x & _mask(n) for x in self.values(args[0]))
-        if op == "ZeroExt":
-            return self.values(args[1])
-        if op == "SignExt":
-            m = args[1].length
-            return frozenset(_signed(x, m) & _mask(n) for x in self.values(args[1]))
-        if op == "Extract":
-            hi, lo, x = args
-            return frozenset((v >> lo) & _mask(hi - lo + 1) for v in self.values(x))
-        if op == "Concat":
-            widths = [a.length for a in args]
+        fn = OPS.get(op)
+        if fn is None or not isinstance(e, claripy.ast.BV):
+            raise _Unbounded(f"operation {op}")
+        operands = [i for i, x in enumerate(args) if isinstance(x, claripy.ast.Base)]
 
-            def joined(combo):
-                acc = 0
-                for v, w in zip(combo, widths, strict=True):
-                    acc = (acc << w) | v
-                return acc
-            return self._combine([self.values(a) for a in args], joined)
-        raise _Unbounded(f"operation {op}")
+        def value(combo):        # claripy's semantics (the scalar form) on one value per operand
+            vals = list(args)
+            for i, v in zip(operands, combo, strict=True):
+                vals[i] = v
+            try:
+                return fn(SCALAR, vals, e)
+            except (claripy.errors.ClaripyZeroDivisionError, _Unsupported):
+                raise _Unbounded(f"{op} not evaluated here") from None
+        return self._combine([self.values(args[i]) for i in operands], value)
 
 
 def possible_values(state, expr) -> list[int] | None:
