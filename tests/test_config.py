@@ -83,3 +83,26 @@ def test_a_technique_from_a_config_runs_as_one_from_the_same_keywords():
     assert kw_paths == cfg_paths == seeded_paths and len(kw_paths) > 3
     assert kw_stats.seeded_answers == cfg_stats.seeded_answers == 0 < seeded_stats.seeded_answers
     assert kw_stats.solver_queries == cfg_stats.solver_queries
+
+
+def test_explore_and_the_cli_take_one_config(capsys):
+    """``explore(config=RunConfig(...))`` runs as with the same keywords; keywords beside a config,
+    or a config that is not one, are clear errors before the binary is loaded; the CLI builds its
+    run's RunConfig (a bad combination of its options is one line, exit 2)."""
+    from angr_ram.run.cli import main
+
+    b = os.fspath(BUILD / "symtab_O0")
+    by_config = explore(b, 2, config=RunConfig(model="dsmm", cache="aa"))
+    by_keywords = explore(b, 2, model="dsmm", cache="aa")
+    assert by_config.outcomes == by_keywords.outcomes and len(by_config.outcomes) >= 2
+    assert by_config.stats["solver_queries"] == by_keywords.stats["solver_queries"]
+    assert by_config.stats["cache_hits_aa"] == by_keywords.stats["cache_hits_aa"]
+    with pytest.raises(AngrRamError, match=r"not both \(cache\)"):
+        explore("/no/such/binary", 2, config=RunConfig(), cache="aa")
+    with pytest.raises(AngrRamError, match=r"not both \(model\)"):
+        explore("/no/such/binary", 2, config=RunConfig(), model="dsmm")
+    with pytest.raises(AngrRamError, match="config must be a RunConfig"):
+        explore("/no/such/binary", 2, config={"model": "dsmm"})
+    assert main(["run", b, "--model", "smm", "--concrete-bases"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("needs symbolic_bases=True") and len(err.splitlines()) == 1, err
