@@ -13,6 +13,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from angr_ram.run.replay import NATIVE_ENV
+
 
 def run_inputs(binary: str, inputs: list[bytes], forkserver: Path | None = None, workers: int = 2,
                env: dict | None = None, target: str = "stdin") -> list[tuple[int, bytes]]:
@@ -39,8 +41,8 @@ def run_inputs(binary: str, inputs: list[bytes], forkserver: Path | None = None,
     with tempfile.TemporaryDirectory() as d:
         inp, out = Path(d, "in"), Path(d, "out")
         inp.write_bytes(b"".join(inputs))
-        env = dict(os.environ, **(env or {}), GT_INPUTS=str(inp), GT_LEN=str(n), GT_OUT=str(out),
-                   GT_TARGET=target, LD_PRELOAD=str(forkserver))
+        env = {**os.environ, **NATIVE_ENV, **(env or {}), "GT_INPUTS": str(inp), "GT_LEN": str(n),
+               "GT_OUT": str(out), "GT_TARGET": target, "LD_PRELOAD": str(forkserver)}
         argv = [os.path.abspath(binary)] + (["placeholder"] if target == "argv1" else [])
         subprocess.run(argv, env=env, check=True, stdin=subprocess.DEVNULL, timeout=600, cwd=d)
         lines = out.read_text().splitlines()

@@ -174,3 +174,16 @@ def test_history_bench_compares_a_run_after_another_with_the_run_alone():
     assert lines[3].endswith("1.1x t 1.1x mem ok")
     assert lines[4].endswith("2.2x t 10.0x mem OVER")
     assert lines[5].endswith("killed after 900 s")
+
+
+def test_a_concrete_argument_may_start_with_a_dash(capsys):
+    """``--arg-str -a`` passes ``-a`` to the program (argparse alone refused a value that looks like
+    an option: "expected one argument"); ``--arg-str=-a`` means the same, and ``--`` ends it."""
+    b = os.fspath(BUILD / "getopts_O0")
+    outs = []
+    for argv in (["--arg-str", "-a", "--arg-str", "-n", "--arg-str", "3"], ["--arg-str=-a", "--arg-str=-n", "--arg-str=3"]):
+        assert main(["run", b, "--stdin-bytes", "1", "--json", *argv]) == 0
+        r = json.loads(capsys.readouterr().out)
+        outs.append(sorted(o["stdout"] for o in r["outcomes"]))
+    assert outs[0] == outs[1] and {o[:10] for o in outs[0]} == {"a=1 b=0 n="} and len(outs[0]) == 4
+    assert {o.split()[2] for o in outs[0]} == {"n=3", "n=4", "n=5", "n=6"}

@@ -56,6 +56,17 @@ def _bool(rng, leaves, depth):
     return claripy.Not(_bool(rng, leaves, depth - 1))
 
 
+def random_expressions(rng, leaves, count: int):
+    """Up to ``count`` random symbolic expressions over ``leaves``, half boolean, depth 4."""
+    for _ in range(count):
+        try:
+            e = _bool(rng, leaves, 4) if rng.random() < 0.5 else _bv(rng, leaves, 4)
+        except ZeroDivisionError:     # claripy folds a constant division by zero when building
+            continue
+        if e.symbolic:
+            yield e
+
+
 def _claripy_value(model: dict, e, allow_unconstrained=True):
     try:
         return ("ok", ORIGINAL(ModelCache(dict(model)), e, allow_unconstrained=allow_unconstrained))
@@ -72,13 +83,7 @@ def test_integer_evaluator_matches_claripy(seed):
     leaves["bool"] = [claripy.BoolS(f"b{i}") for i in range(2)]
     names = {n: a for w, vs in leaves.items() for a in vs for n in a.variables}
     compared = 0
-    for _ in range(250):
-        try:
-            e = _bool(rng, leaves, 4) if rng.random() < 0.5 else _bv(rng, leaves, 4)
-        except ZeroDivisionError:     # claripy folds a constant division by zero when building
-            continue
-        if not e.symbolic:
-            continue
+    for e in random_expressions(rng, leaves, 250):
         model = {}
         for n, a in names.items():
             if rng.random() < 0.9:   # some variables stay out of the model (unconstrained)

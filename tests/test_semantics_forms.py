@@ -14,7 +14,7 @@ from angr_ram.solver.evaluator import Evaluator
 from angr_ram.solver.model_eval import fast_eval_ast
 from angr_ram.solver.semantics import OPS, SCALAR, VECTOR, Unsupported
 
-from .test_model_eval import ORIGINAL, _bool, _bv
+from .test_model_eval import ORIGINAL, random_expressions
 
 ROWS = 12
 
@@ -36,13 +36,7 @@ def test_scalar_vector_and_claripy_agree_on_random_expressions(seed):
     models = _models(rng, names)
     cols = {n: np.array([m[n] for m in models], dtype=np.uint64) for n in names}
     compared = vector_rows = 0
-    for _ in range(120):
-        try:
-            e = _bool(rng, leaves, 4) if rng.random() < 0.5 else _bv(rng, leaves, 4)
-        except ZeroDivisionError:     # claripy folds a constant division by zero when building
-            continue
-        if not e.symbolic:
-            continue
+    for e in random_expressions(rng, leaves, 120):
         try:
             vec = np.broadcast_to(Evaluator.over(cols, ROWS, {}, shared=False).ev(e), (ROWS,))
         except Unsupported:

@@ -207,3 +207,19 @@ def test_stdin_bytes_zero_is_empty_stdin_and_negative_is_refused(capsys):
     assert main(["run", binary("argnum_O0"), "--stdin-bytes", "-1"]) == 2
     with pytest.raises(SystemExit):
         main(["run", binary("fileread_O0"), "--sym-file", "input.dat"])
+
+
+@pytest.mark.parametrize("opt", ["O0", "O2"])
+def test_tests_replay_in_the_c_locale_the_models_assume(opt, monkeypatch):
+    """angr-ram models the C locale (setlocale answers "C", MB_CUR_MAX is 1); a shell whose LANG is
+    C.UTF-8 made the native program print "locale=C.UTF-8 mb_cur_max=6", so every test of
+    localeinfo mismatched. Replays and the native ground truth run with LC_ALL=C."""
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    monkeypatch.delenv("LC_ALL", raising=False)
+    b = os.fspath(BUILD / f"localeinfo_{opt}")
+    r = explore(b, 1, tests=True)
+    text = b"locale=C mb_cur_max=1\n"
+    assert r.outcomes == {(0, text), (1, text)}
+    assert r.outcomes == set(run_inputs(b, [bytes([k]) for k in range(256)]))
+    results = replay(r.tests, b)
+    assert len(results) == 2 and all(x.status == "ok" for x in results), [(x.status, x.detail) for x in results]

@@ -359,9 +359,30 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+VALUE_OPTIONS = ("--arg-str",)      # options whose value is a program's argument: it may start with "-"
+
+
+def _values_attached(argv: list[str]) -> list[str]:
+    """``--arg-str -d`` as ``--arg-str=-d``: argparse takes a separate value that starts with "-"
+    for an option of its own ("expected one argument"), but a program's argument often does."""
+    out, i = [], 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            out.extend(argv[i:])
+            break
+        if a in VALUE_OPTIONS and i + 1 < len(argv):
+            out.append(f"{a}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out
+
+
 def main(argv=None) -> int:
     """Entry point of the ``angr-ram`` command."""
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_values_attached(list(sys.argv[1:] if argv is None else argv)))
     if getattr(args, "stdin_bytes", 0) < 0:
         print("angr-ram: --stdin-bytes must not be negative", file=sys.stderr)
         return 2

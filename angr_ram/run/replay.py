@@ -44,10 +44,15 @@ class Replay:
         return self.status in FAILING
 
 
+# the environment a native run adds to the caller's: the C locale, the one angr-ram's models
+# implement (procedures/startup.py: setlocale answers "C", MB_CUR_MAX is 1), whatever LANG says
+NATIVE_ENV = {"LC_ALL": "C"}
+
+
 def run_native(binary: str, test: TestCase, timeout: float = 10.0, env: dict | None = None):
     """(exit status, stdout, stderr, signal) of ``binary`` on ``test``'s inputs, run in a fresh
-    working directory holding its files; a run killed by a signal has status 128 + its number, a
-    timeout status None."""
+    working directory holding its files, in the C locale (:data:`NATIVE_ENV`, then ``env``); a run
+    killed by a signal has status 128 + its number, a timeout status None."""
     with tempfile.TemporaryDirectory(prefix="angr-ram-replay-") as cwd:
         for name, data in test.files.items():
             path = os.path.join(cwd, name)
@@ -57,7 +62,7 @@ def run_native(binary: str, test: TestCase, timeout: float = 10.0, env: dict | N
         argv = [os.path.abspath(binary), *(os.fsdecode(a) for a in test.args)]
         try:
             r = subprocess.run(argv, input=test.stdin, capture_output=True, timeout=timeout, cwd=cwd,
-                               env=dict(os.environ, **(env or {})))
+                               env={**os.environ, **NATIVE_ENV, **(env or {})})
         except subprocess.TimeoutExpired:
             return None, b"", b"", None
     if r.returncode < 0:
