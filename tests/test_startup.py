@@ -28,9 +28,10 @@ def test_a_gnu_style_program_reaches_its_native_outcomes_without_stubs(opt):
 
 def test_options_are_parsed_and_a_symbolic_one_leaves_getopt_long_a_named_stub():
     """``-v`` and ``--verbose`` are parsed as glibc parses them (angr_ram/procedures/getopt.py): the
-    native outcomes, no stub. A symbolic argument that may be an option cannot be followed:
-    getopt_long stays a stub, whose any-value return keeps the option loop going for ever (as in
-    stock angr); the run stops at its limit and every path and test says it went through the stub."""
+    native outcomes, no stub. A symbolic argument forks on whether it is an option: where it is
+    not, the parse goes on exactly (tests that replay); where it is, getopt_long stays a stub,
+    whose any-value return keeps the option loop going for ever (as in stock angr); the run stops
+    at its limit and every path and test through the stub names it."""
     b = os.fspath(BUILD / "gnustart_O0")
     for argv in (["-v"], ["--verbose", "x"], ["--verb"]):
         r = explore(b, 1, args=argv, tests=True)
@@ -39,7 +40,12 @@ def test_options_are_parsed_and_a_symbolic_one_leaves_getopt_long_a_named_stub()
         assert r.stopped is None and r.stubs == {} and r.outcomes == native, argv
     r = explore(b, 1, args=[2], tests=True, timeout=15)
     assert r.stopped == "timeout" and set(r.stubs) == {"getopt_long"}
-    assert r.tests and all(t.stubs == ["getopt_long"] for t in r.tests)
+    stubbed = [t for t in r.tests if t.stubs]
+    assert stubbed and all(t.stubs == ["getopt_long"] for t in stubbed)
+    exact = [t for t in r.tests if not t.stubs and t.kind == "exit"]     # the state forked on "is it an option"
+    assert exact and all(not (t.args[0][:1] == b"-" and len(t.args[0].rstrip(b"\0")) > 1) for t in exact)
+    runs = replay(exact, b)
+    assert all(run.status == "ok" for run in runs), [(run.status, run.detail) for run in runs]
     plain = explore(b, 1, args=["plain"], tests=True)      # not an option: exact again
     assert plain.stubs == {} and plain.outcomes == outcome_set(b, 1)
 

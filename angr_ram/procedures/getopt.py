@@ -22,7 +22,9 @@ with the input in stdin or a file), these procedures follow glibc's ``getopt_lon
 ``optind``, ``optarg`` and ``optopt`` are read and written where the program holds them (its copies
 of glibc's variables); the scan's own position lives in the state. When something it must read is
 symbolic (an argument from ``--arg N``), the procedure returns -1 if no argument from ``optind`` on
-can start with ``-``, and is otherwise a stub (recorded on the path, :mod:`.stubs`).
+can start with ``-``; inside an angr-ram step, an argument that may or may not look like an option
+forks the state on it (where it does not, the parse goes on exactly); where it does, the procedure is
+a stub (recorded on the path, :mod:`.stubs`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from __future__ import annotations
 import angr
 import claripy
 
+from angr_ram.core.errors import ForkRequest, Target
+from angr_ram.memory.strategies.fork import forking_enabled
 from angr_ram.procedures.stubs import record
 
 MAX_ARGS = 4096
@@ -322,23 +326,33 @@ class Getopt(angr.SimProcedure):
 
     # ------------------------------------------------------------------ symbolic arguments
     def _fallback(self, argc, argv):
-        """-1 when no argument from ``optind`` on can be an option, else a stub (recorded)."""
+        """-1 when no argument from ``optind`` on can be an option; inside an angr-ram step, a
+        symbolic argument that may or may not be an option forks the state on it (the fork where it
+        is not one parses on); else a stub (recorded)."""
         n = argc.concrete_value if not argc.symbolic else None
         optind = 1
         addr = self._var("optind")
         if addr is not None:
             v = self.state.memory.load(addr, 4, endness="Iend_LE")
             optind = v.concrete_value if not v.symbolic else 1
-        if n is not None and n < MAX_ARGS and all(not self._may_be_option(argv, k) for k in range(max(optind, 1), n)):
-            return claripy.BVV(0xFFFFFFFF, 32)
+        if n is not None and n < MAX_ARGS:
+            dashes = [self._dash(argv, k) for k in range(max(optind, 1), n)]
+            can = [self.state.solver.satisfiable(extra_constraints=[d]) for d in dashes]
+            if not any(can):
+                return claripy.BVV(0xFFFFFFFF, 32)
+            if forking_enabled():
+                for d, c in zip(dashes, can, strict=True):
+                    if c and self.state.solver.satisfiable(extra_constraints=[claripy.Not(d)]):
+                        raise ForkRequest([Target(claripy.Not(d), "value"), Target(d, "value")],
+                                          f"{self.name_for_stub}: an argument that may be an option")
         record(self.state, self.name_for_stub)
         return claripy.BVS(f"unconstrained_ret_{self.name_for_stub}", 32)
 
-    def _may_be_option(self, argv, k: int) -> bool:
+    def _dash(self, argv, k: int):
+        """The condition that argument ``k`` looks like an option: ``-`` and at least one more byte."""
         p = self.state.memory.load(argv + 8 * k, 8, endness=self.arch.memory_endness)
         head = self.state.memory.load(p, 2)
-        dash = claripy.And(head[15:8] == 0x2D, head[7:0] != 0)
-        return self.state.solver.satisfiable(extra_constraints=[dash])
+        return claripy.And(head[15:8] == 0x2D, head[7:0] != 0)
 
 
 def _short_set(opts: bytes) -> set:
