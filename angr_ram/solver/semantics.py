@@ -26,8 +26,9 @@ from __future__ import annotations
 import claripy
 import numpy as np
 
+from angr_ram.solver.columns import mask as column_mask
+
 _U64 = np.uint64
-_ALL64 = _U64(0xFFFFFFFFFFFFFFFF)
 
 
 class Unsupported(Exception):
@@ -95,9 +96,7 @@ class VectorForm:
     name = "vector"
     zero = _U64(0)
 
-    @staticmethod
-    def mask(n: int):
-        return _U64((1 << n) - 1) if n < 64 else _ALL64
+    mask = staticmethod(column_mask)
 
     @staticmethod
     def const(k: int):
