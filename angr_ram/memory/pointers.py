@@ -11,17 +11,32 @@ from angr_ram.memory.strategies.value_sets import possible_values
 from angr_ram.solver.z3_check import gave_up
 
 MAX_POINTERS = 64   # a pointer with more possible values (or pairs of them) has no cases
+MAX_CONSTANT_SCAN = 1 << 16     # bytes of a read-only segment a string function may scan
+
+
+def read_only_extent(state, c: int) -> int | None:
+    """Bytes from ``c`` to the end of the read-only segment of a loaded object holding it (at most
+    ``MAX_CONSTANT_SCAN``), or None. Read-only memory holds constants, so scanning it for a NUL is
+    cheap however far the NUL is: GNU make's 200-byte messages took angr's ``strlen``, whose fresh
+    length symbol then reached every later query."""
+    obj = state.project.loader.find_object_containing(c) if state.project is not None else None
+    find = getattr(obj, "find_segment_containing", None)
+    seg = find(c) if find is not None else None
+    if seg is None or seg.is_writable:
+        return None
+    return min(seg.max_addr + 1 - c, MAX_CONSTANT_SCAN)
 
 
 def readable_at(state, c: int) -> int | None:
     """How many bytes from the hidden concrete address ``c`` may be read without a fault the C
-    function might not make (rest of its heap object; ``max_str_len`` on the stack and globals), or
+    function might not make (rest of its heap object; the rest of a read-only segment of a loaded
+    object; ``max_str_len`` on the stack and writable globals), or
     None in the null page or outside every live heap object."""
     space = state.ram
     if c < NULL_PAGE:
         return None
     if not space.in_heap_range(c):
-        return state.libc.max_str_len
+        return max(read_only_extent(state, c) or 0, state.libc.max_str_len)
     hit = space.find(c)
     if hit is None:
         return None

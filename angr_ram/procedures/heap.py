@@ -119,33 +119,48 @@ def resolve_heap_pointer(state, ptr, what: str):
     raise MemoryFault("ambiguous-free", f"{what} of a pointer that may be one of {len(targets)} objects")
 
 
+def malloc_object(state, sim_size):
+    """``malloc(size)``: a fresh object with uninitialized (unconstrained) contents; its address."""
+    n, limit, low = allocation_size(state, sim_size, "malloc")
+    return allocate(state, n, zero=False, limit=limit, min_size=low).base
+
+
+def calloc_object(state, sim_nmemb, sim_size):
+    """``calloc(nmemb, size)``: a fresh zero-filled object; its address."""
+    # multiply in 128 bits: an overflowing nmemb * size is "too large", not a small wrap-around
+    total = sim_nmemb.zero_extend(128 - sim_nmemb.length) * sim_size.zero_extend(128 - sim_size.length)
+    n, limit, low = allocation_size(state, total, "calloc")
+    if limit is not None:
+        limit = claripy.Extract(63, 0, limit)      # at most max_symbolic_size: fits
+    return allocate(state, n, zero=True, limit=limit, min_size=low).base
+
+
+def free_object(state, ptr) -> None:
+    """``free(ptr)``: marks the object freed; invalid and double frees become error paths."""
+    obj = resolve_heap_pointer(state, ptr, "free")
+    if obj is not None:
+        state.ram.free_allocation(obj.id)
+
+
 class RamMalloc(angr.SimProcedure):
     """malloc(size): a fresh object with uninitialized (unconstrained) contents."""
 
     def run(self, sim_size):  # pylint: disable=arguments-differ
-        n, limit, low = allocation_size(self.state, sim_size, "malloc")
-        return allocate(self.state, n, zero=False, limit=limit, min_size=low).base
+        return malloc_object(self.state, sim_size)
 
 
 class RamCalloc(angr.SimProcedure):
     """calloc(nmemb, size): a fresh zero-filled object."""
 
     def run(self, sim_nmemb, sim_size):  # pylint: disable=arguments-differ
-        # multiply in 128 bits: an overflowing nmemb * size is "too large", not a small wrap-around
-        total = sim_nmemb.zero_extend(128 - sim_nmemb.length) * sim_size.zero_extend(128 - sim_size.length)
-        n, limit, low = allocation_size(self.state, total, "calloc")
-        if limit is not None:
-            limit = claripy.Extract(63, 0, limit)      # at most max_symbolic_size: fits
-        return allocate(self.state, n, zero=True, limit=limit, min_size=low).base
+        return calloc_object(self.state, sim_nmemb, sim_size)
 
 
 class RamFree(angr.SimProcedure):
     """free(ptr): marks the object freed; invalid and double frees become error paths."""
 
     def run(self, ptr):  # pylint: disable=arguments-differ
-        obj = resolve_heap_pointer(self.state, ptr, "free")
-        if obj is not None:
-            self.state.ram.free_allocation(obj.id)
+        free_object(self.state, ptr)
 
 
 def holds_for_sure(state, cond, what: str) -> bool:
@@ -161,6 +176,30 @@ def holds_for_sure(state, cond, what: str) -> bool:
     return can
 
 
+def realloc_object(state, ptr, sim_size):
+    """``realloc(ptr, size)`` as :class:`RamRealloc` describes it; the new object's address (or NULL)."""
+    old = resolve_heap_pointer(state, ptr, "realloc")
+    if old is not None:
+        size = state.ram.substitute(sim_size)
+        if size.symbolic and holds_for_sure(state, size == 0, "realloc size"):
+            size = claripy.BVV(0, size.length)
+        if not size.symbolic and size.concrete_value == 0:
+            state.ram.free_allocation(old.id)
+            return claripy.BVV(0, state.arch.bits)
+    n, limit, low = allocation_size(state, sim_size, "realloc")
+    if old is None:
+        return allocate(state, n, zero=False, limit=limit, min_size=low).base
+    space = state.ram
+    new = allocate(state, n, zero=False, limit=limit, min_size=low)
+    new = space.writable(new.id)
+    store, off = space.contents(old)
+    if off or store.size != old.size:
+        store = store.slice(off, off + old.size)
+    new.store = store.resized(n, new.store.fills[0].symbol if new.store.fills else None)
+    space.free_allocation(old.id)
+    return new.base
+
+
 class RamRealloc(angr.SimProcedure):
     """realloc(ptr, size): a new object holding the old contents; the old one is freed.
 
@@ -170,27 +209,7 @@ class RamRealloc(angr.SimProcedure):
     or not forks on that too."""
 
     def run(self, ptr, sim_size):  # pylint: disable=arguments-differ
-        state = self.state
-        old = resolve_heap_pointer(state, ptr, "realloc")
-        if old is not None:
-            size = state.ram.substitute(sim_size)
-            if size.symbolic and holds_for_sure(state, size == 0, "realloc size"):
-                size = claripy.BVV(0, size.length)
-            if not size.symbolic and size.concrete_value == 0:
-                state.ram.free_allocation(old.id)
-                return claripy.BVV(0, state.arch.bits)
-        n, limit, low = allocation_size(state, sim_size, "realloc")
-        if old is None:
-            return allocate(state, n, zero=False, limit=limit, min_size=low).base
-        space = state.ram
-        new = allocate(state, n, zero=False, limit=limit, min_size=low)
-        new = space.writable(new.id)
-        store, off = space.contents(old)
-        if off or store.size != old.size:
-            store = store.slice(off, off + old.size)
-        new.store = store.resized(n, new.store.fills[0].symbol if new.store.fills else None)
-        space.free_allocation(old.id)
-        return new.base
+        return realloc_object(self.state, ptr, sim_size)
 
 
 class RamReallocarray(RamRealloc):
@@ -308,3 +327,36 @@ HEAP_PROCEDURES = {
     "valloc": RamValloc,
     "malloc_usable_size": RamMallocUsableSize,
 }
+
+
+# angr's procedures that allocate what libc itself keeps (start-up tables, FILE objects): those stay
+# at angr's fixed brk addresses; the program never frees them
+LIBC_OWNED = tuple(angr.SIM_PROCEDURES[lib][name] for lib, name in
+                   (("glibc", "__libc_start_main"), ("libc", "fopen"), ("posix", "fdopen")))
+
+
+class RamHeap(angr.SimHeapBrk):
+    """``state.heap`` for angr-ram's states: what angr's own procedures allocate for the program
+    (``strdup``, ``strndup``, ``getline``'s buffer, ``realloc`` called by them) are angr-ram heap
+    objects, as ``malloc`` gives, so that the program may free or grow them: with angr's brk heap,
+    GNU make's ``free`` of a ``strdup`` copy was a false invalid-free error on its one path. What
+    libc keeps for itself (:data:`LIBC_OWNED`) stays in angr's brk heap."""
+
+    def _ours(self) -> bool:
+        proc = self.state.scratch.sim_procedure
+        return self.state.has_plugin("ram") and not isinstance(proc, LIBC_OWNED)
+
+    def _malloc(self, sim_size):
+        return malloc_object(self.state, sim_size) if self._ours() else super()._malloc(sim_size)
+
+    def _calloc(self, sim_nmemb, sim_size):
+        return calloc_object(self.state, sim_nmemb, sim_size) if self._ours() else super()._calloc(sim_nmemb, sim_size)
+
+    def _realloc(self, ptr, size):
+        return realloc_object(self.state, ptr, size) if self._ours() else super()._realloc(ptr, size)
+
+    def _free(self, ptr):
+        if self._ours():
+            free_object(self.state, ptr)
+            return claripy.BVV(0, self.state.arch.bits)
+        return super()._free(ptr)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from angr_ram.procedures.descriptors import install_descriptors
 from angr_ram.procedures.environment import install_environment
+from angr_ram.procedures.file_status import install_file_status
 from angr_ram.procedures.heap import HEAP_PROCEDURES
 from angr_ram.procedures.libc import RamLibcStartMain, install_error_fix
 from angr_ram.procedures.number_parsing import install_number_parsing
+from angr_ram.procedures.process import install_process
 from angr_ram.procedures.startup import install_startup
 from angr_ram.procedures.static_libc import install_static_libc
 from angr_ram.procedures.stdio_flags import install_stdio
@@ -25,6 +28,9 @@ def install_procedures(project, string_procedures: bool = True, environment: str
     install_environment(project, environment)
     install_threads(project)
     install_startup(project)
+    install_descriptors(project)
+    install_process(project)
+    install_file_status(project)
     install_stdio(project)
     install_number_parsing(project)
     install_varargs(project)

@@ -16,7 +16,7 @@ locale (what a replay runs in, and where message catalogues translate nothing):
   ``__overflow`` (``putc``'s slow path) writes its byte;
 * ``strrchr`` of a concrete string (a program's name) finds the last occurrence; ``strsignal``
   returns glibc's description; ``isatty`` is 0 (a replay runs on pipes); the ``sigset_t``
-  functions set and test bits; ``fstat``, ``lseek``, ``munmap`` and ``sigprocmask`` are angr's
+  functions set and test bits; ``fstat``, ``lseek`` and ``munmap`` are angr's
   models of the system calls;
 * ``__ctype_get_mb_cur_max`` (``MB_CUR_MAX``) is 1 and ``nl_langinfo`` gives the C locale's strings;
 * ``mincore`` answers from the address space's map (m4's stack-overflow handler probes the stack);
@@ -37,7 +37,7 @@ from angr_ram.procedures.stubs import record
 _STRINGS_KEY = "angr_ram_startup_strings"
 
 
-def _static_string(proc, text: bytes) -> int:
+def static_string(proc, text: bytes) -> int:
     """The address of a constant string, stored once per project in the extern object."""
     table = proc.project.__dict__.setdefault(_STRINGS_KEY, {})
     addr = table.get(text)
@@ -49,15 +49,15 @@ def _static_string(proc, text: bytes) -> int:
 
 def _or_default(proc, ptr, default: bytes):
     if not ptr.symbolic and ptr.concrete_value == 0:
-        return _static_string(proc, default)
+        return static_string(proc, default)
     if ptr.symbolic:
-        return claripy.If(ptr == 0, _static_string(proc, default), ptr)
+        return claripy.If(ptr == 0, static_string(proc, default), ptr)
     return ptr
 
 
 class Setlocale(angr.SimProcedure):
     def run(self, category, locale):  # pylint: disable=arguments-differ,unused-argument
-        return _static_string(self, b"C")
+        return static_string(self, b"C")
 
 
 class Bindtextdomain(angr.SimProcedure):
@@ -192,7 +192,7 @@ class Strsignal(angr.SimProcedure):
             record(self.state, "strsignal")
             return claripy.BVS("strsignal_ret", 64)
         k = k - (1 << 32) if k & (1 << 31) else k
-        return _static_string(self, signal_description(k))
+        return static_string(self, signal_description(k))
 
 
 class _Syscall2(angr.SimProcedure):
@@ -302,7 +302,7 @@ class NlLanginfo(angr.SimProcedure):
     def run(self, item):  # pylint: disable=arguments-differ
         v = single_value(self.state, item[31:0])
         text = LANGINFO_C.get(v, b"") if v is not None else b""
-        return _static_string(self, text)
+        return static_string(self, text)
 
 
 PAGE = 4096
@@ -342,7 +342,6 @@ STARTUP_PROCEDURES = {
     "sigaddset": Sigaddset, "sigdelset": Sigdelset, "sigismember": Sigismember,
     "fstat": _system_call("fstat", 2), "fstat64": _system_call("fstat", 2), "lseek": _system_call("lseek", 3),
     "lseek64": _system_call("lseek", 3), "munmap": _system_call("munmap", 2),
-    "sigprocmask": _system_call("sigprocmask", 3),
     "__ctype_get_mb_cur_max": MbCurMax, "nl_langinfo": NlLanginfo, "mincore": Mincore,
     "sigaltstack": Succeed,
 }

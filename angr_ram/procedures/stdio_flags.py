@@ -11,6 +11,7 @@ fread_unlocked(...) while (!(in->_flags & 0x30))``) read its end of input foreve
   end of input or an error; angr's files have no read errors); ``fgetc``, ``getc``, ``_IO_getc``,
   their ``_unlocked`` forms and ``__uflow`` (``getc_unlocked``'s slow path, taken always since
   angr's buffer pointers are null) set it when no byte is left;
+* ``fgets`` reads a line byte by byte (a byte that may be a newline forks; see :class:`Fgets`);
 * ``ungetc`` pushes a byte back that the next ``fgetc`` or ``fread`` returns, and clears the
   end-of-file flag (angr's moved a descriptor position that streams do not read from: m4, which
   peeks with ``getc`` and ``ungetc``, lost every byte it peeked); ``getchar`` reads ``stdin``'s
@@ -28,7 +29,8 @@ import angr
 import claripy
 from cle.backends.externs.simdata.io_file import io_file_data_for_arch
 
-from angr_ram.procedures.libc import hook_models
+from angr_ram.procedures.heap import holds_for_sure
+from angr_ram.procedures.libc import hook_models, single_value
 
 EOF_SEEN = 0x10     # glibc's _IO_EOF_SEEN
 ERR_SEEN = 0x20     # glibc's _IO_ERR_SEEN
@@ -142,6 +144,54 @@ class Fgetc(angr.SimProcedure):
         return claripy.If(empty, claripy.BVV(0xFFFFFFFF, 32), data.zero_extend(24))
 
 
+MAX_LINE = 1 << 16      # bytes an fgets with a symbolic size reads at most (a bound on its loop)
+
+
+class Fgets(angr.SimProcedure):
+    """``fgets(s, n, fp)``: bytes (pushed-back ones first) up to and including a newline, at most
+    ``n - 1``, then a NUL; NULL when the end came before any byte. Reaching the end sets
+    ``_IO_EOF_SEEN``. A byte that may or may not be a newline forks the call on it (one path per
+    line length, inside an angr-ram step). angr's ``fgets`` read ``n - 1`` bytes of symbolic data at
+    once and asserted that none before the last was a newline: with a template file (concrete
+    newlines between symbolic bytes) that made every path unsatisfiable (GNU make lost its only
+    path reading its makefile)."""
+
+    def run(self, dst, size, file_ptr):  # pylint: disable=arguments-differ
+        state = self.state
+        n = single_value(state, size[31:0])
+        if n is None:
+            n = min(state.solver.max(size[31:0], extra_constraints=[claripy.SLE(size[31:0], MAX_LINE)]), MAX_LINE)
+            state.add_constraints(size[31:0] == n)
+        n = n - (1 << 32) if n >= 1 << 31 else n
+        simfd = _simfd(self, file_ptr)
+        if n <= 0 or simfd is None:
+            return claripy.BVV(0, state.arch.bits)
+        fd = _fd_number(self, file_ptr)
+        count, ended = 0, False
+        while count < n - 1:
+            pushed = state.ram_stdio.take(fd, 1) if fd is not None else []
+            if pushed:
+                byte = pushed[0]
+            else:
+                byte, length = simfd.read_data(1)
+                if not isinstance(length, int):
+                    length = 0 if holds_for_sure(state, length == 0, "fgets end of input") else 1
+                if length == 0:
+                    ended = True
+                    break
+            state.memory.store(dst + count, byte)
+            count += 1
+            newline = byte == 10
+            if newline.is_true() or (newline.symbolic and holds_for_sure(state, newline, "fgets newline")):
+                break
+        if ended:
+            _set_eof_if(self, file_ptr, True)
+            if count == 0:
+                return claripy.BVV(0, state.arch.bits)
+        state.memory.store(dst + count, claripy.BVV(0, 8))
+        return dst
+
+
 class Getchar(angr.SimProcedure):
     """``getchar()``: ``fgetc(stdin)`` on the ``FILE`` the program's ``stdin`` points to (angr's read
     fd 0 without the flags). A program that never names ``stdin`` itself, loaded without libc,
@@ -247,7 +297,7 @@ class Fwriting(angr.SimProcedure):
 STDIO_PROCEDURES = {
     "fread": Fread, "fread_unlocked": Fread,
     "fgetc": Fgetc, "getc": Fgetc, "_IO_getc": Fgetc, "fgetc_unlocked": Fgetc, "getc_unlocked": Fgetc,
-    "__uflow": Fgetc, "getchar": Getchar, "getchar_unlocked": Getchar, "ungetc": Ungetc,
+    "__uflow": Fgetc, "fgets": Fgets, "fgets_unlocked": Fgets, "getchar": Getchar, "getchar_unlocked": Getchar, "ungetc": Ungetc,
     "feof": Feof, "feof_unlocked": Feof, "ferror": Ferror, "ferror_unlocked": Ferror,
     "clearerr": Clearerr, "clearerr_unlocked": Clearerr, "__fpending": Fpending,
     "__freading": Freading, "__fwriting": Fwriting,

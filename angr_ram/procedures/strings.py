@@ -407,4 +407,36 @@ class RamStrpbrk(_NoModel):
         return claripy.If(n == 0, claripy.BVV(0, 64), s + n - 1)
 
 
-STRING_PROCEDURES.update({"strchr": RamStrchr, "strspn": RamStrspn, "strcspn": RamStrcspn, "strpbrk": RamStrpbrk})
+class RamStrdup(angr.SimProcedure):
+    """``strdup(s)``: a heap object (``state.heap``: angr-ram's in its runs) holding a copy of ``s``,
+    its length from :class:`RamStrlen` (angr's ``strdup`` measured with angr's ``strlen``, whose
+    fresh length symbol made GNU make's path unsatisfiable: every path lost)."""
+
+    def run(self, s):  # pylint: disable=arguments-differ
+        n = self.inline_call(RamStrlen, s).ret_expr
+        return _copy(self, s, n)
+
+
+class RamStrndup(angr.SimProcedure):
+    """``strndup(s, n)``: a heap copy of at most ``n`` bytes of ``s``, NUL-terminated."""
+
+    def run(self, s, n):  # pylint: disable=arguments-differ
+        k = self.inline_call(RamStrnlen, s, n).ret_expr
+        return _copy(self, s, k)
+
+
+def _copy(proc, s, length):
+    """A new heap object holding the first ``length`` bytes of ``s``, then a NUL. Its size is the
+    largest ``length + 1`` on the path (a concrete size: the string functions read such an object
+    exactly, where one of symbolic size sent them to angr's, which scans past it)."""
+    length = length.zero_extend(64 - length.size()) if length.size() < 64 else length
+    cap = single_value(proc.state, length)
+    if cap is None:
+        cap = proc.state.solver.max(length)
+    dst = proc.state.heap._malloc(claripy.BVV(cap + 1, 64))
+    proc.inline_call(angr.SIM_PROCEDURES["libc"]["memcpy"], dst, s, length)
+    proc.state.memory.store(dst + length, claripy.BVV(0, 8))
+    return dst
+
+
+STRING_PROCEDURES.update({"strdup": RamStrdup, "strndup": RamStrndup, "__strdup": RamStrdup, "strchr": RamStrchr, "strspn": RamStrspn, "strcspn": RamStrcspn, "strpbrk": RamStrpbrk})

@@ -10,7 +10,8 @@ program never takes. Here, as in a process with one thread:
 
 * ``pthread_key_create`` writes a fresh key (1, 2, ... per path) and succeeds;
   ``pthread_setspecific``/``pthread_getspecific`` store and read the key's value (NULL until set);
-* locks, attributes, ``pthread_sigmask`` and naming succeed (the only thread always gets the lock);
+* locks, attributes and naming succeed (the only thread always gets the lock; ``pthread_sigmask`` is
+  :mod:`.signals`');
   ``pthread_self`` is one constant thread id (``pthread_equal`` compares ids).
 """
 
@@ -101,7 +102,7 @@ SUCCEEDING = (
     "pthread_rwlock_tryrdlock", "pthread_rwlock_trywrlock", "pthread_rwlock_unlock",
     "pthread_cond_init", "pthread_cond_destroy", "pthread_cond_broadcast",
     "pthread_attr_init", "pthread_attr_destroy", "pthread_attr_setstacksize", "pthread_attr_setinheritsched",
-    "pthread_sigmask", "pthread_setname_np", "pthread_detach",
+    "pthread_setname_np", "pthread_detach",
 )
 THREAD_PROCEDURES = {"pthread_key_create": KeyCreate, "pthread_getspecific": GetSpecific,
                      "pthread_setspecific": SetSpecific, "pthread_self": Self, "pthread_equal": Equal,

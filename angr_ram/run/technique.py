@@ -34,6 +34,7 @@ from angr_ram.memory.uninitialized import apply_uninitialized
 from angr_ram.merging import QuantifiedMerging
 from angr_ram.merging.patches import MEMORY_DIFF
 from angr_ram.procedures.environment import hide_proc
+from angr_ram.procedures.heap import RamHeap
 from angr_ram.procedures.installation import install_procedures
 from angr_ram.procedures.libc import FORMAT
 from angr_ram.procedures.stubs import record, stub_addresses
@@ -238,7 +239,9 @@ class RelocatableMemory(angr.ExplorationTechnique):
         if type(state.registers) is DefaultMemory:      # (another plugin class is left alone)
             state.registers.__class__ = RamRegisters
         if not state.has_plugin("heap"):
-            state.register_plugin("heap", angr.SimHeapBrk(heap_size=BRK_HEAP_MAPPED))
+            state.register_plugin("heap", RamHeap(heap_size=BRK_HEAP_MAPPED))
+        elif type(state.heap) is angr.SimHeapBrk:      # a user's state: same plugin, angr-ram's objects
+            state.heap.__class__ = RamHeap
         state.register_plugin("ram", AddressSpace(self.symbolic_bases, self.context_k, self._regions, self.stats,
                                                   self.model_policy, self.splitter, self.cache, self.base_sizes,
                                                   self.max_symbolic_size))

@@ -1,0 +1,131 @@
+"""``stat`` and ``access`` by path, consistent with what ``open`` finds.
+
+angr's ``stat`` gives a file that is not there a symbolic status (any mode, any size) and glibc's
+older entry points (``__xstat``, ``__lxstat``, ``__fxstat``, which Debian's GNU make imports) are
+stubs. These models answer from the files the run gives the program (``state.fs``, where
+``--sym-file`` and templates put them), as angr's ``open`` does:
+
+* a file in ``state.fs``: a regular file (``S_IFREG | 0644``) of its size, owned by the process's
+  user, one link, times zero;
+* the working directory, ``.``, ``..`` and ``/``: directories (``S_IFDIR | 0755``);
+* any other path: -1 with ``ENOENT`` (``open`` fails on it too);
+* ``access``/``eaccess``: 0 for what exists, except execute permission on a regular file
+  (``EACCES``); -1 with ``ENOENT`` otherwise.
+
+A symbolic path gets angr's model and is recorded as a stub (:mod:`.stubs`). A test's native run
+finds the files at their real times and inode numbers: a program that prints those differs by
+nature."""
+
+from __future__ import annotations
+
+import angr
+import claripy
+
+from angr_ram.procedures.libc import hook_models
+from angr_ram.procedures.stubs import record
+
+S_IFREG, S_IFDIR = 0o100000, 0o040000
+FILE_MODE, DIR_MODE = S_IFREG | 0o644, S_IFDIR | 0o755
+STAT_BYTES = 144                    # struct stat on x86-64
+X_OK = 1
+MAX_PATH = 4096
+
+
+def _path(proc, p) -> bytes | None:
+    """The concrete path at ``p``, or None if it is symbolic."""
+    n = proc.inline_call(angr.SIM_PROCEDURES["libc"]["strlen"], p)
+    if n.ret_expr.symbolic and len(proc.state.solver.eval_upto(n.ret_expr, 2)) > 1:
+        return None
+    text = proc.state.memory.load(p, n.max_null_index, endness="Iend_BE") if n.max_null_index else claripy.BVV(b"")
+    if text.symbolic and len(proc.state.solver.eval_upto(text, 2)) > 1:
+        return None
+    return proc.state.solver.eval(text, cast_to=bytes)
+
+
+def _directories(state) -> set[bytes]:
+    cwd = state.fs.cwd.rstrip(b"/") or b"/"
+    return {b"/", b".", b"..", b"./", cwd, cwd + b"/"}
+
+
+def lookup(state, path: bytes):
+    """``("file", simfile)``, ``("dir", None)`` or None: what ``path`` names in the run's files."""
+    if path in _directories(state):
+        return ("dir", None)
+    simfile = state.fs.get(path)
+    return ("file", simfile) if simfile is not None else None
+
+
+def store_status(state, buf, kind: str, simfile) -> None:
+    """Write a ``struct stat`` for a file or directory at ``buf``."""
+    le = state.arch.memory_endness
+    state.memory.store(buf, claripy.BVV(0, STAT_BYTES * 8))
+    size = simfile.size if simfile is not None else claripy.BVV(4096, 64)
+    size = claripy.BVV(size, 64) if isinstance(size, int) else size.zero_extend(64 - size.size()) if size.size() < 64 else size
+    fields = ((16, claripy.BVV(1 if kind == "file" else 2, 64)),
+              (24, claripy.BVV(FILE_MODE if kind == "file" else DIR_MODE, 32)),
+              (28, claripy.BVV(state.posix.uid, 32) if isinstance(state.posix.uid, int) else state.posix.uid[31:0]),
+              (32, claripy.BVV(state.posix.gid, 32) if isinstance(state.posix.gid, int) else state.posix.gid[31:0]),
+              (48, size), (56, claripy.BVV(4096, 64)), (64, ((size + 511) >> 9)))
+    for off, v in fields:
+        state.memory.store(buf + off, v, endness=le)
+
+
+class Stat(angr.SimProcedure):
+    """``stat(path, buf)`` (``lstat`` too: the run's files have no links)."""
+
+    def run(self, path, buf):  # pylint: disable=arguments-differ
+        return stat_path(self, path, buf)
+
+
+def stat_path(proc, path, buf):
+    p = _path(proc, path)
+    if p is None:
+        record(proc.state, "stat")
+        return proc.inline_call(angr.SIM_PROCEDURES["linux_kernel"]["stat"], path, buf).ret_expr
+    found = lookup(proc.state, p)
+    if found is None:
+        return proc.state.libc.ret_errno("ENOENT")
+    store_status(proc.state, buf, *found)
+    return claripy.BVV(0, 32)
+
+
+class Xstat(angr.SimProcedure):
+    """``__xstat(version, path, buf)``, glibc's old entry point of ``stat`` (and ``__lxstat``)."""
+
+    def run(self, version, path, buf):  # pylint: disable=arguments-differ,unused-argument
+        return stat_path(self, path, buf)
+
+
+class Fxstat(angr.SimProcedure):
+    """``__fxstat(version, fd, buf)``: ``fstat(fd, buf)``."""
+
+    def run(self, version, fd, buf):  # pylint: disable=arguments-differ,unused-argument
+        return self.inline_call(angr.SIM_PROCEDURES["linux_kernel"]["fstat"], fd, buf).ret_expr
+
+
+class Access(angr.SimProcedure):
+    """``access(path, mode)`` and ``eaccess``."""
+
+    def run(self, path, mode):  # pylint: disable=arguments-differ
+        p = _path(self, path)
+        if p is None:
+            record(self.state, "access")
+            return claripy.BVS("access", 32)
+        found = lookup(self.state, p)
+        if found is None:
+            return self.state.libc.ret_errno("ENOENT")
+        if found[0] == "file":
+            wants_exec = (mode[31:0] & X_OK) != 0
+            return claripy.If(wants_exec, claripy.BVV(-1, 32), claripy.BVV(0, 32)) if wants_exec.symbolic \
+                else (self.state.libc.ret_errno("EACCES") if wants_exec.is_true() else claripy.BVV(0, 32))
+        return claripy.BVV(0, 32)
+
+
+FILE_STATUS_PROCEDURES = {"stat": Stat, "lstat": Stat, "stat64": Stat, "lstat64": Stat, "__xstat": Xstat,
+                          "__lxstat": Xstat, "__xstat64": Xstat, "__lxstat64": Xstat, "__fxstat": Fxstat,
+                          "__fxstat64": Fxstat, "access": Access, "eaccess": Access, "euidaccess": Access}
+
+
+def install_file_status(project) -> None:
+    """Hook the functions of :data:`FILE_STATUS_PROCEDURES` that ``project`` imports."""
+    hook_models(project, FILE_STATUS_PROCEDURES)

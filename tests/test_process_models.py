@@ -1,0 +1,96 @@
+"""What a process asks libc about itself and its files, modelled as a replay's fresh process
+answers (angr_ram/procedures/signals.py, descriptors.py, process.py, file_status.py), and
+``fgets``/``strdup`` that keep a path satisfiable (stdio_flags.py, strings.py). Each was a
+source of lost or false paths in Debian's GNU make: angr's ``sigaction`` wrote a symbolic
+"inherited" action and ``fcntl`` returned any value (hundreds of forks), a stubbed ``getcwd``
+pointer and angr's ``strdup`` copy in angr's own heap were freed as invalid, angr's ``fgets`` made
+every path reading a template file unsatisfiable, and angr's ``strdup`` length symbol another."""
+
+import itertools
+import os
+import subprocess
+
+import angr
+import pytest
+
+from angr_ram import RelocatableMemory
+from angr_ram.procedures.heap import RamHeap
+from angr_ram.run.inputs import Template
+from angr_ram.run.replay import NATIVE_ENV
+from angr_ram.run.runner import explore, prepare
+
+from .conftest import BUILD, assert_tests_replay
+from .groundtruth import outcome_set_over
+
+
+@pytest.mark.parametrize("opt", ["O0", "O2"])
+def test_signals_descriptors_cwd_and_file_status_answer_as_a_fresh_process(opt):
+    """procstate: every native outcome over its 256 inputs, no stub, no error, tests replay.
+    (Before these models: 0 paths, 16 error paths, ``signal`` a stub.)"""
+    b = os.fspath(BUILD / f"procstate_{opt}")
+    r = explore(b, 1, tests=True)
+    # run as a replay runs it (pipes for stdin and stdout; the fork-server harness gives other descriptors)
+    want = {(p.returncode, p.stdout) for p in (subprocess.run([b], input=bytes([x]), capture_output=True,
+                                                               env={**os.environ, **NATIVE_ENV}) for x in range(256))}
+    assert len(want) == 8 and r.outcomes == want
+    assert r.stubs == {} and not r.errors and r.stopped is None
+    assert_tests_replay(b, r)
+
+
+def _native_over_file(binary: str, t: Template, tmp_path) -> set:
+    out = set()
+    holes = t.holes
+    for vals in itertools.product(range(t.lo, t.hi + 1), repeat=len(holes)):
+        data = bytearray(t.data)
+        for k, v in zip(holes, vals, strict=True):
+            data[k] = v
+        (tmp_path / "A").write_bytes(bytes(data))
+        p = subprocess.run([binary], cwd=tmp_path, capture_output=True, env={**os.environ, **NATIVE_ENV}, timeout=10)
+        out.add((p.returncode, p.stdout))
+    return out
+
+
+@pytest.mark.parametrize("opt", ["O0", "O2"])
+@pytest.mark.parametrize("text,lo,hi", [(b"a?\n?Q\n??", ord("P"), ord("R")),     # newlines fixed
+                                        (b"??????", 10, 11)])                     # any byte a newline
+def test_fgets_reads_a_file_template_line_by_line(opt, text, lo, hi, tmp_path):
+    """linecount (fgets into a 4-byte buffer): the native outcome set over the template's domain,
+    tests replay. A byte that may be a newline forks; a template with fixed newlines does not
+    (angr's fgets: no path at all, every one unsatisfiable)."""
+    b = os.fspath(BUILD / f"linecount_{opt}")
+    t = Template(text, lo, hi)
+    r = explore(b, files=[("A", t)], tests=True)
+    want = _native_over_file(b, t, tmp_path)
+    assert r.outcomes == want and len(want) >= 3
+    assert r.stubs == {} and not r.errors and r.stopped is None
+    assert_tests_replay(b, r)
+
+
+@pytest.mark.parametrize("opt", ["O0", "O2"])
+def test_strdup_and_strndup_copies_of_input_are_freed_without_error(opt):
+    """dupfree: ``strdup`` of 3 input bytes, ``strndup`` of the copy, both freed. Every outcome of
+    the input classes (NUL, 'a', another byte), no error, tests replay (before: angr's copies lived
+    in angr's brk heap and each ``free`` was an invalid-free error path; no path finished)."""
+    b = os.fspath(BUILD / f"dupfree_{opt}")
+    r = explore(b, 3, tests=True)
+    assert r.outcomes == outcome_set_over(b, [b"\0ab"] * 3) and len(r.outcomes) == 7
+    assert r.stubs == {} and not r.errors and r.stopped is None
+    assert_tests_replay(b, r)
+
+
+def test_a_users_state_with_angrs_heap_gets_angr_ram_objects_from_strdup():
+    """A script's own entry_state whose brk heap was already touched: the technique keeps the
+    plugin but makes its allocations angr-ram objects, so a ``strdup`` copy can be freed."""
+    b = os.fspath(BUILD / "procstate_O0")
+    simgr, _ = prepare(b, 1)
+    state = simgr.active[0]
+    assert isinstance(state.heap, RamHeap)
+    proj = angr.Project(b, auto_load_libs=False)
+    s = proj.factory.entry_state()
+    s.heap.allocate(16)                  # the user's script touched angr's heap
+    simgr2 = proj.factory.simulation_manager(s)
+    simgr2.use_technique(RelocatableMemory())
+    simgr2.run()
+    assert len(simgr2.deadended) >= 4 and not simgr2.errored
+    assert all(type(d.heap) is RamHeap for d in simgr2.deadended)
+    assert not simgr2.stashes.get("memory_errors")
