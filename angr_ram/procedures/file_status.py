@@ -21,7 +21,8 @@ from __future__ import annotations
 import angr
 import claripy
 
-from angr_ram.procedures.libc import hook_models
+from angr_ram.procedures.libc import hook_models, single_value
+from angr_ram.procedures.strings import RamStrlen
 from angr_ram.procedures.stubs import record
 
 S_IFREG, S_IFDIR = 0o100000, 0o040000
@@ -32,14 +33,15 @@ MAX_PATH = 4096
 
 
 def _path(proc, p) -> bytes | None:
-    """The concrete path at ``p``, or None if it is symbolic."""
-    n = proc.inline_call(angr.SIM_PROCEDURES["libc"]["strlen"], p)
-    if n.ret_expr.symbolic and len(proc.state.solver.eval_upto(n.ret_expr, 2)) > 1:
+    """The concrete path at ``p``, or None if its length or a byte may vary."""
+    n = single_value(proc.state, proc.inline_call(RamStrlen, p).ret_expr)
+    if n is None or n > MAX_PATH:
         return None
-    text = proc.state.memory.load(p, n.max_null_index, endness="Iend_BE") if n.max_null_index else claripy.BVV(b"")
-    if text.symbolic and len(proc.state.solver.eval_upto(text, 2)) > 1:
-        return None
-    return proc.state.solver.eval(text, cast_to=bytes)
+    text = proc.state.memory.load(p, n, endness="Iend_BE") if n else None
+    if text is None:
+        return b""
+    v = single_value(proc.state, text)
+    return None if v is None else v.to_bytes(n, "big")
 
 
 def _directories(state) -> set[bytes]:

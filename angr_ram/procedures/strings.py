@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import angr
 import claripy
+from angr.procedures.stubs import format_parser
 
 from angr_ram.memory.pointers import MAX_POINTERS, pointer_cases, readable_at
-from angr_ram.procedures.libc import single_value
+from angr_ram.procedures.libc import FORMAT, single_value
 from angr_ram.procedures.stubs import record
 
 CHUNK = 16          # bytes read per memory access while scanning
@@ -100,9 +101,30 @@ def string_length(state, ptr, maxlen: int | None = None):
     return _by_cases(state, [ptr], lambda p, n: _length(state, p, n, maxlen))
 
 
+def nonzero_terms(state) -> set:
+    """Hashes of the terms the path's constraints hold above zero by a constant lower bound
+    (``x >= k``, ``x > k``, ``x != 0``; conjunctions looked into): a template's ``?`` bytes, which
+    lie within ``lo..hi``. Read syntactically, no solver call."""
+    out = set()
+    todo = list(state.solver.constraints)
+    while todo:
+        c = todo.pop()
+        op = c.op
+        if op == "And":
+            todo.extend(c.args)
+            continue
+        if op in ("UGE", "UGT", "__ne__") and len(c.args) == 2:
+            x, k = c.args
+            if x.symbolic and not k.symbolic and (k.concrete_value > 0 or op != "UGE"):
+                if op != "__ne__" or k.concrete_value == 0:
+                    out.add(x.hash())
+    return out
+
+
 def _length(state, ptr, readable: int, maxlen: int | None):
     s = _Bytes(state, ptr, readable)
     symbolic_before = []
+    nonzero = None
     i = 0
     while maxlen is None or i < maxlen:
         b = s[i]
@@ -111,7 +133,10 @@ def _length(state, ptr, readable: int, maxlen: int | None):
         if _zero(b):
             break
         if b.symbolic:
-            symbolic_before.append((i, b))
+            if nonzero is None:
+                nonzero = nonzero_terms(state)
+            if b.hash() not in nonzero:      # a byte the path keeps above zero ends nothing
+                symbolic_before.append((i, b))
         i += 1
     r = claripy.BVV(i, 64)
     for j, b in reversed(symbolic_before):
@@ -170,6 +195,17 @@ def _count(state, exact: bool) -> None:
             st.string_exact += 1
         else:
             st.string_fallback += 1
+
+
+@FORMAT.patch(format_parser.FormatParser, "_sim_strlen")
+def format_string_length(stock_sim_strlen, self, str_addr):
+    """The printf family's ``strlen`` (of the format and of ``%s`` arguments) as :class:`RamStrlen`
+    computes it: angr's made a fresh length symbol for every string whose end lies past
+    ``max_str_len`` or behind a symbolic byte, and GNU make's messages carried those symbols into
+    every later query."""
+    r = string_length(self.state, str_addr)
+    _count(self.state, r is not None)
+    return r if r is not None else stock_sim_strlen(self, str_addr)
 
 
 class RamStrlen(angr.SimProcedure):
