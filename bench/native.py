@@ -13,7 +13,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from angr_ram.run.replay import NATIVE_ENV
+from angr_ram.run.replay import NATIVE_ENV, fresh_signals
 
 
 def run_inputs(binary: str, inputs: list[bytes], forkserver: Path | None = None, workers: int = 2,
@@ -44,7 +44,8 @@ def run_inputs(binary: str, inputs: list[bytes], forkserver: Path | None = None,
         env = {**os.environ, **NATIVE_ENV, **(env or {}), "GT_INPUTS": str(inp), "GT_LEN": str(n),
                "GT_OUT": str(out), "GT_TARGET": target, "LD_PRELOAD": str(forkserver)}
         argv = [os.path.abspath(binary)] + (["placeholder"] if target == "argv1" else [])
-        subprocess.run(argv, env=env, check=True, stdin=subprocess.DEVNULL, timeout=600, cwd=d)
+        subprocess.run(argv, env=env, check=True, stdin=subprocess.DEVNULL, timeout=600, cwd=d,
+                       preexec_fn=fresh_signals())
         lines = out.read_text().splitlines()
     res = []
     for line in lines:

@@ -16,7 +16,7 @@ import pytest
 from angr_ram import RelocatableMemory
 from angr_ram.procedures.heap import RamHeap
 from angr_ram.run.inputs import Template
-from angr_ram.run.replay import NATIVE_ENV
+from angr_ram.run.replay import NATIVE_ENV, fresh_signals
 from angr_ram.run.runner import explore, prepare
 
 from .conftest import BUILD, assert_tests_replay
@@ -31,7 +31,8 @@ def test_signals_descriptors_cwd_and_file_status_answer_as_a_fresh_process(opt):
     r = explore(b, 1, tests=True)
     # run as a replay runs it (pipes for stdin and stdout; the fork-server harness gives other descriptors)
     want = {(p.returncode, p.stdout) for p in (subprocess.run([b], input=bytes([x]), capture_output=True,
-                                                               env={**os.environ, **NATIVE_ENV}) for x in range(256))}
+                                                               env={**os.environ, **NATIVE_ENV},
+                                                               preexec_fn=fresh_signals()) for x in range(256))}
     assert len(want) == 8 and r.outcomes == want
     assert r.stubs == {} and not r.errors and r.stopped is None
     assert_tests_replay(b, r)

@@ -10,6 +10,7 @@ prediction: their native result is shown, not judged.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -49,9 +50,30 @@ class Replay:
 NATIVE_ENV = {"LC_ALL": "C"}
 
 
+def fresh_signals():
+    """A ``preexec_fn`` that gives the child every signal at its default disposition and none
+    blocked (the process angr-ram's models describe, procedures/signals.py), or None when this
+    process ignores and blocks none (then a child starts that way anyway). A shell runs a
+    background job with SIGINT and SIGQUIT ignored and a child inherits that: under ``nohup ... &``
+    a program that reports whether SIGINT is ignored (GNU make checks) answered otherwise than its
+    test. Only the ignored signals are reset, in the child, between fork and exec."""
+    ignored = [s for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP)
+               and signal.getsignal(s) == signal.SIG_IGN]
+    blocked = bool(signal.pthread_sigmask(signal.SIG_BLOCK, []))
+    if not ignored and not blocked:
+        return None
+
+    def reset():
+        for s in ignored:
+            signal.signal(s, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    return reset
+
+
 def run_native(binary: str, test: TestCase, timeout: float = 10.0, env: dict | None = None):
     """(exit status, stdout, stderr, signal) of ``binary`` on ``test``'s inputs, run in a fresh
-    working directory holding its files, in the C locale (:data:`NATIVE_ENV`, then ``env``); a run
+    working directory holding its files, in the C locale (:data:`NATIVE_ENV`, then ``env``), with
+    default signal dispositions (:func:`fresh_signals`); a run
     killed by a signal has status 128 + its number, a timeout status None."""
     with tempfile.TemporaryDirectory(prefix="angr-ram-replay-") as cwd:
         for name, data in test.files.items():
@@ -62,7 +84,7 @@ def run_native(binary: str, test: TestCase, timeout: float = 10.0, env: dict | N
         argv = [os.path.abspath(binary), *(os.fsdecode(a) for a in test.args)]
         try:
             r = subprocess.run(argv, input=test.stdin, capture_output=True, timeout=timeout, cwd=cwd,
-                               env={**os.environ, **NATIVE_ENV, **(env or {})})
+                               env={**os.environ, **NATIVE_ENV, **(env or {})}, preexec_fn=fresh_signals())
         except subprocess.TimeoutExpired:
             return None, b"", b"", None
     if r.returncode < 0:
