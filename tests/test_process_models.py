@@ -95,3 +95,22 @@ def test_a_users_state_with_angrs_heap_gets_angr_ram_objects_from_strdup():
     assert len(simgr2.deadended) >= 4 and not simgr2.errored
     assert all(type(d.heap) is RamHeap for d in simgr2.deadended)
     assert not simgr2.stashes.get("memory_errors")
+
+
+def test_close_on_exec_follows_the_open_behind_each_descriptor():
+    """FD_CLOEXEC: O_CLOEXEC of a file opened after a first fcntl counts; F_SETFD's value holds for
+    the open it was set on, not for another file opened later on the same number."""
+    from angr.storage.file import Flags
+
+    from angr_ram.procedures.descriptors import O_CLOEXEC, _cloexec, _set_cloexec
+    state = angr.Project(os.fspath(BUILD / "procstate_O0"), auto_load_libs=False).factory.blank_state()
+    assert not _cloexec(state, 0) and not _cloexec(state, 1)
+    _set_cloexec(state, 1, True)
+    assert _cloexec(state, 1) and not _cloexec(state, 0)
+    fd = state.solver.eval(state.posix.open(b"/tmp/one", Flags.O_RDONLY | O_CLOEXEC))
+    assert _cloexec(state, fd)
+    _set_cloexec(state, fd, False)
+    assert not _cloexec(state, fd)
+    state.posix.close(fd)
+    again = state.solver.eval(state.posix.open(b"/tmp/two", Flags.O_RDONLY | O_CLOEXEC))
+    assert again == fd and _cloexec(state, again)

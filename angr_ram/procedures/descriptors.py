@@ -29,7 +29,7 @@ from angr_ram.procedures.libc import hook_models, single_value
 from angr_ram.procedures.signals import SIGNAL_PROCEDURES
 from angr_ram.procedures.stubs import record
 
-_CLOEXEC = "angr_ram_fd_cloexec"    # state.globals: the descriptors with FD_CLOEXEC set (a frozenset)
+_CLOEXEC = "angr_ram_fd_cloexec"    # state.globals: (fd, open file, FD_CLOEXEC) as fcntl last set them
 F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL, F_GETLK, F_SETLK, F_SETLKW = range(8)
 F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW = 36, 37, 38
 F_DUPFD_CLOEXEC = 1030
@@ -41,17 +41,27 @@ STATUS_FLAGS = Flags.O_APPEND | 0o4000          # O_APPEND | O_NONBLOCK: what F_
 MAX_DESCRIPTORS = 1024                           # RLIMIT_NOFILE's usual soft limit
 
 
-def _cloexec(state) -> frozenset:
-    if _CLOEXEC not in state.globals:
-        opened = frozenset(k for k, fd in state.posix.fd.items()
-                           if isinstance(getattr(fd, "flags", 0), int) and getattr(fd, "flags", 0) & O_CLOEXEC)
-        state.globals[_CLOEXEC] = opened
-    return state.globals[_CLOEXEC]
+def _open_file(state, fd: int):
+    """What identifies the open behind ``fd``: its file's name (or the descriptor object's kind)."""
+    simfd = state.posix.fd[fd]
+    f = getattr(simfd, "file", None)
+    return getattr(f, "name", None) if f is not None else type(simfd).__name__
+
+
+def _cloexec(state, fd: int) -> bool:
+    """``FD_CLOEXEC`` of ``fd``: as ``F_SETFD``/``F_DUPFD_CLOEXEC`` last set it for the open it names
+    now, else ``O_CLOEXEC`` of the flags it was opened with (so a descriptor opened after a first
+    ``fcntl``, or closed and opened again, answers for its own open)."""
+    for k, opened, on in state.globals.get(_CLOEXEC, ()):
+        if k == fd and opened == _open_file(state, fd):
+            return on
+    flags = getattr(state.posix.fd[fd], "flags", 0)
+    return isinstance(flags, int) and bool(flags & O_CLOEXEC)
 
 
 def _set_cloexec(state, fd: int, on: bool) -> None:
-    cur = _cloexec(state)
-    state.globals[_CLOEXEC] = cur | {fd} if on else cur - {fd}
+    kept = tuple(e for e in state.globals.get(_CLOEXEC, ()) if e[0] != fd)
+    state.globals[_CLOEXEC] = kept + ((fd, _open_file(state, fd), on),)
 
 
 def status_flags(state, fd: int) -> int:
@@ -81,7 +91,7 @@ class Fcntl(angr.SimProcedure):
         if n not in self.state.posix.fd:
             return self.state.libc.ret_errno("EBADF")
         if c == F_GETFD:
-            return claripy.BVV(FD_CLOEXEC if n in _cloexec(self.state) else 0, 32)
+            return claripy.BVV(FD_CLOEXEC if _cloexec(self.state, n) else 0, 32)
         if c == F_SETFD:
             v = single_value(self.state, arg[31:0])
             if v is None:

@@ -21,8 +21,8 @@ from __future__ import annotations
 import angr
 import claripy
 
-from angr_ram.procedures.libc import hook_models, single_value
-from angr_ram.procedures.strings import RamStrlen
+from angr_ram.procedures.libc import hook_models
+from angr_ram.procedures.strings import concrete_string
 from angr_ram.procedures.stubs import record
 
 S_IFREG, S_IFDIR = 0o100000, 0o040000
@@ -30,18 +30,6 @@ FILE_MODE, DIR_MODE = S_IFREG | 0o644, S_IFDIR | 0o755
 STAT_BYTES = 144                    # struct stat on x86-64
 X_OK = 1
 MAX_PATH = 4096
-
-
-def _path(proc, p) -> bytes | None:
-    """The concrete path at ``p``, or None if its length or a byte may vary."""
-    n = single_value(proc.state, proc.inline_call(RamStrlen, p).ret_expr)
-    if n is None or n > MAX_PATH:
-        return None
-    text = proc.state.memory.load(p, n, endness="Iend_BE") if n else None
-    if text is None:
-        return b""
-    v = single_value(proc.state, text)
-    return None if v is None else v.to_bytes(n, "big")
 
 
 def _directories(state) -> set[bytes]:
@@ -80,7 +68,7 @@ class Stat(angr.SimProcedure):
 
 
 def stat_path(proc, path, buf):
-    p = _path(proc, path)
+    p = concrete_string(proc, path, MAX_PATH)
     if p is None:
         record(proc.state, "stat")
         return proc.inline_call(angr.SIM_PROCEDURES["linux_kernel"]["stat"], path, buf).ret_expr
@@ -109,7 +97,7 @@ class Access(angr.SimProcedure):
     """``access(path, mode)`` and ``eaccess``."""
 
     def run(self, path, mode):  # pylint: disable=arguments-differ
-        p = _path(self, path)
+        p = concrete_string(self, path, MAX_PATH)
         if p is None:
             record(self.state, "access")
             return claripy.BVS("access", 32)

@@ -24,7 +24,7 @@ import angr
 import claripy
 
 from angr_ram.procedures.libc import hook_models, single_value
-from angr_ram.procedures.startup import static_string
+from angr_ram.procedures.startup import static_string, system_call
 from angr_ram.procedures.stubs import record
 
 _UMASK = "angr_ram_umask"
@@ -72,12 +72,6 @@ class Chdir(angr.SimProcedure):
         return self.inline_call(angr.SIM_PROCEDURES["linux_kernel"]["chdir"], path).ret_expr
 
 
-def _system_value(name: str) -> type:
-    def run(self):
-        return self.inline_call(angr.SIM_PROCEDURES["linux_kernel"][name]).ret_expr
-    return type(f"Sys_{name}", (angr.SimProcedure,), {"run": run, "__doc__": f"``{name}()``: angr's system call."})
-
-
 class Umask(angr.SimProcedure):
     """``umask(mask)``: the previous mask (022 at start); ``mask & 0777`` becomes it."""
 
@@ -109,8 +103,8 @@ class Strerror(angr.SimProcedure):
 
 
 PROCESS_PROCEDURES = {
-    "getcwd": Getcwd, "getppid": _system_value("getppid"), "get_current_dir_name": GetCurrentDirName, "chdir": Chdir, "umask": Umask,
-    "strerror": Strerror, **{n: _system_value(n) for n in ("getpid", "getuid", "geteuid", "getgid", "getegid")},
+    "getcwd": Getcwd, "getppid": system_call("getppid", 0), "get_current_dir_name": GetCurrentDirName, "chdir": Chdir, "umask": Umask,
+    "strerror": Strerror, **{n: system_call(n, 0) for n in ("getpid", "getuid", "geteuid", "getgid", "getegid")},
 }
 
 

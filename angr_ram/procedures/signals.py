@@ -43,10 +43,14 @@ def current_action(state, signum: int):
     return _actions(state).get(signum, claripy.BVV(0, ACTION_BYTES * 8))
 
 
+def _memory_order(state, value):
+    """``value``'s bytes as the architecture stores them (reversed on a little-endian one); its own inverse."""
+    return value.reversed if state.arch.memory_endness == "Iend_LE" else value
+
+
 def _handler_of(state, blob):
-    """The handler field (the first 8 bytes, little-endian) of an action stored in memory order."""
-    return blob[blob.size() - 1:blob.size() - 64].reversed if state.arch.memory_endness == "Iend_LE" \
-        else blob[blob.size() - 1:blob.size() - 64]
+    """The handler field (the first 8 bytes) of an action stored in memory order."""
+    return _memory_order(state, blob[blob.size() - 1:blob.size() - 64])
 
 
 def _valid(signum: int | None, setting: bool) -> bool:
@@ -88,10 +92,9 @@ class Signal(angr.SimProcedure):
             return claripy.BVV(-1, self.state.arch.bits)
         previous = _handler_of(self.state, current_action(self.state, k))
         rest = claripy.BVV(0, 128 * 8)
-        flags = claripy.BVV(SA_RESTART, 32).reversed if self.state.arch.memory_endness == "Iend_LE" \
-            else claripy.BVV(SA_RESTART, 32)
-        h = handler.reversed if self.state.arch.memory_endness == "Iend_LE" else handler
-        _set_action(self.state, k, claripy.Concat(h, rest, flags, claripy.BVV(0, 32 + 64)))
+        flags = _memory_order(self.state, claripy.BVV(SA_RESTART, 32))
+        _set_action(self.state, k, claripy.Concat(_memory_order(self.state, handler), rest, flags,
+                                                  claripy.BVV(0, 32 + 64)))
         return previous
 
 
@@ -135,5 +138,5 @@ class PthreadSigmask(Sigprocmask):
         return claripy.BVV(getattr(self.state.posix, name), 32)
 
 
-SIGNAL_PROCEDURES = {"sigprocmask": Sigprocmask, "pthread_sigmask": PthreadSigmask,"sigaction": Sigaction, "__sigaction": Sigaction, "signal": Signal,
+SIGNAL_PROCEDURES = {"sigprocmask": Sigprocmask, "pthread_sigmask": PthreadSigmask, "sigaction": Sigaction, "__sigaction": Sigaction, "signal": Signal,
                      "bsd_signal": Signal, "__sysv_signal": Signal, "sysv_signal": Signal}

@@ -195,6 +195,15 @@ class Strsignal(angr.SimProcedure):
         return static_string(self, signal_description(k))
 
 
+class _Syscall0(angr.SimProcedure):
+    """A libc wrapper of no arguments that is angr's model of the system call ``syscall``."""
+
+    syscall = ""
+
+    def run(self):  # pylint: disable=arguments-differ
+        return self.inline_call(angr.SIM_PROCEDURES["linux_kernel"][self.syscall]).ret_expr
+
+
 class _Syscall2(angr.SimProcedure):
     """A libc wrapper of two arguments that is angr's model of the system call ``syscall``."""
 
@@ -213,9 +222,12 @@ class _Syscall3(angr.SimProcedure):
         return self.inline_call(angr.SIM_PROCEDURES["linux_kernel"][self.syscall], a0, a1, a2).ret_expr
 
 
-def _system_call(name: str, nargs: int) -> type:
-    """The libc wrapper of the system call ``name`` (angr's model of it)."""
-    return type(f"Syscall_{name}", (_Syscall2 if nargs == 2 else _Syscall3,), {"syscall": name})
+_SYSCALL_WRAPPERS = {0: _Syscall0, 2: _Syscall2, 3: _Syscall3}
+
+
+def system_call(name: str, nargs: int) -> type:
+    """The libc wrapper of the system call ``name`` with ``nargs`` arguments (angr's model of it)."""
+    return type(f"Syscall_{name}", (_SYSCALL_WRAPPERS[nargs],), {"syscall": name})
 
 
 SIGSET_BYTES = 128      # glibc's sigset_t: 1024 bits
@@ -340,8 +352,8 @@ STARTUP_PROCEDURES = {
     **GETOPT_PROCEDURES, "strrchr": Strrchr,
     "strsignal": Strsignal, "isatty": Isatty, "sigemptyset": Sigemptyset, "sigfillset": Sigfillset,
     "sigaddset": Sigaddset, "sigdelset": Sigdelset, "sigismember": Sigismember,
-    "fstat": _system_call("fstat", 2), "fstat64": _system_call("fstat", 2), "lseek": _system_call("lseek", 3),
-    "lseek64": _system_call("lseek", 3), "munmap": _system_call("munmap", 2),
+    "fstat": system_call("fstat", 2), "fstat64": system_call("fstat", 2), "lseek": system_call("lseek", 3),
+    "lseek64": system_call("lseek", 3), "munmap": system_call("munmap", 2),
     "__ctype_get_mb_cur_max": MbCurMax, "nl_langinfo": NlLanginfo, "mincore": Mincore,
     "sigaltstack": Succeed,
 }

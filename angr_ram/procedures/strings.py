@@ -461,6 +461,18 @@ class RamStrndup(angr.SimProcedure):
         return _copy(self, s, k)
 
 
+def concrete_string(proc, p, limit: int) -> bytes | None:
+    """The string at ``p`` as bytes, measured by :class:`RamStrlen`; None if its length or a byte may
+    vary on the path, or it is longer than ``limit``."""
+    n = single_value(proc.state, proc.inline_call(RamStrlen, p).ret_expr)
+    if n is None or n > limit:
+        return None
+    if n == 0:
+        return b""
+    v = single_value(proc.state, proc.state.memory.load(p, n, endness="Iend_BE"))
+    return None if v is None else v.to_bytes(n, "big")
+
+
 def _copy(proc, s, length):
     """A new heap object holding the first ``length`` bytes of ``s``, then a NUL. Its size is the
     largest ``length + 1`` on the path (a concrete size: the string functions read such an object
