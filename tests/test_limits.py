@@ -199,15 +199,16 @@ def _valid_dir(d) -> list:
     return tests
 
 
-@pytest.mark.parametrize("after", [6.0, 8.0])      # after start-up (imports, loading): the run is exploring
-def test_ctrl_c_at_any_moment_leaves_a_summary_and_a_valid_test_directory(tmp_path, after):
+@pytest.mark.parametrize("after,sig", [(6.0, signal.SIGINT), (8.0, signal.SIGINT),   # after start-up: exploring
+                                       (6.0, signal.SIGTERM)])    # how `timeout` and batch systems stop a run
+def test_ctrl_c_at_any_moment_leaves_a_summary_and_a_valid_test_directory(tmp_path, after, sig):
     d = tmp_path / "t"
     p = subprocess.Popen([sys.executable, "-m", "angr_ram.run.cli", "run", os.fspath(BUILD / "collatz_O0"),
                           "--arg", "1", "--emit-tests", os.fspath(d), "--json"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(after)
     t0 = time.perf_counter()
-    p.send_signal(signal.SIGINT)
+    p.send_signal(sig)
     out, _ = p.communicate(timeout=60)
     assert time.perf_counter() - t0 < 5.0
     assert p.returncode == 0

@@ -21,7 +21,9 @@ A step that z3 was interrupted in ends with that exception even if it completed:
 z3 may have answered wrongly (see :func:`fresh_answer`), so nothing it produced is kept, and the
 interrupt is drained before the next check. Exceptions are raised only between
 :meth:`RunGuard.step` entry and exit; a pending one is cleared when the step ends. A third Ctrl-C
-raises KeyboardInterrupt (the user does not want to wait). What the guard cannot bound: a z3 phase
+raises KeyboardInterrupt (the user does not want to wait). SIGTERM (``timeout``, ``kill``, a batch
+system ending the job) counts as a Ctrl-C press where the process left it at its default, so a
+terminated run still writes its summary and tests. What the guard cannot bound: a z3 phase
 that looks at neither its interrupt nor its time-out (the internalisation of a huge formula)
 returns only when z3 does; z3's memory there is capped by the step's memory budget.
 """
@@ -196,7 +198,8 @@ class RunGuard:
     :param step_seconds: a step running longer is abandoned (None: no limit); see :meth:`step`.
     :param step_memory_mb: a step during which the process grows by more is abandoned (None: no limit).
     :param grace: seconds between interrupting z3 and raising in the main thread.
-    :param catch_sigint: take over SIGINT for the run (only possible in the main thread).
+    :param catch_sigint: take over SIGINT (and SIGTERM, if at its default) for the run (only possible in
+        the main thread).
     :param on_stop: called (from the watcher thread) once when the run must stop.
     """
 
@@ -240,12 +243,15 @@ class RunGuard:
             try:
                 old_fd = signal.set_wakeup_fd(w)
                 old_handler = signal.signal(signal.SIGINT, self._on_sigint)
+                old_term = signal.getsignal(signal.SIGTERM)
+                if old_term == signal.SIG_DFL:      # a handler of the user's own stays theirs
+                    signal.signal(signal.SIGTERM, self._on_sigint)
             except ValueError:          # not the main thread of the main interpreter after all
                 os.close(r)
                 os.close(w)
                 self.catch_sigint = False
             else:
-                self._pipe, self._old = (r, w), (old_fd, old_handler)
+                self._pipe, self._old = (r, w), (old_fd, old_handler, old_term)
         _WATCHER.add(self)
         return self
 
@@ -256,9 +262,11 @@ class RunGuard:
         _WATCHER.remove(self)
         with self._lock:
             if self._old is not None:
-                old_fd, old_handler = self._old
+                old_fd, old_handler, old_term = self._old
                 signal.set_wakeup_fd(old_fd)
                 signal.signal(signal.SIGINT, old_handler)
+                if old_term == signal.SIG_DFL:
+                    signal.signal(signal.SIGTERM, old_term)
                 self._old = None
             if self._pipe is not None:
                 pipe, self._pipe = self._pipe, None
@@ -356,7 +364,7 @@ class RunGuard:
             data = os.read(self._pipe[0], 64)
         except (BlockingIOError, OSError, TypeError):
             return
-        for _ in range(data.count(bytes([signal.SIGINT]))):
+        for _ in range(data.count(bytes([signal.SIGINT])) + data.count(bytes([signal.SIGTERM]))):
             self.interrupts += 1
             self._set_stop("interrupted")
             step = self._step
