@@ -41,6 +41,12 @@ class ForkRequest(Exception):  # noqa: N818 - a control-flow signal, not an erro
         self.constraints = constraints
 
 
+# the error kinds of a path that ends in SIGABRT (abort, a failed assert, glibc's stack-protector and
+# fortify checks: angr_ram.procedures.aborts); a test of one replays as confirmed if the native run is
+# killed by SIGABRT
+ABORTING_ERRORS = frozenset({"abort", "assertion-failure", "stack-smashing", "buffer-overflow-detected"})
+
+
 class MemoryFault(Exception):  # noqa: N818 - reported as an error path, not a crash
     """A memory operation that certainly faults on this path (out of bounds, use after free...)."""
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from angr_ram.procedures.aborts import install_aborts
+from angr_ram.procedures.copies import install_copies
 from angr_ram.procedures.descriptors import install_descriptors
 from angr_ram.procedures.environment import install_environment
 from angr_ram.procedures.file_status import install_file_status
@@ -21,14 +23,17 @@ from angr_ram.procedures.weak_imports import resolve_weak_imports
 def install_procedures(project, string_procedures: bool = True, environment: str = "symbolic") -> None:
     """Everything angr-ram hooks in ``project``: weak imports resolved, the heap and start-up
     procedures (:func:`install_hooks`), the environment (:mod:`.environment`), threads, start-up
-    data, stdio, number parsing and variadic calls; in a statically linked program, the rest of
-    libc that angr models, by symbol (:mod:`.static_libc`)."""
+    data, aborting functions (:mod:`.aborts`), string copies (:mod:`.copies`), stdio, number parsing
+    and variadic calls; in a statically linked program, the rest of libc that angr models, by symbol
+    (:mod:`.static_libc`)."""
     resolve_weak_imports(project)
     install_hooks(project, string_procedures)
     install_environment(project, environment)
     install_threads(project)
     install_startup(project)
     install_descriptors(project)
+    install_aborts(project)
+    install_copies(project, string_procedures)
     install_process(project)
     install_file_status(project)
     install_stdio(project)

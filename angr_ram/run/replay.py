@@ -16,7 +16,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from angr_ram.core.errors import AngrRamError
+from angr_ram.core.errors import ABORTING_ERRORS, AngrRamError
 from angr_ram.run.testcases import TestCase, read_tests
 
 # error kinds a native run (or AddressSanitizer) can confirm; the others are limits of the analysis
@@ -102,6 +102,11 @@ def replay_one(binary: str, test: TestCase, asan: str | None = None, timeout: fl
         stubs = f"; the path called angr stubs: {', '.join(test.stubs)}" if test.stubs else ""
         return Replay(test, "ok" if ok else "mismatch", code, out,
                       "" if ok else f"predicted exit {test.exit} stdout={test.stdout!r}{stubs}")
+    if test.kind == "error" and test.error in ABORTING_ERRORS:
+        if sig == signal.SIGABRT:
+            return Replay(test, "confirmed", code, out, "native run killed by SIGABRT")
+        return Replay(test, "mismatch", code, out, f"predicted {test.error}; native run "
+                                                   f"{'timed out' if code is None else f'exited {code}'}")
     if test.kind == "error" and test.error in MEMORY_ERRORS:
         if sig is not None:
             return Replay(test, "confirmed", code, out, f"native run killed by signal {sig}")

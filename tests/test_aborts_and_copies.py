@@ -1,0 +1,79 @@
+"""Paths that end in SIGABRT and the string copies, plain and fortified (angr_ram/procedures/aborts.py,
+copies.py). Before these: angr ended ``abort()`` and a failed ``assert`` with exit 1 (every such test
+mismatched natively: the process is killed by SIGABRT), and angr has no model of the fortified
+copies that Debian's builds call (``__strcpy_chk`` and friends were stubs that copied nothing)."""
+
+import itertools
+import os
+import subprocess
+
+import pytest
+
+from angr_ram.run.replay import NATIVE_ENV
+from angr_ram.run.runner import explore
+
+from .conftest import BUILD, assert_tests_replay
+from .test_drives import script
+
+SIGABRT_STATUS = 134
+
+
+def _native(binary: str, inputs) -> dict:
+    """(exit status as a shell gives it, stdout) -> how many of ``inputs`` give it."""
+    out: dict = {}
+    for data in inputs:
+        p = subprocess.run([binary], input=data, capture_output=True, env={**os.environ, **NATIVE_ENV}, timeout=10)
+        key = (128 - p.returncode if p.returncode < 0 else p.returncode, b"" if p.returncode < 0 else p.stdout)
+        out[key] = out.get(key, 0) + 1
+    return out
+
+
+def _exits(native: dict) -> set:
+    return {k for k in native if k[0] != SIGABRT_STATUS}
+
+
+@pytest.mark.parametrize("opt", ["O0", "O2"])
+def test_abort_and_a_failed_assert_are_error_paths_confirmed_by_sigabrt(opt):
+    """aborts (one input byte): the native exits over all 256 inputs, one ``abort`` and one
+    ``assertion-failure`` error path (glibc's message), and every test replays: the error tests as
+    confirmed by a native SIGABRT."""
+    b = os.fspath(BUILD / f"aborts_{opt}")
+    native = _native(b, [bytes([x]) for x in range(256)])
+    r = explore(b, 1, tests=True)
+    assert r.outcomes == _exits(native) and len(r.outcomes) == 18
+    kinds = sorted(k for k, _, _ in r.errors)
+    assert kinds == ["abort", "assertion-failure"]
+    msg = next(m for k, m, _ in r.errors if k == "assertion-failure")
+    assert "aborts.c:" in msg and "main" in msg and "Assertion `c != 'b' && \"b is refused\"' failed." in msg
+    assert r.stubs == {}
+    runs = assert_tests_replay(b, r)
+    assert sum(x.status == "confirmed" for x in runs) == 2
+
+
+@pytest.mark.parametrize("opt", ["O0", "O2"])
+def test_string_copies_plain_and_fortified_give_the_native_outcomes(opt):
+    """fortify (6 input bytes; outcomes depend only on where the first NUL is, so {0, 'a'} per byte
+    covers them): at -O0 the plain copies (``stpcpy``, ``strcpy``, ``strncpy``'s NUL padding,
+    ``strncat``) and the spill of a 5-byte copy into the next member; at -O2 with
+    ``_FORTIFY_SOURCE=2`` the ``__*_chk`` forms, whose overflow check is a
+    ``buffer-overflow-detected`` error path confirmed natively."""
+    b = os.fspath(BUILD / f"fortify_{opt}")
+    native = _native(b, [bytes(t) for t in itertools.product(b"\0a", repeat=6)])
+    r = explore(b, 6, tests=True)
+    assert r.outcomes == _exits(native)
+    overflow = (SIGABRT_STATUS, b"") in native
+    assert overflow == (opt == "O2")
+    assert sorted(k for k, _, _ in r.errors) == (["buffer-overflow-detected"] if overflow else [])
+    assert r.stubs == {}
+    assert_tests_replay(b, r)
+
+
+def test_a_users_script_finds_the_fortify_failure_with_one_wide_input():
+    """Driven as an angr user drives it (own entry state, one wide ``claripy.BVS``, angr's default
+    options): the same exits and the overflow error."""
+    b = os.fspath(BUILD / "fortify_O2")
+    native = _native(b, [bytes(t) for t in itertools.product(b"\0a", repeat=6)])
+    r = script(b, 6)
+    assert r.outcomes == _exits(native)
+    assert [k for k, _, _ in r.errors] == ["buffer-overflow-detected"]
+    assert_tests_replay(b, r)
