@@ -34,20 +34,20 @@ def _exits(native: dict) -> set:
 
 @pytest.mark.parametrize("opt", ["O0", "O2"])
 def test_abort_and_a_failed_assert_are_error_paths_confirmed_by_sigabrt(opt):
-    """aborts (one input byte): the native exits over all 256 inputs, one ``abort`` and one
-    ``assertion-failure`` error path (glibc's message), and every test replays: the error tests as
-    confirmed by a native SIGABRT."""
+    """aborts (one input byte): the native exits over all 256 inputs, one ``abort``, one
+    ``assertion-failure`` (glibc's message) and one ``stack-smashing`` error path, and every test
+    replays: the error tests as confirmed by a native SIGABRT."""
     b = os.fspath(BUILD / f"aborts_{opt}")
     native = _native(b, [bytes([x]) for x in range(256)])
     r = explore(b, 1, tests=True)
     assert r.outcomes == _exits(native) and len(r.outcomes) == 18
     kinds = sorted(k for k, _, _ in r.errors)
-    assert kinds == ["abort", "assertion-failure"]
+    assert kinds == ["abort", "assertion-failure", "stack-smashing"]
     msg = next(m for k, m, _ in r.errors if k == "assertion-failure")
     assert "aborts.c:" in msg and "main" in msg and "Assertion `c != 'b' && \"b is refused\"' failed." in msg
     assert r.stubs == {}
     runs = assert_tests_replay(b, r)
-    assert sum(x.status == "confirmed" for x in runs) == 2
+    assert sum(x.status == "confirmed" for x in runs) == 3
 
 
 @pytest.mark.parametrize("opt", ["O0", "O2"])
