@@ -77,3 +77,16 @@ def test_a_users_script_finds_the_fortify_failure_with_one_wide_input():
     assert r.outcomes == _exits(native)
     assert [k for k, _, _ in r.errors] == ["buffer-overflow-detected"]
     assert_tests_replay(b, r)
+
+
+@pytest.mark.parametrize("build", ["O0", "O2", "fortify"])
+def test_asprintf_and_vasprintf_allocate_the_formatted_text(build):
+    """asprintf (3 input bytes; ``%s`` of the input, ``vasprintf`` through a variadic wrapper, the
+    fortified ``__asprintf_chk``/``__vasprintf_chk`` in the fortify build): the native outcomes,
+    both texts freed without error, no stub (angr: stubs that allocated nothing)."""
+    b = os.fspath(BUILD / f"asprintf_{build}")
+    native = _native(b, [bytes(t) for t in itertools.product(b"\0a", repeat=3)])
+    r = explore(b, 3, tests=True)
+    assert r.outcomes == _exits(native) and len(r.outcomes) == 4
+    assert not r.errors and r.stubs == {}
+    assert_tests_replay(b, r)

@@ -8,7 +8,9 @@ size). These models read the arguments from the x86-64 ``va_list`` (``gp_offset`
 ``overflow_arg_area``, ``reg_save_area``) without changing it, format with angr's format parser
 (and angr-ram's forking on symbolic integers and string lengths), and write and return what the C
 functions do: ``vsnprintf(s, n, ...)`` stores at most ``n - 1`` bytes and a NUL and returns the full
-length. Floating-point conversions are not modelled (angr's parser has none).
+length. ``asprintf``/``vasprintf`` and their ``__*_chk`` forms (angr: stubs that allocated nothing)
+put the text in a new heap object. Floating-point conversions are not modelled (angr's parser has
+none).
 """
 
 from __future__ import annotations
@@ -120,13 +122,54 @@ class VprintfChk(_VFormat):
         return self.to_file(None, fmt, ap)
 
 
-VARARG_PROCEDURES = {"vsnprintf": Vsnprintf, "__vsnprintf_chk": VsnprintfChk, "vsprintf": Vsprintf,
+def allocated_text(proc, strp, out):
+    """``asprintf``'s ending: a heap object (``state.heap``: angr-ram's in its runs) holding ``out``
+    and a NUL, its address stored at ``*strp``; the text's length."""
+    n = out.size() // 8
+    buf = proc.state.heap._malloc(claripy.BVV(n + 1, 64))
+    if n:
+        proc.state.memory.store(buf, out)
+    proc.state.memory.store(buf + n, claripy.BVV(0, 8))
+    proc.state.memory.store(strp, buf, endness=proc.state.arch.memory_endness)
+    return claripy.BVV(n, 32)
+
+
+class Asprintf(FormatParser):
+    """``asprintf(strp, fmt, ...)``: the formatted text in a new heap object (angr: a stub)."""
+
+    def run(self, strp, fmt):  # pylint: disable=arguments-differ
+        return allocated_text(self, strp, self._parse(fmt).replace(self.va_arg))
+
+
+class AsprintfChk(FormatParser):
+    """``__asprintf_chk(strp, flag, fmt, ...)``."""
+
+    def run(self, strp, flag, fmt):  # pylint: disable=arguments-differ,unused-argument
+        return allocated_text(self, strp, self._parse(fmt).replace(self.va_arg))
+
+
+class Vasprintf(_VFormat):
+    """``vasprintf(strp, fmt, ap)``."""
+
+    def run(self, strp, fmt, ap):  # pylint: disable=arguments-differ
+        return allocated_text(self, strp, self.formatted(fmt, ap))
+
+
+class VasprintfChk(_VFormat):
+    """``__vasprintf_chk(strp, flag, fmt, ap)``."""
+
+    def run(self, strp, flag, fmt, ap):  # pylint: disable=arguments-differ,unused-argument
+        return allocated_text(self, strp, self.formatted(fmt, ap))
+
+
+VARARG_PROCEDURES = {"asprintf": Asprintf, "__asprintf_chk": AsprintfChk, "vasprintf": Vasprintf,
+                     "__vasprintf_chk": VasprintfChk, "vsnprintf": Vsnprintf, "__vsnprintf_chk": VsnprintfChk, "vsprintf": Vsprintf,
                      "__vsprintf_chk": VsprintfChk, "vfprintf": Vfprintf, "__vfprintf_chk": VfprintfChk,
                      "vprintf": Vprintf, "__vprintf_chk": VprintfChk}
 
 
 def install_varargs(project) -> None:
-    """Hook the ``v*printf`` functions ``project`` imports (angr's own ``vsnprintf`` included)."""
+    """Hook the ``v*printf`` and ``asprintf`` functions ``project`` imports (angr's own ``vsnprintf`` included)."""
     for name, cls in VARARG_PROCEDURES.items():
         if project.loader.find_symbol(name) is not None:
             project.hook_symbol(name, cls(), replace=True)
