@@ -90,3 +90,21 @@ def test_asprintf_and_vasprintf_allocate_the_formatted_text(build):
     assert r.outcomes == _exits(native) and len(r.outcomes) == 4
     assert not r.errors and r.stubs == {}
     assert_tests_replay(b, r)
+
+
+@pytest.mark.parametrize("build", ["O0", "fortify"])
+def test_large_file_names_open_read_and_stat_the_runs_file(build, tmp_path):
+    """largefile, built with ``-D_FILE_OFFSET_BITS=64`` (``fopen64``, ``open64``, ``lseek64``,
+    ``fstat64``, ``openat64``; ``__open_2`` where fortified): the native outcome set over a file
+    template, ``fstat`` giving the file's size, no stub, tests replay (before: ``fopen64`` and
+    ``open64`` were stubs and ``fstat`` any size)."""
+    from angr_ram.run.inputs import Template
+
+    from .test_process_models import _native_over_file
+    b = os.fspath(BUILD / f"largefile_{build}")
+    t = Template(b"?x??", ord("w"), ord("y"))
+    r = explore(b, files=[("A", t)], tests=True)
+    want = _native_over_file(b, t, tmp_path)
+    assert r.outcomes == want and len(want) == 4
+    assert not r.errors and r.stubs == {}
+    assert_tests_replay(b, r)

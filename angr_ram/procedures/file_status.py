@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import angr
 import claripy
+from angr.storage.file import SimFile
 
-from angr_ram.procedures.libc import hook_models
+from angr_ram.procedures.libc import hook_models, single_value
 from angr_ram.procedures.strings import concrete_string
 from angr_ram.procedures.stubs import record
 
@@ -86,11 +87,36 @@ class Xstat(angr.SimProcedure):
         return stat_path(self, path, buf)
 
 
+def stat_descriptor(proc, fd, buf):
+    """``fstat(fd, buf)``: a descriptor open on one of the run's files reports it as ``stat`` does
+    (angr's ``fstat`` gave any size); ``EBADF`` for one not open; the standard descriptors and a
+    symbolic ``fd`` keep angr's model."""
+    state = proc.state
+    n = single_value(state, fd[31:0])
+    if n is not None:
+        n = n - (1 << 32) if n >= 1 << 31 else n
+        if n not in state.posix.fd:
+            return state.libc.ret_errno("EBADF")
+        simfile = getattr(state.posix.fd[n], "file", None)
+        standard = (state.posix.stdin, state.posix.stdout, state.posix.stderr)
+        if isinstance(simfile, SimFile) and not any(simfile is f for f in standard):
+            store_status(state, buf, "file", simfile)
+            return claripy.BVV(0, 32)
+    return proc.inline_call(angr.SIM_PROCEDURES["linux_kernel"]["fstat"], fd, buf).ret_expr
+
+
+class Fstat(angr.SimProcedure):
+    """``fstat(fd, buf)`` (:func:`stat_descriptor`)."""
+
+    def run(self, fd, buf):  # pylint: disable=arguments-differ
+        return stat_descriptor(self, fd, buf)
+
+
 class Fxstat(angr.SimProcedure):
     """``__fxstat(version, fd, buf)``: ``fstat(fd, buf)``."""
 
     def run(self, version, fd, buf):  # pylint: disable=arguments-differ,unused-argument
-        return self.inline_call(angr.SIM_PROCEDURES["linux_kernel"]["fstat"], fd, buf).ret_expr
+        return stat_descriptor(self, fd, buf)
 
 
 class Access(angr.SimProcedure):
@@ -113,7 +139,7 @@ class Access(angr.SimProcedure):
 
 FILE_STATUS_PROCEDURES = {"stat": Stat, "lstat": Stat, "stat64": Stat, "lstat64": Stat, "__xstat": Xstat,
                           "__lxstat": Xstat, "__xstat64": Xstat, "__lxstat64": Xstat, "__fxstat": Fxstat,
-                          "__fxstat64": Fxstat, "access": Access, "eaccess": Access, "euidaccess": Access}
+                          "__fxstat64": Fxstat, "fstat": Fstat, "fstat64": Fstat, "access": Access, "eaccess": Access, "euidaccess": Access}
 
 
 def install_file_status(project) -> None:

@@ -8,6 +8,7 @@ from angr_ram.procedures.descriptors import install_descriptors
 from angr_ram.procedures.environment import install_environment
 from angr_ram.procedures.file_status import install_file_status
 from angr_ram.procedures.heap import HEAP_PROCEDURES
+from angr_ram.procedures.large_files import install_large_files
 from angr_ram.procedures.libc import RamLibcStartMain, install_error_fix
 from angr_ram.procedures.number_parsing import install_number_parsing
 from angr_ram.procedures.process import install_process
@@ -23,9 +24,9 @@ from angr_ram.procedures.weak_imports import resolve_weak_imports
 def install_procedures(project, string_procedures: bool = True, environment: str = "symbolic") -> None:
     """Everything angr-ram hooks in ``project``: weak imports resolved, the heap and start-up
     procedures (:func:`install_hooks`), the environment (:mod:`.environment`), threads, start-up
-    data, aborting functions (:mod:`.aborts`), string copies (:mod:`.copies`), stdio, number parsing
-    and variadic calls; in a statically linked program, the rest of libc that angr models, by symbol
-    (:mod:`.static_libc`)."""
+    data, aborting functions (:mod:`.aborts`), string copies (:mod:`.copies`), stdio, number parsing,
+    variadic calls and the large-file names of the file functions (:mod:`.large_files`); in a
+    statically linked program, the rest of libc that angr models, by symbol (:mod:`.static_libc`)."""
     resolve_weak_imports(project)
     install_hooks(project, string_procedures)
     install_environment(project, environment)
@@ -39,6 +40,7 @@ def install_procedures(project, string_procedures: bool = True, environment: str
     install_stdio(project)
     install_number_parsing(project)
     install_varargs(project)
+    install_large_files(project)       # after the models their base names take
     install_static_libc(project)       # last: a static program's other libc functions, by symbol
 
 
