@@ -51,13 +51,25 @@ def _line(proc, line) -> str:
     return "?" if v is None else str(v)
 
 
-class Abort(angr.SimProcedure):
-    """``abort()``."""
+class _Aborting(angr.SimProcedure):
+    """A function of no arguments that ends the path as a ``kind`` error with ``message``."""
 
     NO_RET = True
+    kind = message = ""
 
     def run(self):  # pylint: disable=arguments-differ
-        abort_path(self, "abort", "abort() called")
+        abort_path(self, self.kind, self.message)
+
+
+def _aborting(name: str, kind: str, message: str, doc: str) -> type:
+    return type(name, (_Aborting,), {"kind": kind, "message": message, "__doc__": doc})
+
+
+Abort = _aborting("Abort", "abort", "abort() called", "``abort()``.")
+StackChkFail = _aborting("StackChkFail", "stack-smashing", "*** stack smashing detected ***",
+                         "``__stack_chk_fail()``: the stack canary was overwritten.")
+ChkFail = _aborting("ChkFail", "buffer-overflow-detected", "*** buffer overflow detected ***",
+                    "``__chk_fail()``: a fortified function's size check failed.")
 
 
 class AssertFail(angr.SimProcedure):
@@ -92,24 +104,6 @@ class BsdAssert(angr.SimProcedure):
     def run(self, assertion, file, line):  # pylint: disable=arguments-differ
         abort_path(self, "assertion-failure",
                    f"{_text(self, file)}:{_line(self, line)}: Assertion `{_text(self, assertion)}' failed.")
-
-
-class StackChkFail(angr.SimProcedure):
-    """``__stack_chk_fail()``: the stack canary was overwritten."""
-
-    NO_RET = True
-
-    def run(self):  # pylint: disable=arguments-differ
-        abort_path(self, "stack-smashing", "*** stack smashing detected ***")
-
-
-class ChkFail(angr.SimProcedure):
-    """``__chk_fail()``: a fortified function's size check failed."""
-
-    NO_RET = True
-
-    def run(self):  # pylint: disable=arguments-differ
-        abort_path(self, "buffer-overflow-detected", "*** buffer overflow detected ***")
 
 
 class FortifyFail(angr.SimProcedure):
