@@ -108,3 +108,19 @@ def test_large_file_names_open_read_and_stat_the_runs_file(build, tmp_path):
     assert r.outcomes == want and len(want) == 4
     assert not r.errors and r.stubs == {}
     assert_tests_replay(b, r)
+
+
+CHAR_CLASSES = b"\x00aA1 \t\x7f\x80\xff!\x01"      # NUL, lower, upper, digit, space, tab, DEL, high, punct, control
+
+
+@pytest.mark.parametrize("opt", ["O2", pytest.param("O0", marks=pytest.mark.slow)])
+def test_wide_characters_in_the_c_locale(opt):
+    """widechar (3 bytes: ``mbrtowc`` restarting after ``EILSEQ``, ``iswprint``/``iswalpha``/
+    ``iswspace``, ``wcwidth``, ``towupper``, ``btowc``/``wctob``, ``mbsinit``): the 112 native outcomes
+    over one byte of each class per position, no stub, every test replays (angr: all stubs)."""
+    b = os.fspath(BUILD / f"widechar_{opt}")
+    native = _native(b, [bytes(t) for t in itertools.product(CHAR_CLASSES, repeat=3)])
+    r = explore(b, 3, tests=True)
+    assert r.outcomes == _exits(native) and len(r.outcomes) == 112
+    assert not r.errors and r.stubs == {}
+    assert_tests_replay(b, r)

@@ -19,13 +19,14 @@ from angr_ram.procedures.strings import STRING_PROCEDURES
 from angr_ram.procedures.threads import install_threads
 from angr_ram.procedures.varargs import install_varargs
 from angr_ram.procedures.weak_imports import resolve_weak_imports
+from angr_ram.procedures.wide_chars import install_wide_chars
 
 
 def install_procedures(project, string_procedures: bool = True, environment: str = "symbolic") -> None:
     """Everything angr-ram hooks in ``project``: weak imports resolved, the heap and start-up
     procedures (:func:`install_hooks`), the environment (:mod:`.environment`), threads, start-up
     data, aborting functions (:mod:`.aborts`), string copies (:mod:`.copies`), stdio, number parsing,
-    variadic calls and the large-file names of the file functions (:mod:`.large_files`); in a
+    variadic calls, wide characters in the C locale (:mod:`.wide_chars`) and the large-file names of the file functions (:mod:`.large_files`); in a
     statically linked program, the rest of libc that angr models, by symbol (:mod:`.static_libc`)."""
     resolve_weak_imports(project)
     install_hooks(project, string_procedures)
@@ -40,6 +41,7 @@ def install_procedures(project, string_procedures: bool = True, environment: str
     install_stdio(project)
     install_number_parsing(project)
     install_varargs(project)
+    install_wide_chars(project)
     install_large_files(project)       # after the models their base names take
     install_static_libc(project)       # last: a static program's other libc functions, by symbol
 
