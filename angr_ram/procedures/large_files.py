@@ -17,7 +17,12 @@ import angr
 import claripy
 
 from angr_ram.procedures.aborts import abort_path
+from angr_ram.procedures.descriptors import DESCRIPTOR_PROCEDURES
+from angr_ram.procedures.file_status import FILE_STATUS_PROCEDURES
 from angr_ram.procedures.libc import single_value
+from angr_ram.procedures.process import PROCESS_PROCEDURES
+from angr_ram.procedures.startup import STARTUP_PROCEDURES
+from angr_ram.procedures.stdio_flags import STDIO_PROCEDURES
 from angr_ram.procedures.stubs import record
 
 AT_FDCWD = -100
@@ -79,11 +84,6 @@ OPEN_PROCEDURES = {"__open_2": Open2, "openat": Openat, "__openat_2": Openat2}
 
 def _models() -> dict:
     """angr-ram's models by name (the base names the ``*64`` names stand for)."""
-    from angr_ram.procedures.descriptors import DESCRIPTOR_PROCEDURES
-    from angr_ram.procedures.file_status import FILE_STATUS_PROCEDURES
-    from angr_ram.procedures.process import PROCESS_PROCEDURES
-    from angr_ram.procedures.startup import STARTUP_PROCEDURES
-    from angr_ram.procedures.stdio_flags import STDIO_PROCEDURES
     return {**STARTUP_PROCEDURES, **STDIO_PROCEDURES, **DESCRIPTOR_PROCEDURES, **FILE_STATUS_PROCEDURES,
             **PROCESS_PROCEDURES, **OPEN_PROCEDURES}
 
