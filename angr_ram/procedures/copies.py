@@ -57,7 +57,7 @@ def check_size(proc, need, destlen, what: str) -> None:
                                                          f"{size}-byte object")
         return
     if holds_for_sure(proc.state, over, f"{what} overflow"):
-        abort_path(proc, "buffer-overflow-detected", f"{what}: the copy exceeds its {size or '?'}-byte destination")
+        abort_path(proc, "buffer-overflow-detected", f"{what}: the copy exceeds its {'?' if size is None else size}-byte destination")
     proc.state.add_constraints(claripy.Not(over))
 
 
@@ -87,10 +87,11 @@ def copy_bounded(proc, dst, src, bound):
     return m
 
 
-def append_string(proc, dst, src, bound=None):
-    """``strcat(dst, src)`` (``strncat`` with ``bound``); the length of ``dst`` before and the bytes appended."""
-    d = _length(proc, dst)
-    n = _length(proc, src, bound)
+def append_string(proc, dst, src, bound=None, d=None, n=None):
+    """``strcat(dst, src)`` (``strncat`` with ``bound``; ``d``, ``n``: the lengths of ``dst`` and of what
+    is appended, if already measured); those two lengths."""
+    d = _length(proc, dst) if d is None else d
+    n = _length(proc, src, bound) if n is None else n
     _memcpy(proc, dst + d, src, n)
     proc.state.memory.store(dst + d + n, claripy.BVV(0, 8))
     return d, n
@@ -165,8 +166,9 @@ class StrcatChk(angr.SimProcedure):
     """``__strcat_chk(dst, src, destlen)``."""
 
     def run(self, dst, src, destlen):  # pylint: disable=arguments-differ
-        check_size(self, _length(self, dst) + _length(self, src) + 1, destlen, "__strcat_chk")
-        append_string(self, dst, src)
+        d, n = _length(self, dst), _length(self, src)
+        check_size(self, d + n + 1, destlen, "__strcat_chk")
+        append_string(self, dst, src, d=d, n=n)
         return dst
 
 
@@ -191,8 +193,9 @@ class StrncatChk(angr.SimProcedure):
     """``__strncat_chk(dst, src, n, destlen)``: the existing string, what is appended and the NUL must fit."""
 
     def run(self, dst, src, n, destlen):  # pylint: disable=arguments-differ
-        check_size(self, _length(self, dst) + _length(self, src, n) + 1, destlen, "__strncat_chk")
-        append_string(self, dst, src, n)
+        d, m = _length(self, dst), _length(self, src, n)
+        check_size(self, d + m + 1, destlen, "__strncat_chk")
+        append_string(self, dst, src, n, d=d, n=m)
         return dst
 
 
