@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import signal
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -61,6 +63,27 @@ def child_env(env: dict | None = None) -> dict:
     env = dict(os.environ if env is None else env)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
     return env
+
+
+def run_child(cmd: list[str], timeout: float, env: dict | None = None, check: bool = False) -> subprocess.CompletedProcess:
+    """``subprocess.run(cmd, capture_output=True, text=True)`` in a new session whose whole process
+    group is killed when ``timeout`` passes (``subprocess.run`` kills only the child: the native
+    replays and solver processes it started went on taking the machine's cores from the next row)."""
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                          start_new_session=True) as p:
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+            raise
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGKILL)       # anything the child left running
+    if check and p.returncode:
+        raise subprocess.CalledProcessError(p.returncode, cmd, out, err)
+    return subprocess.CompletedProcess(cmd, p.returncode, out, err)
 
 
 def default_samples_dir() -> Path:

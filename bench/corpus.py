@@ -19,7 +19,7 @@ from pathlib import Path
 from angr_ram.run.outcomes import path_outcomes
 from angr_ram.run.runner import explore
 
-from . import child_env, sample_path
+from . import child_env, run_child, sample_path
 from .models import geomean
 from .native import outcome_set
 
@@ -56,7 +56,7 @@ def run(binary: str, timeout: float, stdin: int = 2, times: bool = False, **kw) 
     t = time.perf_counter()
     cmd = [sys.executable, "-m", "bench.corpus", binary, json.dumps(kw), str(timeout), str(stdin), str(int(times))]
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 30, check=True, env=child_env()).stdout
+        out = run_child(cmd, timeout + 30, child_env(), check=True).stdout
         r = json.loads(out.strip().splitlines()[-1])
         r["outcomes"] = {(c, bytes.fromhex(o)) for c, o in r["outcomes"]}
         r["first_seen"] = {(c, bytes.fromhex(o)): sec for c, o, sec in r["first_seen"]}

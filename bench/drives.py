@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 
-from . import child_env, sample_path
+from . import child_env, run_child, sample_path
 
 DRIVES = ("explore", "wide", "bytes")
 EXTRA = ("symbolic",)
@@ -81,7 +81,7 @@ def run_drive(drive: str, binary: str, nbytes: int, merge: str | None, timeout: 
     cmd = [sys.executable, "-m", "bench.drives", "--child", drive, binary, str(nbytes), merge or "-"]
     t0 = time.perf_counter()
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False, env=child_env())
+        p = run_child(cmd, timeout, child_env())
     except subprocess.TimeoutExpired:
         return {"timeout": True, "seconds": time.perf_counter() - t0}
     for line in reversed(p.stdout.splitlines()):

@@ -9,7 +9,7 @@ from pathlib import Path
 from angr_ram.run.runner import explore
 from angr_ram.solver.patches import counting
 
-from . import child_env, sample_path
+from . import child_env, run_child, sample_path
 from .models import geomean
 
 MERGE_SAMPLES = ([(f"memspn{m}_O0", m + 1) for m in (4, 8, 16, 32)] + [(f"memspnab{m}_O0", m + 1) for m in (4, 8, 16)]
@@ -83,7 +83,7 @@ def _loop_run(binary: str, n: int, kw: dict, timeout: float, hash_seed: str = LO
     cmd = [sys.executable, "-m", "bench.merging", binary, str(n), json.dumps(kw), str(timeout)]
     env = dict(os.environ, PYTHONHASHSEED=hash_seed)
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 30, check=True, env=child_env(env)).stdout
+        out = run_child(cmd, timeout + 30, child_env(env), check=True).stdout
         r = json.loads(out.strip().splitlines()[-1])
         r["outcomes"] = {tuple(o) for o in r["outcomes"]}
     except subprocess.TimeoutExpired:

@@ -25,7 +25,7 @@ from angr_ram.run.inputs import Template
 from angr_ram.run.replay import replay
 from angr_ram.run.runner import explore
 
-from . import child_env, sample_path
+from . import child_env, run_child, sample_path
 from .native import run_inputs
 
 MAX_NATIVE = 250_000    # a template with more inputs than this gets no native outcome set
@@ -88,7 +88,7 @@ def run(binary: str, name: str, kw: dict, budget: float) -> dict:
     t0 = time.perf_counter()
     cmd = [sys.executable, "-m", "bench.subjects", binary, name, json.dumps(kw), str(budget)]
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=budget + 60, check=False, env=child_env())
+        p = run_child(cmd, budget + 60, child_env())
         line = next((ln for ln in reversed(p.stdout.splitlines()) if ln.startswith("{")), None)
         r = json.loads(line) if line else {"failed": (p.stderr.strip().splitlines() or ["no output"])[-1][:100]}
     except subprocess.TimeoutExpired:

@@ -6,9 +6,13 @@ path and no stub on any path, and every test replays natively. ``angr-ram bench 
 runs them at larger sizes beside stock angr."""
 
 import os
+import subprocess
+import sys
+import time
 
 import pytest
 
+import bench
 from angr_ram.run.inputs import Template
 from angr_ram.run.runner import explore
 
@@ -92,3 +96,29 @@ def test_libosip_from_a_users_script_with_one_wide_variable():
     assert r.outcomes == outcome_set_over(b, _domain(t))
     assert not r.errors and r.stubs == {}
     assert_tests_replay(b, r)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[-1][0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_a_benchmark_child_past_its_budget_is_killed_with_what_it_started(tmp_path):
+    """``bench.run_child`` kills the child's whole process group at the time-out: a process the
+    child started (a native replay, a solver) does not live on beside the next row."""
+    pidfile = tmp_path / "grandchild"
+    code = (f"import subprocess, time; p = subprocess.Popen(['sleep', '60']); "
+            f"open({str(pidfile)!r}, 'w').write(str(p.pid)); time.sleep(60)")
+    t0 = time.monotonic()
+    with pytest.raises(subprocess.TimeoutExpired):
+        bench.run_child([sys.executable, "-c", code], 2.0)
+    assert time.monotonic() - t0 < 10
+    pid = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(pid)
+    assert bench.run_child([sys.executable, "-c", "print(6 * 7)"], 30).stdout == "42\n"
