@@ -7,13 +7,17 @@ import itertools
 import os
 import subprocess
 
+import angr
+import claripy
 import pytest
 
+import angr_ram
 from angr_ram.run.inputs import Template
 from angr_ram.run.replay import replay
-from angr_ram.run.runner import explore
+from angr_ram.run.runner import explore, summarize
 
 from .conftest import BUILD, assert_tests_replay
+from .groundtruth import outcome_set_over
 
 COMMAND_LINES = [
     ["-a", "-b"], ["-ab", "-n", "3", "x", "y"], ["x", "-n3", "y", "--verbose=2"], ["--count", "4", "--quiet", "z"],
@@ -41,13 +45,19 @@ def test_command_lines_parse_as_natively(opt):
         assert r.errors == [] and not r.stubs, argv
 
 
-def test_a_symbolic_argument_that_may_be_an_option_is_a_named_stub():
-    """``--arg 2``: the argument may start with '-', so the parse cannot be followed: the path says
-    it went through the getopt_long stub; a concrete command line after it names no stub."""
+def test_a_symbolic_argument_parses_by_cases():
+    """``--arg 2``: the parse forks on what the argument's bytes decide (a dash, which option
+    letter, whether the word ends) and follows glibc on each case: no stub, every test replays,
+    and every two-byte word ``-x`` (each option letter, unknown letters, ``--``) gives an outcome
+    found (before: the getopt_long stub on every path)."""
     b = os.fspath(BUILD / "getopts_O0")
-    r = explore(b, 1, args=[2], timeout=20)      # the stub may return an option on every call: bounded
-    assert "getopt_long" in r.stubs
-    assert not explore(b, 1, args=["-a"]).stubs
+    r = explore(b, 1, args=[2], tests=True, timeout=300)
+    assert r.stopped is None and r.errors == [] and not r.stubs
+    assert r.tests and all(x.status == "ok" for x in replay(r.tests, b))  # a path echoing the word: some tests
+    words = [bytes([0x2D, x]) for x in range(0x21, 0x7F)]   # non-options echo: listed in part
+    for w in words:
+        native = native_outcomes(b, [w.decode()], [b""])
+        assert native <= r.outcomes, w
 
 
 @pytest.mark.parametrize(("tool", "argv", "echoes"), [("base64", ("-d",), False), ("base64", ("-w", "2"), True),
@@ -70,3 +80,41 @@ def test_debian_tools_with_options(tool, argv, echoes):
     else:
         assert r.outcomes == native
         assert_tests_replay(binary, r)
+
+
+def _over(t: Template):
+    return [range(t.lo, t.hi + 1) if b == ord("?") else [b] for b in t.data]
+
+
+@pytest.mark.parametrize(("opt", "line"), [("O0", b"-? -?s\n"), ("O2", b"-? -?s\n"), ("O2", b"--? -?\n")])
+def test_options_from_input_in_a_heap_argv(opt, line):
+    """``samples/optline.c`` splits a line of stdin into a heap argv (as make decodes MAKEFLAGS) and
+    parses it: the argument pointers are heap pointers (symbolic bases) and the option letters and
+    long-option names are input bytes. The parse forks on the letters and names that decide it: the
+    native outcome set over the template's domain, no stub (before: the getopt_long stub on 309 paths,
+    298 false null-dereference errors, no outcome in 120 s)."""
+    b = os.fspath(BUILD / f"optline_{opt}")
+    t = Template(line)
+    r = explore(b, t, tests=True)
+    assert r.errors == [] and r.stopped is None and not r.stubs
+    assert r.outcomes == outcome_set_over(b, _over(t))
+    assert_tests_replay(b, r)
+
+
+def test_options_from_input_driven_by_a_script_with_one_wide_variable():
+    """A user's script: entry_state, stdin of concrete dashes around one 16-bit ``claripy.BVS``
+    constrained to letters, angr's default options: the same outcomes as natively."""
+    b = os.fspath(BUILD / "optline_O2")
+    proj = angr.Project(b, auto_load_libs=False)
+    letters = claripy.BVS("letters", 16)
+    content = claripy.Concat(claripy.BVV(b"--"), letters[15:8], claripy.BVV(b" -"), letters[7:0], claripy.BVV(b"\n"))
+    st = proj.factory.entry_state(stdin=angr.SimFileStream(name="stdin", content=content, size=7, has_end=True))
+    for byte in (letters[15:8], letters[7:0]):
+        st.solver.add(byte >= ord("A"), byte <= ord("z"))
+    simgr = proj.factory.simulation_manager(st)
+    tech = simgr.use_technique(angr_ram.RelocatableMemory())
+    simgr.run()
+    r = summarize(simgr, tech, tests=True)
+    assert not r.stubs and r.errors == []
+    assert r.outcomes == outcome_set_over(b, _over(Template(b"--? -?\n")))
+    assert_tests_replay(b, r)

@@ -20,11 +20,15 @@ with the input in stdin or a file), these procedures follow glibc's ``getopt_lon
   is then the first non-option; setting ``optind`` to 0 starts over.
 
 ``optind``, ``optarg`` and ``optopt`` are read and written where the program holds them (its copies
-of glibc's variables); the scan's own position lives in the state. When something it must read is
-symbolic (an argument from ``--arg N``), the procedure returns -1 if no argument from ``optind`` on
-can start with ``-``; inside an angr-ram step, an argument that may or may not look like an option
-forks the state on it (where it does not, the parse goes on exactly); where it does, the procedure is
-a stub (recorded on the path, :mod:`.stubs`).
+of glibc's variables); the scan's own position lives in the state. Pointers are read through the
+run's address bindings (an ``argv`` the program built on the heap has symbolic-base pointers) and
+stored back as the program held them. A symbolic byte the parse must look at is taken by cases:
+inside an angr-ram step the state forks on the values that decide the parse there (a leading ``-``,
+the option letters, the bytes the long-option names have at that position, ``=``, the end of the
+word) and "none of them", and each fork parses on exactly; a letter that is none of them is an
+unknown option whose message and ``optopt`` hold the symbolic byte. What still cannot be read (a
+pointer with several values, outside a step) makes the procedure return -1 when no argument from
+``optind`` on can start with ``-``, else a stub (recorded on the path, :mod:`.stubs`).
 """
 
 from __future__ import annotations
@@ -46,6 +50,14 @@ PERMUTE, REQUIRE_ORDER, RETURN_IN_ORDER = "permute", "require", "in-order"
 
 class Symbolic(Exception):
     """Something the parse must read is symbolic."""
+
+
+class _Cases(Exception):  # noqa: N818 - a control-flow signal
+    """The parse depends on which of a few cases a symbolic value is in: fork on them."""
+
+    def __init__(self, conditions: list, what: str):
+        super().__init__(what)
+        self.conditions, self.what = conditions, what
 
 
 class _Scan:
@@ -73,14 +85,27 @@ class Getopt(angr.SimProcedure):
 
     # ------------------------------------------------------------------ memory
     def _int(self, v) -> int:
-        if v.symbolic:
+        """``v``'s value: concrete, a heap pointer (a symbolic base, concrete once the run's
+        address bindings are substituted), or a symbolic value that has one solution on the path;
+        else :class:`Symbolic`."""
+        if isinstance(v, int):
+            return v
+        if not v.symbolic:
+            return v.concrete_value
+        if self.state.has_plugin("ram"):
+            a = self.state.ram.substitute(v)
+            if not a.symbolic:
+                return a.concrete_value
+        vals = self.state.solver.eval_upto(v, 2)
+        if len(vals) != 1:
             raise Symbolic
-        return v.concrete_value
+        return vals[0]
 
-    def _word(self, addr: int) -> int:
-        return self._int(self.state.memory.load(addr, 8, endness=self.arch.memory_endness))
+    def _word(self, addr):
+        """The pointer at ``addr``, as the program holds it (a heap pointer stays relocatable)."""
+        return self.state.memory.load(addr, 8, endness=self.arch.memory_endness)
 
-    def _string(self, addr: int) -> bytes:
+    def _string(self, addr) -> bytes:
         out = bytearray()
         while len(out) < MAX_STRING:
             b = self._int(self.state.memory.load(addr + len(out), 1))
@@ -88,6 +113,47 @@ class Getopt(angr.SimProcedure):
                 return bytes(out)
             out.append(b)
         raise Symbolic        # too long to be an option
+
+    def _byte_is(self, addr, value: int) -> bool:
+        """Whether the byte at ``addr`` is ``value`` (forks when it may be either)."""
+        b = self._case_of(self.state.memory.load(addr, 1), [value], "what an argument starts with")
+        return isinstance(b, int) and b == value
+
+    def _byte_in(self, addr, opts: bytes) -> bool:
+        """Whether the byte at ``addr`` is one of the option letters in ``opts``."""
+        letters = sorted({b for b in opts if b not in b":;"})
+        b = self._case_of(self.state.memory.load(addr, 1), letters, "which option letter")
+        return isinstance(b, int) and b in letters
+
+    def _word_is(self, addr, text: bytes) -> bool:
+        """Whether the string at ``addr`` is ``text``, byte by byte (forks where a byte decides)."""
+        for i, x in enumerate(text):
+            if not self._byte_is(addr + i, x):
+                return False
+        return self._nul(addr + len(text))
+
+    def _nul(self, addr) -> bool:
+        """Whether the byte at ``addr`` is 0 (forks when it may be either)."""
+        b = self._case_of(self.state.memory.load(addr, 1), [0], "whether an option word ends")
+        return isinstance(b, int) and b == 0
+
+    def _case_of(self, v, values: list[int], what: str):
+        """``v`` (a byte) as an int when its value is one of ``values`` or it has one value, as
+        ``v`` itself when it is surely none of them; when several cases are feasible,
+        :class:`_Cases` over each feasible value and "none of them"."""
+        if not v.symbolic:
+            return v.concrete_value
+        vals = self.state.solver.eval_upto(v, 2)
+        if len(vals) == 1:
+            return vals[0]
+        feasible = [x for x in values if self.state.solver.satisfiable(extra_constraints=[v == x])]
+        if not feasible:
+            return v
+        none = claripy.And(*[v != x for x in values])
+        conds = [v == x for x in feasible]
+        if self.state.solver.satisfiable(extra_constraints=[none]):
+            conds.append(none)
+        raise _Cases(conds, f"{self.name_for_stub}: {what}")
 
     def _var(self, name: str):
         sym = self.project.loader.find_symbol(name)
@@ -97,25 +163,33 @@ class Getopt(angr.SimProcedure):
         addr = self._var(name)
         return default if addr is None else self._int(self.state.memory.load(addr, 4, endness="Iend_LE"))
 
-    def _set_int(self, name: str, value: int) -> None:
+    def _set_int(self, name: str, value) -> None:
         addr = self._var(name)
         if addr is not None:
-            self.state.memory.store(addr, claripy.BVV(value & 0xFFFFFFFF, 32), endness="Iend_LE")
+            v = claripy.BVV(value & 0xFFFFFFFF, 32) if isinstance(value, int) else value.zero_extend(32 - value.size())
+            self.state.memory.store(addr, v, endness="Iend_LE")
 
-    def _set_optarg(self, ptr: int) -> None:
+    def _set_optarg(self, ptr) -> None:
         addr = self._var("optarg")
         if addr is not None:
-            self.state.memory.store(addr, claripy.BVV(ptr, 64), endness=self.arch.memory_endness)
+            v = claripy.BVV(ptr, 64) if isinstance(ptr, int) else ptr
+            self.state.memory.store(addr, v, endness=self.arch.memory_endness)
 
-    def _error(self, text: bytes) -> None:
+    def _error(self, *parts) -> None:
+        """Write the message made of ``parts`` (bytes, or a symbolic byte) to stderr."""
         fd = self.state.posix.get_fd(2)
         if fd is not None:
-            fd.write_data(claripy.BVV(text))
+            exprs = [claripy.BVV(x) if isinstance(x, bytes) else x for x in parts if not isinstance(x, bytes) or x]
+            fd.write_data(claripy.Concat(*exprs) if len(exprs) > 1 else exprs[0])
 
     # ------------------------------------------------------------------ the parse
     def parse(self, argc, argv, optstring, longopts, longindex):
         try:
             return claripy.BVV(self._parse(argc, argv, optstring, longopts, longindex) & 0xFFFFFFFF, 32)
+        except _Cases as c:
+            if forking_enabled():
+                raise ForkRequest([Target(x, "value") for x in c.conditions], c.what) from None
+            return self._fallback(argc, argv)
         except Symbolic:
             return self._fallback(argc, argv)
 
@@ -123,9 +197,9 @@ class Getopt(angr.SimProcedure):
         argc = self._int(argc_v)
         if argc < 1 or argc > MAX_ARGS:
             return -1
-        argv = self._int(argv_v)
-        opts = self._string(self._int(optstring_v))
-        longopts = self._longopts(self._int(longopts_v)) if longopts_v is not None else None
+        argv = argv_v
+        opts = self._string(optstring_v)
+        longopts = self._longopts(longopts_v) if longopts_v is not None else None
         scan = self.state.globals.get(_KEY)
         scan = None if scan is None else _Scan(*scan)
         optind = self._get_int("optind", 1 if scan is None else scan.optind)
@@ -147,14 +221,13 @@ class Getopt(angr.SimProcedure):
             return self._string(args[k])
 
         def nonoption(k: int) -> bool:
-            a = arg(k)
-            return a[:1] != b"-" or len(a) == 1
+            return not self._byte_is(args[k], ord("-")) or self._nul(args[k] + 1)
 
         def exchange() -> None:
             lo, mid, hi = scan.first_nonopt, scan.last_nonopt, optind
             args[lo:hi] = args[mid:hi] + args[lo:mid]
             for k in range(lo, hi):
-                self.state.memory.store(argv + 8 * k, claripy.BVV(args[k], 64), endness=self.arch.memory_endness)
+                self.state.memory.store(argv + 8 * k, args[k], endness=self.arch.memory_endness)
             scan.first_nonopt += hi - mid
             scan.last_nonopt = hi
 
@@ -166,11 +239,11 @@ class Getopt(angr.SimProcedure):
 
         def prog() -> bytes:
             try:
-                return arg(0) if args[0] else b""
+                return arg(0) if self._int(args[0]) else b""
             except Symbolic:
                 return b""
 
-        if scan.nextchar is None or self._int(self.state.memory.load(scan.nextchar, 1)) == 0:
+        if scan.nextchar is None or self._nul(scan.nextchar):
             scan.last_nonopt = min(scan.last_nonopt, optind)
             scan.first_nonopt = min(scan.first_nonopt, optind)
             if scan.ordering == PERMUTE:
@@ -181,7 +254,7 @@ class Getopt(angr.SimProcedure):
                 while optind < argc and nonoption(optind):
                     optind += 1
                 scan.last_nonopt = optind
-            if optind != argc and arg(optind) == b"--":
+            if optind != argc and self._word_is(args[optind], b"--"):
                 optind += 1
                 if scan.first_nonopt != scan.last_nonopt and scan.last_nonopt != optind:
                     exchange()
@@ -199,14 +272,13 @@ class Getopt(angr.SimProcedure):
                 self._set_optarg(args[optind])
                 optind += 1
                 return done(1)
-            word = arg(optind)
             if longopts is not None:
-                if word[1:2] == b"-":
+                if self._byte_is(args[optind] + 1, ord("-")):
                     scan.nextchar = args[optind] + 2
                     code, optind = self._long(argc, args, arg, optind, opts, longopts, longindex_v, scan,
                                               print_errors, prog, b"--")
                     return done(code)
-                if self.long_only and (len(word) > 2 or bytes(word[1:2]) not in _short_set(opts)):
+                if self.long_only and (not self._nul(args[optind] + 2) or not self._byte_in(args[optind] + 1, opts)):
                     scan.nextchar = args[optind] + 1
                     code, optind = self._long(argc, args, arg, optind, opts, longopts, longindex_v, scan,
                                               print_errors, prog, b"-")
@@ -214,17 +286,18 @@ class Getopt(angr.SimProcedure):
                         return done(code)
             scan.nextchar = args[optind] + 1
 
-        # a short option at nextchar
-        c = self._int(self.state.memory.load(scan.nextchar, 1))
+        # a short option at nextchar: a symbolic letter forks on the option letters it may be
+        letters = sorted({b for b in opts if b not in b":;"})
+        c = self._case_of(self.state.memory.load(scan.nextchar, 1), letters, "which option letter")
         scan.nextchar += 1
-        rest = self._string(scan.nextchar)
+        rest = not self._nul(scan.nextchar)
         if not rest:
             optind += 1
-        at = opts.find(bytes([c]))
+        at = opts.find(bytes([c])) if isinstance(c, int) else -1
         if at < 0 or c in (ord(":"), ord(";")):
             if print_errors:
-                self._error(prog() + b": invalid option -- '" + bytes([c]) + b"'\n")
-            self._set_int("optopt", c)
+                self._error(prog(), b": invalid option -- '", bytes([c]) if isinstance(c, int) else c, b"'\n")
+            self._set_int("optopt", _signed_char(c))
             return done(ord("?"))
         spec = opts[at + 1:at + 3]
         if spec[:1] == b":":
@@ -239,8 +312,8 @@ class Getopt(angr.SimProcedure):
                     optind += 1
                 elif optind == argc:
                     if print_errors:
-                        self._error(prog() + b": option requires an argument -- '" + bytes([c]) + b"'\n")
-                    self._set_int("optopt", c)
+                        self._error(prog(), b": option requires an argument -- '", bytes([c]), b"'\n")
+                    self._set_int("optopt", _signed_char(c))
                     c = ord(":") if opts[:1] == b":" else ord("?")
                 else:
                     self._set_optarg(args[optind])
@@ -248,14 +321,14 @@ class Getopt(angr.SimProcedure):
                 scan.nextchar = None
         return done(c)
 
-    def _longopts(self, table: int) -> list | None:
-        if table == 0:
+    def _longopts(self, table) -> list | None:
+        if self._int(table) == 0:
             return None
         out = []
         for k in range(MAX_LONGOPTS):
             base = table + OPTION_SIZE * k
             name_ptr = self._word(base)
-            if name_ptr == 0:
+            if self._int(name_ptr) == 0:
                 return out
             has_arg = self._int(self.state.memory.load(base + 8, 4, endness="Iend_LE"))
             flag = self._word(base + 16)
@@ -265,8 +338,15 @@ class Getopt(angr.SimProcedure):
 
     def _long(self, argc, args, arg, optind, opts, longopts, longindex_v, scan, print_errors, prog, prefix):
         """glibc's ``process_long_option``: (code, optind)."""
-        text = self._string(scan.nextchar)
-        name, eq, value = text.partition(b"=")
+        name, eq = self._long_name(scan.nextchar, longopts, opts)
+        if eq is None:              # no option name goes on with this (symbolic) byte
+            if self.long_only and prefix == b"-" and name[:1] in _short_set(opts):
+                return -1, optind   # getopt_long_only: short options after all
+            if print_errors:
+                self._error(prog(), b": unrecognized option '", prefix, *self._message_word(scan.nextchar), b"'\n")
+            scan.nextchar = None
+            self._set_int("optopt", 0)
+            return ord("?"), optind + 1
         found, index = None, -1
         for i, o in enumerate(longopts):
             if o[0] == name:
@@ -287,9 +367,9 @@ class Getopt(angr.SimProcedure):
                 self._set_int("optopt", 0)
                 return ord("?"), optind + 1
         if found is None:
-            if not self.long_only or arg(optind)[1:2] == b"-" or text[:1] not in _short_set(opts):
+            if not self.long_only or prefix == b"--" or name[:1] not in _short_set(opts):
                 if print_errors:
-                    self._error(prog() + b": unrecognized option '" + prefix + text + b"'\n")
+                    self._error(prog(), b": unrecognized option '", prefix, *self._message_word(scan.nextchar), b"'\n")
                 scan.nextchar = None
                 self._set_int("optopt", 0)
                 return ord("?"), optind + 1
@@ -316,13 +396,49 @@ class Getopt(angr.SimProcedure):
                 self._set_int("optopt", val)
                 return (ord(":") if opts[:1] == b":" else ord("?")), optind
         if longindex_v is not None:
-            li = self._int(longindex_v)
-            if li:
-                self.state.memory.store(li, claripy.BVV(index, 32), endness="Iend_LE")
-        if flag:
+            if self._int(longindex_v):
+                self.state.memory.store(longindex_v, claripy.BVV(index, 32), endness="Iend_LE")
+        if self._int(flag):
             self.state.memory.store(flag, claripy.BVV(val & 0xFFFFFFFF, 32), endness="Iend_LE")
             return 0, optind
         return val, optind
+
+    def _long_name(self, addr, longopts, opts) -> tuple:
+        """``(name, eq)``: the option name at ``addr`` (up to ``=`` or the end of the word) and
+        whether ``=`` follows. A symbolic byte forks on the bytes that decide the match (those the
+        table's names have there, ``=``, the end, and for ``getopt_long_only`` the short letters
+        first); where it is none of them no name matches: ``(the bytes before it, None)``."""
+        out = bytearray()
+        while len(out) < MAX_STRING:
+            i = len(out)
+            cands = {o[0][i] for o in longopts if len(o[0]) > i and o[0][:i] == bytes(out)} | {0, ord("=")}
+            if self.long_only and i == 0:
+                cands |= {b for b in opts if b not in b":;+-"}
+            b = self._case_of(self.state.memory.load(addr + i, 1), sorted(cands), "which long option")
+            if not isinstance(b, int):
+                return bytes(out), None
+            if b in (0, ord("=")):
+                return bytes(out), b == ord("=")
+            out.append(b)
+        raise Symbolic
+
+    def _message_word(self, addr) -> list:
+        """The word at ``addr`` for an error message: its bytes (symbolic ones as they are) up to a
+        NUL that ends it on this path."""
+        parts = []
+        for i in range(MAX_STRING):
+            b = self.state.memory.load(addr + i, 1)
+            if not b.symbolic:
+                if b.concrete_value == 0:
+                    return parts
+                parts.append(bytes([b.concrete_value]))
+                continue
+            if self.state.solver.satisfiable(extra_constraints=[b == 0]):
+                if not self.state.solver.satisfiable(extra_constraints=[b != 0]):
+                    return parts
+                raise Symbolic      # where the word ends is not decided
+            parts.append(b)
+        raise Symbolic
 
     # ------------------------------------------------------------------ symbolic arguments
     def _fallback(self, argc, argv):
@@ -353,6 +469,13 @@ class Getopt(angr.SimProcedure):
         p = self.state.memory.load(argv + 8 * k, 8, endness=self.arch.memory_endness)
         head = self.state.memory.load(p, 2)
         return claripy.And(head[15:8] == 0x2D, head[7:0] != 0)
+
+
+def _signed_char(c):
+    """glibc's ``optopt = c`` for ``char c``: a byte above 0x7f is negative."""
+    if isinstance(c, int):
+        return c - 0x100 if c >= 0x80 else c
+    return c.sign_extend(24)
 
 
 def _short_set(opts: bytes) -> set:
