@@ -80,6 +80,7 @@ def _child(binary: str, name: str, kw: dict, budget: float) -> None:
                       "z3": r.stats.get("z3_checks", 0), "rss_mb": round(rss), "unknown": r.unknown,
                       "outcomes": sorted((c, o.hex()) for c, o in r.outcomes if c is not None),
                       "tests": len(r.tests), "mismatches": sum(x.failed for x in results),
+                      "unsolved": r.tests_unsolved,
                       "stubs": sorted(r.stubs)}))
 
 
@@ -132,9 +133,10 @@ def subjects_table(names=None, budget: float = 600.0, samples_dir: Path | None =
                      else f"{len(r['outcomes'])}/-")
             wrong = "" if truth is None or r["outcomes"] <= truth else f"  ({len(r['outcomes'] - truth)} not native!)"
             mark = "+" if r["stopped"] else " "
+            unsolved = f"  ({r['unsolved']} tests unsolved in time: unchecked)" if r.get("unsolved") else ""
             print(f"{name:12} {label:6} {r['seconds']:7.1f}{mark} {r['paths']:6} {found:>9} {r['z3']:6} "
                   f"{r['errors']:6} {r['rss_mb']:6} {r['mismatches']:>4}/{r['tests']:<3}  "
-                  f"{','.join(r['stubs']) or '-'}{wrong}", flush=True)
+                  f"{','.join(r['stubs']) or '-'}{wrong}{unsolved}", flush=True)
     print("+ = stopped by the budget (or killed); found = outcomes found of those the native driver gives "
           "over the template's domain; mismatch = tests whose native replay contradicts them / tests")
     return 0

@@ -101,6 +101,13 @@ def test_emit_and_replay_from_the_command_line_and_a_wrong_prediction_fails(tmp_
     manifest.write_text("".join(json.dumps(x) + "\n" for x in lines))
     assert main(["replay", os.fspath(d), b]) == 1
     assert "mismatch" in capsys.readouterr().out
+    # a test whose input was not solved in time (zero bytes: the run's deadline came first) makes
+    # no prediction: its wrong exit is shown, not judged, and "solved" survives the manifest
+    lines[0]["solved"] = False
+    manifest.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert not read_tests(d)[0].solved and read_tests(d)[1].solved
+    assert main(["replay", os.fspath(d), b]) == 0
+    assert "unchecked 1" in capsys.readouterr().out
 
 
 def test_error_tests_are_judged_by_the_asan_build(tmp_path):

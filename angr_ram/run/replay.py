@@ -4,7 +4,8 @@ A test of a finished path passes when the native exit code and stdout equal the 
 memory-error test passes when the native run fails (killed by a signal) or, given an
 AddressSanitizer build, ASan reports an error. Tests of analysis limits (``symbolic-*`` errors),
 of paths angr could not step, of paths without an exit and of ``find`` targets carry no
-prediction: their native result is shown, not judged.
+prediction, nor does a test whose input was not solved in time (zero bytes that may not drive its
+path): their native result is shown, not judged.
 """
 
 from __future__ import annotations
@@ -95,6 +96,8 @@ def run_native(binary: str, test: TestCase, timeout: float = 10.0, env: dict | N
 def replay_one(binary: str, test: TestCase, asan: str | None = None, timeout: float = 10.0) -> Replay:
     """Run ``test`` natively (and under ``asan`` for memory-error tests) and judge the prediction."""
     code, out, _, sig = run_native(binary, test, timeout)
+    if not test.solved:
+        return Replay(test, "unchecked", code, out, "input not solved in time (zero bytes): no prediction")
     if test.kind == "exit":
         if code is None:
             return Replay(test, "timeout", None, out, f"no exit within {timeout:g} s")

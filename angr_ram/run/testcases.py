@@ -58,6 +58,7 @@ class TestCase:
     blocks: int = 0
     addr: int | None = None
     stubs: list[str] = field(default_factory=list)   # angr stubs the path called (the prediction may be wrong)
+    solved: bool = True     # False: no model in time, zero inputs that may not drive the path (no prediction)
 
     def manifest(self) -> dict:
         """The manifest line of this test (input files named relative to the test directory)."""
@@ -68,7 +69,7 @@ class TestCase:
             "stdin": f"{self.id}.stdin",
             "args": [f"{self.id}.arg{k}" for k in range(1, len(self.args) + 1)],
             "files": {name: f"{self.id}.file.{_safe(name)}" for name in self.files},
-            "blocks": self.blocks, "addr": self.addr, "stubs": self.stubs,
+            "blocks": self.blocks, "addr": self.addr, "stubs": self.stubs, "solved": self.solved,
         }
 
     def __repr__(self) -> str:
@@ -231,6 +232,7 @@ def _case(state, n: int, kind: str, extra=(), budget: InputBudget | None = None,
     stdin, args, files, how = chosen
     if how == "unsolved":
         notes.append(UNSOLVED_NOTE)
+        fields["solved"] = False
     if notes:
         fields["message"] = fields.get("message", "") + "".join(notes)
     try:
@@ -405,5 +407,5 @@ def read_tests(directory) -> list[TestCase]:
             m["id"], m["kind"], (d / m["stdin"]).read_bytes(), [(d / a).read_bytes() for a in m["args"]],
             {name: (d / f).read_bytes() for name, f in m["files"].items()}, m["exit"],
             None if m["stdout"] is None else m["stdout"].encode("latin-1"), m["error"], m["message"],
-            m["blocks"], m["addr"], list(m.get("stubs", []))))
+            m["blocks"], m["addr"], list(m.get("stubs", [])), bool(m.get("solved", True))))
     return tests
