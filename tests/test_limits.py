@@ -23,6 +23,7 @@ from claripy.backends import backend_z3
 import angr_ram
 from angr_ram.core import guard as G
 from angr_ram.core import z3_interrupts as ZI
+from angr_ram.run import technique as T
 from angr_ram.run.cli import main
 from angr_ram.run.outcomes import listed_outcomes, path_outcomes
 from angr_ram.run.runner import RESILIENCE, explore, load_project, make_state
@@ -388,3 +389,27 @@ def test_a_finished_run_leaves_nothing_of_itself_in_the_process():
     time.sleep(4 * G.TICK)                                  # a round of the watcher thread
     gc.collect()
     assert [r() is None for r in refs] == [True, True, True]
+
+
+def test_a_step_over_its_memory_budget_is_retried_with_a_larger_one(monkeypatch):
+    """A step that grows the process past the step memory budget (z3 on a hash of the input) is
+    set aside and, once nothing else is active, retried with four times the budget while the
+    machine has the memory: its path is not lost to the budget (before: ``unknown`` for good)."""
+    b = os.fspath(BUILD / "matrix3_O0")
+    want = explore(b, 2).outcomes
+    stepped = {}
+    step = T.RelocatableMemory._step
+
+    def hungry(self, simgr, state, **kw):
+        n = stepped[state.addr] = stepped.get(state.addr, 0) + 1
+        if n == 3:                   # one step, once: 48 MiB for longer than the watcher's tick
+            block = bytearray(48 << 20)
+            block[::4096] = b"x" * len(block[::4096])
+            time.sleep(0.3)
+            del block
+        return step(self, simgr, state, **kw)
+
+    monkeypatch.setattr(T.RelocatableMemory, "_step", hungry)
+    r = explore(b, 2, step_memory_mb=16)
+    assert r.stats["memory_retries"] >= 1 and r.stats["steps_abandoned"] >= 1
+    assert r.unknown == 0 and r.outcomes == want

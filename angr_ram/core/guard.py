@@ -25,7 +25,8 @@ raises KeyboardInterrupt (the user does not want to wait). SIGTERM (``timeout``,
 system ending the job) counts as a Ctrl-C press where the process left it at its default, so a
 terminated run still writes its summary and tests. What the guard cannot bound: a z3 phase
 that looks at neither its interrupt nor its time-out (the internalisation of a huge formula)
-returns only when z3 does; z3's memory there is capped by the step's memory budget.
+returns only when z3 does; z3's memory there is capped at :data:`Z3_CAP_FACTOR` times the step's
+memory budget.
 """
 
 from __future__ import annotations
@@ -49,6 +50,11 @@ from angr_ram.core.z3_interrupts import (
 )
 
 TICK = 0.05          # seconds between the watcher's checks
+# z3's own allocator is capped at this many times the step's memory budget: a last resort for a
+# phase that ignores interrupts. At the budget itself z3 4.13 reached the cap where its
+# out-of-memory exception is not caught (std::terminate: the process aborted, losing the run);
+# above it the watcher's RSS check interrupts z3 first wherever z3 looks at interrupts.
+Z3_CAP_FACTOR = 4
 
 
 class RunStopped(BaseException):
@@ -94,6 +100,18 @@ def rss_mb() -> float:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
     except (OSError, ValueError, IndexError):
         return 0.0
+
+
+def available_mb() -> float:
+    """Memory the machine has available (``MemAvailable``) in MiB (0 where /proc is not available)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0.0
 
 
 def release_memory() -> None:
@@ -311,8 +329,8 @@ class RunGuard:
         if registered:
             _WATCHER.add(self)
         z3_cap = None
-        if mem:       # z3's own allocator stops at the budget too (a check then answers "out of memory")
-            z3_cap = _z3_memory_cap(mem)
+        if mem:       # z3's own allocator stops too, as a last resort (see Z3_CAP_FACTOR)
+            z3_cap = _z3_memory_cap(mem * Z3_CAP_FACTOR)
         completed = False
         try:
             yield

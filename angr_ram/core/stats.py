@@ -51,6 +51,7 @@ class RunStats:
     deferred_states: int = 0       # ... within the first-pass budget (deferred stash, resumed at the end)
     deferred_resumed: int = 0      # deferred states resumed with the full budget
     steps_abandoned: int = 0       # steps stopped for their time or memory budget (angr_ram.core.guard), state set aside
+    memory_retries: int = 0        # ... over the memory budget, to be retried with a larger one (RelocatableMemory)
     undecided_successors: int = 0  # branch successors set aside alone, their siblings going on
     string_exact: int = 0          # string/memory comparisons answered from the bytes (plugins/strings.py)
     string_fallback: int = 0       # ... handed to angr's procedure (end not in reach, symbolic length)

@@ -18,7 +18,14 @@ import angr
 from angr.storage.memory_mixins import DefaultMemory
 
 from angr_ram.core.errors import AngrRamError, ForkRequest, MemoryErrorInfo, MemoryFault
-from angr_ram.core.guard import RunGuard, RunStopped, StepAbandoned, release_memory
+from angr_ram.core.guard import (
+    RunGuard,
+    RunStopped,
+    StepAbandoned,
+    StepMemoryBudget,
+    available_mb,
+    release_memory,
+)
 from angr_ram.core.profile import Profile, step_site
 from angr_ram.core.scope import RunScope
 from angr_ram.core.stats import RunStats
@@ -53,6 +60,8 @@ log = logging.getLogger(__name__)
 ERROR_STASH = "memory_errors"
 UNKNOWN_STASH = "unknown"      # states whose feasibility z3 could not decide in time (resumable)
 DEFERRED_STASH = "deferred"    # ... within the first-pass budget: resumed with the full one at the end
+MEMORY_RETRY_FACTOR = 4        # a step over its memory budget is retried with this many times the budget ...
+MEMORY_RETRY_SHARE = 0.5       # ... while that is at most this share of the machine's available memory
 
 # the patch sets (angr_ram.core.patches) in place while RelocatableMemory works: z3's check (budgets,
 # counts), claripy's z3 backend, successors z3 gave up on, format arguments,
@@ -310,7 +319,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         errored_before = len(errs)
         try:
             with self.guard.step(seconds=(self.step_seconds or 0) if first else 0,
-                                 memory_mb=self.step_memory_mb or 0):
+                                 memory_mb=(self.step_memory_mb or 0) * state.ram.memory_scale):
                 out = self._step(simgr, state, **kwargs)
         except StepAbandoned as e:          # over its time or memory budget: set aside, the run goes on
             del errs[errored_before:]             # angr's record of the interrupted z3 call, if any
@@ -351,11 +360,27 @@ class RelocatableMemory(angr.ExplorationTechnique):
         first = self.defer_ms is not None and not state.ram.resumed
         budget = self.defer_ms if first else state.ram.solver_timeout or 300000
         state.ram.unknown = reason if reason.startswith("step ") else f"{reason} (z3 timeout {budget} ms)"
+        if reason == StepMemoryBudget.reason and self._more_memory(state):
+            first = True        # retried with a larger budget once nothing else is active
         if first:
             self.stats.deferred_states += 1
             return DEFERRED_STASH
         self.stats.unknown_states += 1
         return UNKNOWN_STASH
+
+    def _more_memory(self, state) -> bool:
+        """Raise ``state``'s step memory budget :data:`MEMORY_RETRY_FACTOR`-fold for a retry, while
+        that stays within :data:`MEMORY_RETRY_SHARE` of the memory the machine has available: a
+        step over the budget (z3 on a hash of the input) is not given up while the machine could
+        afford it. False when it may not grow any more."""
+        if not self.step_memory_mb:
+            return False
+        scale = state.ram.memory_scale * MEMORY_RETRY_FACTOR
+        if self.step_memory_mb * scale > MEMORY_RETRY_SHARE * available_mb():
+            return False
+        state.ram.memory_scale = scale
+        self.stats.memory_retries += 1
+        return True
 
     @staticmethod
     def _resume(simgr, stash: str, solver_timeout_ms: int | None) -> int:

@@ -57,7 +57,65 @@ def _prepare(constraints, exprs, extra=()):
         return None
     if sum(v.length for v in free) > MAX_BITS:
         return _prepare_cut(lets, rest, exprs, extra)
+    narrowed = _within_domains(free, lets, rest)
+    if narrowed is not None:
+        return narrowed
     return Evaluator(free, lets), rest
+
+
+DOMAIN_SHARE = 0.5      # rows left by the inputs' own constraints below which they are enumerated alone
+
+
+def _within_domains(free: list, lets: dict, rest: list):
+    """An evaluator over only the assignments that the constraints on one input variable each
+    allow (a template's ``'A' <= byte <= 'z'``: 3364 of 65536 rows for two bytes), and the other
+    constraints; None when those constraints leave more than :data:`DOMAIN_SHARE` of the rows.
+    The node values of a query's large expressions (a hash function of the input) are then
+    computed and kept for those rows alone: over every row they outgrew the value cache and were
+    computed again query after query. The domains are the same in every state of a run, so the
+    evaluator's layout, and with it the cached values, is shared."""
+    unary: dict = {}
+    for c in rest:
+        names = c.variables
+        if len(names) == 1 and _inputs_only(c):
+            unary.setdefault(next(iter(names)), []).append(c)
+    if not unary:
+        return None
+    key = tuple((v.args[0], v.length, tuple(sorted(x.hash() for x in unary.get(v.args[0], ())))) for v in free)
+    domains = memo("enumeration.domains", lambda: LRU(256))
+    hit = domains.lookup(key)
+    if hit is None:
+        hit = _domain_columns(free, unary)
+        domains.put(key, hit)
+    if hit is False:
+        return None
+    columns, size = hit
+    used = {x.hash() for cs in unary.values() for x in cs}
+    return Evaluator.over(columns, size, lets), [c for c in rest if c.hash() not in used]
+
+
+def _domain_columns(free: list, unary: dict):
+    """(columns, size) of the product of the variables' allowed values, or False when it is not
+    below :data:`DOMAIN_SHARE` of all assignments."""
+    allowed = []
+    for v in free:
+        cs = unary.get(v.args[0])
+        everything = np.arange(1 << v.length, dtype=_U64)
+        if not cs:
+            allowed.append(everything)
+            continue
+        ev = Evaluator([v], {})
+        m = np.ones(ev.size, dtype=bool)
+        for c in cs:
+            m &= np.broadcast_to(ev.bool(c), m.shape)
+        allowed.append(everything[m])
+    size = 1
+    for a in allowed:
+        size *= len(a)
+    if size > DOMAIN_SHARE * (1 << sum(v.length for v in free)):
+        return False
+    grids = np.meshgrid(*allowed, indexing="ij") if allowed else []
+    return {v.args[0]: np.ascontiguousarray(g.reshape(-1)) for v, g in zip(free, grids, strict=True)}, size
 
 
 def _inputs_only(c) -> bool:
