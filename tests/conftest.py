@@ -89,3 +89,25 @@ def shared_run(binary: str, n: int, **opts):
 
 
 _SOURCE = functools.cache(_source_digest)
+
+
+def drive_as_a_script(binary: str, content, wide, lo: int, hi: int, tests: bool = True):
+    """Run ``binary`` as a user's script drives angr: ``entry_state`` with ``content`` (a claripy
+    expression) as stdin, each byte of the symbolic ``wide`` constrained to ``lo..hi``, angr's
+    default options, ``RelocatableMemory()`` attached, ``simgr.run()``; the run's summary."""
+    import angr
+    import claripy
+
+    import angr_ram
+    from angr_ram.run.runner import summarize
+
+    proj = angr.Project(binary, auto_load_libs=False)
+    st = proj.factory.entry_state(stdin=angr.SimFileStream(name="stdin", content=content, size=content.size() // 8,
+                                                           has_end=True))
+    for k in range(wide.size() // 8):
+        byte = wide.get_byte(k)
+        st.solver.add(claripy.UGE(byte, lo), claripy.ULE(byte, hi))
+    simgr = proj.factory.simulation_manager(st)
+    tech = simgr.use_technique(angr_ram.RelocatableMemory())
+    simgr.run()
+    return summarize(simgr, tech, tests=tests)

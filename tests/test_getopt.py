@@ -7,16 +7,14 @@ import itertools
 import os
 import subprocess
 
-import angr
 import claripy
 import pytest
 
-import angr_ram
 from angr_ram.run.inputs import Template
 from angr_ram.run.replay import replay
-from angr_ram.run.runner import explore, summarize
+from angr_ram.run.runner import explore
 
-from .conftest import BUILD, assert_tests_replay
+from .conftest import BUILD, assert_tests_replay, drive_as_a_script
 from .groundtruth import outcome_set_over
 
 COMMAND_LINES = [
@@ -105,16 +103,9 @@ def test_options_from_input_driven_by_a_script_with_one_wide_variable():
     """A user's script: entry_state, stdin of concrete dashes around one 16-bit ``claripy.BVS``
     constrained to letters, angr's default options: the same outcomes as natively."""
     b = os.fspath(BUILD / "optline_O2")
-    proj = angr.Project(b, auto_load_libs=False)
     letters = claripy.BVS("letters", 16)
     content = claripy.Concat(claripy.BVV(b"--"), letters[15:8], claripy.BVV(b" -"), letters[7:0], claripy.BVV(b"\n"))
-    st = proj.factory.entry_state(stdin=angr.SimFileStream(name="stdin", content=content, size=7, has_end=True))
-    for byte in (letters[15:8], letters[7:0]):
-        st.solver.add(byte >= ord("A"), byte <= ord("z"))
-    simgr = proj.factory.simulation_manager(st)
-    tech = simgr.use_technique(angr_ram.RelocatableMemory())
-    simgr.run()
-    r = summarize(simgr, tech, tests=True)
+    r = drive_as_a_script(b, content, letters, ord("A"), ord("z"))
     assert not r.stubs and r.errors == []
     assert r.outcomes == outcome_set_over(b, _over(Template(b"--? -?\n")))
     assert_tests_replay(b, r)

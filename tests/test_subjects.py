@@ -10,13 +10,14 @@ import subprocess
 import sys
 import time
 
+import claripy
 import pytest
 
 import bench
 from angr_ram.run.inputs import Template
 from angr_ram.run.runner import explore
 
-from .conftest import BUILD, assert_tests_replay
+from .conftest import BUILD, assert_tests_replay, drive_as_a_script
 from .groundtruth import outcome_set_over
 
 
@@ -73,25 +74,11 @@ def test_libosip_from_a_users_script_with_one_wide_variable():
     """Driven as an angr user drives it: their own entry_state (angr's default options), stdin the
     status line with one 16-bit BVS for the two digits (constrained to '0'..'9' by the script),
     RelocatableMemory() attached, simgr.run(): the same 11 native outcomes, and the tests replay."""
-    import angr
-    import claripy
-
-    import angr_ram
-    from angr_ram.run.runner import summarize
-
     b = os.fspath(BUILD / "osip_parse_O2")
     digits = claripy.BVS("digits", 16)
     content = claripy.Concat(claripy.BVV(b"SIP/2.0 "), digits[15:8], claripy.BVV(b"0"), digits[7:0],
                              claripy.BVV(b" OK\r\n\r\n"))
-    n = content.size() // 8
-    proj = angr.Project(b, auto_load_libs=False)
-    st = proj.factory.entry_state(stdin=angr.SimFileStream(name="stdin", content=content, size=n, has_end=True))
-    for byte in (digits[15:8], digits[7:0]):
-        st.solver.add(byte >= ord("0"), byte <= ord("9"))
-    simgr = proj.factory.simulation_manager(st)
-    tech = simgr.use_technique(angr_ram.RelocatableMemory())
-    simgr.run()
-    r = summarize(simgr, tech, tests=True)
+    r = drive_as_a_script(b, content, digits, ord("0"), ord("9"))
     t = Template(b"SIP/2.0 ?0? OK\r\n\r\n", ord("0"), ord("9"))
     assert r.outcomes == outcome_set_over(b, _domain(t))
     assert not r.errors and r.stubs == {}
