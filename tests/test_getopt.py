@@ -109,3 +109,23 @@ def test_options_from_input_driven_by_a_script_with_one_wide_variable():
     assert not r.stubs and r.errors == []
     assert r.outcomes == outcome_set_over(b, _over(Template(b"--? -?\n")))
     assert_tests_replay(b, r)
+
+
+LONG_ONLY_LINES = [["-alpha"], ["-a"], ["-al"], ["-b", "x"], ["-beta=3"], ["-bx"], ["-z"], ["--alp"], ["-ab", "q"],
+                   ["-alphax"], ["-", "x"]]
+
+
+@pytest.mark.parametrize("opt", ["O0", "O2"])
+def test_getopt_long_only_on_concrete_and_symbolic_arguments(opt):
+    """``getopt_long_only`` (``samples/longonly.c``): long names after one dash, prefixes, short
+    options where no long name matches, unknown ones, as natively; a symbolic 3-byte argument
+    parses by cases (the short letters count as first bytes too): complete, no stub, every test
+    replays."""
+    b = os.fspath(BUILD / f"longonly_{opt}")
+    for argv in LONG_ONLY_LINES:
+        assert explore(b, 0, args=argv).outcomes == native_outcomes(b, argv, [b""]), argv
+    r = explore(b, 0, args=[3], tests=True, timeout=300)
+    assert r.stopped is None and not r.stubs and r.errors == []
+    assert r.tests and all(x.status == "ok" for x in replay(r.tests, b))
+    for argv in (["-a"], ["-al"], ["-z"], ["-b"]):
+        assert native_outcomes(b, argv, [b""]) <= r.outcomes, argv
