@@ -12,6 +12,7 @@ from angr_ram.procedures.large_files import install_large_files
 from angr_ram.procedures.libc import RamLibcStartMain, install_error_fix
 from angr_ram.procedures.number_parsing import install_number_parsing
 from angr_ram.procedures.process import install_process
+from angr_ram.procedures.sorting import install_sorting
 from angr_ram.procedures.startup import install_startup
 from angr_ram.procedures.static_libc import install_static_libc
 from angr_ram.procedures.stdio_flags import install_stdio
@@ -26,7 +27,7 @@ def install_procedures(project, string_procedures: bool = True, environment: str
     """Everything angr-ram hooks in ``project``: weak imports resolved, the heap and start-up
     procedures (:func:`install_hooks`), the environment (:mod:`.environment`), threads, start-up
     data, aborting functions (:mod:`.aborts`), string copies (:mod:`.copies`), stdio, number parsing,
-    variadic calls, wide characters in the C locale (:mod:`.wide_chars`) and the large-file names of the file functions (:mod:`.large_files`); in a
+    variadic calls, wide characters in the C locale (:mod:`.wide_chars`), ``qsort`` (:mod:`.sorting`) and the large-file names of the file functions (:mod:`.large_files`); in a
     statically linked program, the rest of libc that angr models, by symbol (:mod:`.static_libc`)."""
     resolve_weak_imports(project)
     install_hooks(project, string_procedures)
@@ -42,6 +43,7 @@ def install_procedures(project, string_procedures: bool = True, environment: str
     install_number_parsing(project)
     install_varargs(project)
     install_wide_chars(project)
+    install_sorting(project)
     install_large_files(project)       # after the models their base names take
     install_static_libc(project)       # last: a static program's other libc functions, by symbol
 
