@@ -83,11 +83,11 @@ def test_every_loop_bench_run_gets_the_same_hash_seed(monkeypatch):
 
     seen = []
 
-    def fake(cmd, **kw):
-        seen.append(kw["env"].get("PYTHONHASHSEED"))
+    def fake(cmd, timeout, env=None, check=False):
+        seen.append(env.get("PYTHONHASHSEED"))
         return subprocess.CompletedProcess(cmd, 0, stdout='{"outcomes": [], "timed_out": false, "errors": 0}\n')
 
-    monkeypatch.setattr(subprocess, "run", fake)
+    monkeypatch.setattr(merging, "run_child", fake)
     monkeypatch.setenv("PYTHONHASHSEED", "random")
     merging._loop_run("/x/b", 7, {"merge": "pat"}, 1.0)
     merging._loop_run("/x/b", 7, {"engine": "stock"}, 1.0)
