@@ -114,6 +114,21 @@ def available_mb() -> float:
     return 0.0
 
 
+MEMORY_RETRY_FACTOR = 4        # a step over its memory budget is retried with this many times the budget ...
+MEMORY_RETRY_SHARE = 0.5       # ... while that is at most this share of the machine's available memory
+
+
+def retry_memory_scale(budget_mb: float | None, scale: int) -> int | None:
+    """The budget scale for retrying a step that went over ``budget_mb * scale``: the next
+    :data:`MEMORY_RETRY_FACTOR`-fold one while it stays within :data:`MEMORY_RETRY_SHARE` of the
+    memory the machine has available (a step over the budget, z3 on a hash of the input, is not
+    given up while the machine could afford it); None when it may not grow any more."""
+    if not budget_mb:
+        return None
+    scale *= MEMORY_RETRY_FACTOR
+    return scale if budget_mb * scale <= MEMORY_RETRY_SHARE * available_mb() else None
+
+
 def release_memory() -> None:
     """Collect garbage and give freed heap pages back to the system (glibc's ``malloc_trim``), so
     that the memory an abandoned step held is not counted against the next one."""

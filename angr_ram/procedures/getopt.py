@@ -19,16 +19,14 @@ with the input in stdin or a file), these procedures follow glibc's ``getopt_lon
   (each non-option returned as the argument of option 1); ``--`` ends the options; ``optind``
   is then the first non-option; setting ``optind`` to 0 starts over.
 
-``optind``, ``optarg`` and ``optopt`` are read and written where the program holds them (its copies
-of glibc's variables); the scan's own position lives in the state. Pointers are read through the
-run's address bindings (an ``argv`` the program built on the heap has symbolic-base pointers) and
-stored back as the program held them. A symbolic byte the parse must look at is taken by cases:
-inside an angr-ram step the state forks on the values that decide the parse there (a leading ``-``,
-the option letters, the bytes the long-option names have at that position, ``=``, the end of the
-word) and "none of them", and each fork parses on exactly; a letter that is none of them is an
-unknown option whose message and ``optopt`` hold the symbolic byte. What still cannot be read (a
-pointer with several values, outside a step) makes the procedure return -1 when no argument from
-``optind`` on can start with ``-``, else a stub (recorded on the path, :mod:`.stubs`).
+``optind``, ``optarg``, ``optopt`` are read and written where the program holds them; the scan's
+position lives in the state. Pointers are read through the run's address bindings (a heap ``argv``
+has symbolic-base pointers). A symbolic byte the parse looks at is taken by cases: inside an
+angr-ram step the state forks on the values that decide the parse there (a leading ``-``, the
+option letters, the long names' bytes at that position, ``=``, the end of the word) and "none of
+them" (an unknown option: its message and ``optopt`` hold the symbolic byte). What still cannot be
+read (a pointer with several values, outside a step) returns -1 when no argument from ``optind`` on
+can start with ``-``, else makes the call a stub (recorded on the path, :mod:`.stubs`).
 """
 
 from __future__ import annotations
@@ -107,11 +105,10 @@ class Getopt(angr.SimProcedure):
 
     def _string(self, addr) -> bytes:
         out = bytearray()
-        while len(out) < MAX_STRING:
-            b = self._int(self.state.memory.load(addr + len(out), 1))
-            if b == 0:
-                return bytes(out)
+        while len(out) < MAX_STRING and (b := self._int(self.state.memory.load(addr + len(out), 1))):
             out.append(b)
+        if len(out) < MAX_STRING:
+            return bytes(out)
         raise Symbolic        # too long to be an option
 
     def _byte_is(self, addr, value: int) -> bool:
@@ -121,9 +118,8 @@ class Getopt(angr.SimProcedure):
 
     def _byte_in(self, addr, opts: bytes) -> bool:
         """Whether the byte at ``addr`` is one of the option letters in ``opts``."""
-        letters = sorted({b for b in opts if b not in b":;"})
-        b = self._case_of(self.state.memory.load(addr, 1), letters, "which option letter")
-        return isinstance(b, int) and b in letters
+        b = self._case_of(self.state.memory.load(addr, 1), _letters(opts), "which option letter")
+        return isinstance(b, int) and b in _letters(opts)
 
     def _word_is(self, addr, text: bytes) -> bool:
         """Whether the string at ``addr`` is ``text``, byte by byte (forks where a byte decides)."""
@@ -287,8 +283,7 @@ class Getopt(angr.SimProcedure):
             scan.nextchar = args[optind] + 1
 
         # a short option at nextchar: a symbolic letter forks on the option letters it may be
-        letters = sorted({b for b in opts if b not in b":;"})
-        c = self._case_of(self.state.memory.load(scan.nextchar, 1), letters, "which option letter")
+        c = self._case_of(self.state.memory.load(scan.nextchar, 1), _letters(opts), "which option letter")
         scan.nextchar += 1
         rest = not self._nul(scan.nextchar)
         if not rest:
@@ -469,6 +464,10 @@ class Getopt(angr.SimProcedure):
         p = self.state.memory.load(argv + 8 * k, 8, endness=self.arch.memory_endness)
         head = self.state.memory.load(p, 2)
         return claripy.And(head[15:8] == 0x2D, head[7:0] != 0)
+
+
+def _letters(opts: bytes) -> list[int]:
+    return sorted({b for b in opts if b not in b":;"})
 
 
 def _signed_char(c):

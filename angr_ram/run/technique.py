@@ -23,8 +23,8 @@ from angr_ram.core.guard import (
     RunStopped,
     StepAbandoned,
     StepMemoryBudget,
-    available_mb,
     release_memory,
+    retry_memory_scale,
 )
 from angr_ram.core.profile import Profile, step_site
 from angr_ram.core.scope import RunScope
@@ -60,8 +60,6 @@ log = logging.getLogger(__name__)
 ERROR_STASH = "memory_errors"
 UNKNOWN_STASH = "unknown"      # states whose feasibility z3 could not decide in time (resumable)
 DEFERRED_STASH = "deferred"    # ... within the first-pass budget: resumed with the full one at the end
-MEMORY_RETRY_FACTOR = 4        # a step over its memory budget is retried with this many times the budget ...
-MEMORY_RETRY_SHARE = 0.5       # ... while that is at most this share of the machine's available memory
 
 # the patch sets (angr_ram.core.patches) in place while RelocatableMemory works: z3's check (budgets,
 # counts), claripy's z3 backend, successors z3 gave up on, format arguments,
@@ -369,18 +367,12 @@ class RelocatableMemory(angr.ExplorationTechnique):
         return UNKNOWN_STASH
 
     def _more_memory(self, state) -> bool:
-        """Raise ``state``'s step memory budget :data:`MEMORY_RETRY_FACTOR`-fold for a retry, while
-        that stays within :data:`MEMORY_RETRY_SHARE` of the memory the machine has available: a
-        step over the budget (z3 on a hash of the input) is not given up while the machine could
-        afford it. False when it may not grow any more."""
-        if not self.step_memory_mb:
-            return False
-        scale = state.ram.memory_scale * MEMORY_RETRY_FACTOR
-        if self.step_memory_mb * scale > MEMORY_RETRY_SHARE * available_mb():
-            return False
-        state.ram.memory_scale = scale
-        self.stats.memory_retries += 1
-        return True
+        """Give ``state`` a larger step memory budget for a retry (:func:`retry_memory_scale`)."""
+        scale = retry_memory_scale(self.step_memory_mb, state.ram.memory_scale)
+        if scale is not None:
+            state.ram.memory_scale = scale
+            self.stats.memory_retries += 1
+        return scale is not None
 
     @staticmethod
     def _resume(simgr, stash: str, solver_timeout_ms: int | None) -> int:
