@@ -268,3 +268,45 @@ def test_inputs_limited_to_a_template_range_are_enumerated_over_that_range_alone
     wide = [claripy.UGE(x, 0x01), *cons[4:]]
     full = en._prepare(wide, (e,))[0]
     assert full.layout[0] != "rows" and full.size in (256, 65536)
+
+
+def _wide_forms(x, y):
+    """Expressions over values wider than 64 bits that a binary's code makes: a byte read at a
+    symbolic offset out of a 16-byte value (a logical shift by the offset times 8, also of zero),
+    left shifts past the width, bitwise operations and the low half of a 128-bit product."""
+    z = claripy.ZeroExt
+    v128 = claripy.Concat(claripy.BVV(0x0123456789ABCDEF, 64), z(40, x * y), x, y)
+    v192 = claripy.Concat(x, claripy.BVV(0xFEDCBA9876543210, 64), claripy.BVV(0x55AA, 16), z(96, y ^ 0x3C))
+    return [
+        claripy.Extract(7, 0, claripy.LShR(claripy.BVV(0, 128), z(120, (x & 15) * 8))),
+        claripy.Extract(7, 0, claripy.LShR(v128, z(120, (x & 15) * 8))),
+        claripy.Extract(70, 7, claripy.LShR(v128, z(120, y))),
+        claripy.Extract(63, 0, claripy.LShR(v192, z(184, x))),
+        claripy.Extract(191, 128, claripy.LShR(v192, z(184, y))),
+        claripy.Extract(127, 64, v128 << z(120, y)),
+        claripy.Extract(20, 5, v192 << z(184, x)),
+        claripy.Extract(99, 40, (v128 ^ (v128 << 3)) & ~claripy.LShR(v128, z(120, x))),
+        claripy.Extract(63, 0, z(64, z(56, x) + 0xFFFFFFFFFFFFFF00) * z(64, z(56, y) * 0x9E3779B97F4A7C15)),
+        claripy.Extract(31, 8, v128 - (v128 << z(120, x & 7)) - claripy.ZeroExt(120, -y)),
+    ]
+
+
+def test_shifts_and_bit_operations_of_values_wider_than_64_bits_are_evaluated_in_windows():
+    """A window of at most 64 bits of a shifted (by a symbolic amount, also past the width), masked,
+    added or multiplied value wider than 64 bits is what claripy computes for each assignment (expat
+    read a byte out of a 16-byte value at a let-bound offset: every query over SipHash buckets went
+    to z3 and needed seconds)."""
+    x, y = claripy.BVS("x", 8), claripy.BVS("y", 8)
+    ev = evl.Evaluator([x, y], {})
+    xs, ys = (np.broadcast_to(ev.ev(v), (ev.size,)) for v in (x, y))
+    forms = _wide_forms(x, y)
+    with evl.deep_recursion():
+        got = [np.broadcast_to(ev.ev(f), (ev.size,)) for f in forms]
+    for row in [*range(0, ev.size, 97), 0, 0xFF, 0xFF00, 0xFFFF, 0x7F80, 0x0F40]:
+        a, b = claripy.BVV(int(xs[row]), 8), claripy.BVV(int(ys[row]), 8)
+        for k, f in enumerate(_wide_forms(a, b)):
+            assert int(got[k][row]) == f.concrete_value, (k, hex(row))
+    let = claripy.BVS("ram_let_w", 8)
+    cons = [let == x + 1, claripy.ULT(y, 5)]
+    assert sorted(en.answer(cons, "eval", (forms[1], 300), {})) == sorted(
+        {_wide_forms(claripy.BVV(i, 8), claripy.BVV(j, 8))[1].concrete_value for i in range(256) for j in range(5)})

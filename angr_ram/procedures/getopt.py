@@ -1,10 +1,8 @@
 """``getopt``, ``getopt_long`` and ``getopt_long_only`` as glibc parses options.
 
-angr has no model of them: a stub returns any value, so a GNU program (``base64 -d``,
-``tr -d x``) took an arbitrary option path on every input. When the arguments from ``optind`` on,
-the option string and the long-option table are concrete (what a user gives on a command line,
-with the input in stdin or a file), these procedures follow glibc's ``getopt_long`` (POSIX
-``getopt`` and GNU's extensions, as its manual page describes them):
+angr has no model of them: a stub returns any value, so a GNU program (``base64 -d``, ``tr -d x``)
+took an arbitrary option path on every input. These procedures follow glibc's ``getopt_long``
+(POSIX ``getopt`` and GNU's extensions, as its manual page describes them):
 
 * short options, grouped (``-ab``) or apart; a required argument in the same word or the next
   (``-n3``, ``-n 3``), an optional one only in the same word (``-v2``); ``?`` for an unknown
@@ -19,7 +17,7 @@ with the input in stdin or a file), these procedures follow glibc's ``getopt_lon
   (each non-option returned as the argument of option 1); ``--`` ends the options; ``optind``
   is then the first non-option; setting ``optind`` to 0 starts over.
 
-``optind``, ``optarg``, ``optopt`` are read and written where the program holds them; the scan's
+``optind``, ``optarg``, ``optopt`` are read and written where the program holds them, the scan's
 position lives in the state. Pointers are read through the run's address bindings (a heap ``argv``
 has symbolic-base pointers). A symbolic byte the parse looks at is taken by cases: inside an
 angr-ram step the state forks on the values that decide the parse there (a leading ``-``, the
@@ -123,10 +121,7 @@ class Getopt(angr.SimProcedure):
 
     def _word_is(self, addr, text: bytes) -> bool:
         """Whether the string at ``addr`` is ``text``, byte by byte (forks where a byte decides)."""
-        for i, x in enumerate(text):
-            if not self._byte_is(addr + i, x):
-                return False
-        return self._nul(addr + len(text))
+        return all(self._byte_is(addr + i, x) for i, x in enumerate(text)) and self._nul(addr + len(text))
 
     def _nul(self, addr) -> bool:
         """Whether the byte at ``addr`` is 0 (forks when it may be either)."""
@@ -142,7 +137,11 @@ class Getopt(angr.SimProcedure):
         vals = self.state.solver.eval_upto(v, 2)
         if len(vals) == 1:
             return vals[0]
-        feasible = [x for x in values if self.state.solver.satisfiable(extra_constraints=[v == x])]
+        try:        # one query for the feasible candidates (not one per candidate)
+            feasible = sorted(set(self.state.solver.eval_upto(v, len(values) + 1, extra_constraints=[
+                claripy.Or(*[v == x for x in values])])) & set(values))
+        except angr.errors.SimUnsatError:
+            feasible = []
         if not feasible:
             return v
         none = claripy.And(*[v != x for x in values])

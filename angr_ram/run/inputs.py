@@ -183,9 +183,43 @@ def make_state(proj: angr.Project, stdin_bytes: int = 0, args=(), files=(), **kw
     return state
 
 
+MAX_ARG_BYTES = 1 << 16     # an argument read back from a user's entry state ends by here
+
+
+def record_inputs(state) -> None:
+    """Note the inputs of a user's own entry state (``proj.factory.entry_state(args=[...],
+    stdin=...)``): its stdin and its ``argv[1:]`` as they are in memory before the program runs,
+    so that its tests carry the arguments and replay with them (a path read back from argv later
+    would see what the program wrote there, such as getopt's permutation). A state made by
+    :func:`make_state` has its inputs already; a symbolic ``argc`` leaves the arguments out."""
+    if INPUTS_KEY in state.globals:
+        return
+    args = []
+    argv, argc = getattr(state.posix, "argv", None), getattr(state.posix, "argc", None)
+    if argv is not None and argc is not None and not argc.symbolic and not argv.symbolic:
+        table = argv.concrete_value
+        for k in range(1, argc.concrete_value):
+            ptr = state.memory.load(table + 8 * k, 8, endness=state.arch.memory_endness)
+            if ptr.symbolic:
+                break
+            args.append(ProgramInput("arg", f"arg{k}", _string_at(state, ptr.concrete_value), index=k))
+    state.globals[INPUTS_KEY] = (*program_inputs(state), *args)
+
+
+def _string_at(state, addr: int):
+    """The bytes at ``addr`` up to the first concrete NUL (None for an empty string)."""
+    parts = []
+    for k in range(MAX_ARG_BYTES):
+        b = state.memory.load(addr + k, 1)
+        if not b.symbolic and b.concrete_value == 0:
+            break
+        parts.append(b)
+    return claripy.Concat(*parts) if len(parts) > 1 else (parts[0] if parts else None)
+
+
 def program_inputs(state) -> tuple[ProgramInput, ...]:
-    """The inputs ``state``'s entry state was given; for a state not made by :func:`make_state`,
-    its stdin file (a fixed-size stream) or nothing."""
+    """The inputs ``state``'s entry state was given; for a state not made by :func:`make_state`
+    nor seen by :func:`record_inputs`, its stdin file (a fixed-size stream) or nothing."""
     recorded = state.globals.get(INPUTS_KEY) if hasattr(state, "globals") else None
     if recorded is not None:
         return recorded

@@ -46,6 +46,7 @@ from angr_ram.procedures.installation import install_procedures
 from angr_ram.procedures.libc import FORMAT
 from angr_ram.procedures.stubs import record, stub_addresses
 from angr_ram.run.config import RunConfig
+from angr_ram.run.inputs import record_inputs
 from angr_ram.run.timing import PROFILE
 from angr_ram.solver import patches as solver_patches
 from angr_ram.solver.query_cache import QueryCache
@@ -238,6 +239,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         """Give ``state`` angr-ram's memory, address space and solver (idempotent)."""
         if isinstance(state.memory, RamMemory):
             return
+        record_inputs(state)
         if self._regions is None:
             self._regions = fixed_regions(state.project, state)
         state.memory.__class__ = RamMemory

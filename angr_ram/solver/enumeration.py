@@ -12,8 +12,9 @@ selection is one ``searchsorted``), when
 * its free variables (all but the let-bound ones, which are functions of them) have at most
   :data:`MAX_BITS` bits in all.
 
-Anything else (wider inputs, values over 64 bits inside an expression, division by a value that
-may be zero, floating point) returns :data:`UNHANDLED` and the query goes to z3 as before.
+Anything else (wider inputs, a value over 64 bits used other than in windows of at most 64 bits of
+its concatenations, shifts, bitwise operations and low halves of sums and products, division by
+a value that may be zero, floating point) returns :data:`UNHANDLED` and the query goes to z3.
 Definitional constraints are true by construction under this evaluation, so they are skipped.
 """
 

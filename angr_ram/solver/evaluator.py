@@ -36,6 +36,14 @@ _U64 = np.uint64
 
 
 _Unsupported = Unsupported       # the slice uses something the vectorised evaluator does not model
+_WIDE_BITWISE = {"__and__": np.bitwise_and, "__or__": np.bitwise_or, "__xor__": np.bitwise_xor}
+_LOW_ARITHMETIC = ("__add__", "__sub__", "__mul__", "__neg__")
+
+
+class _Low64:
+    """Stands for an operation's expression when its low 64 bits are computed (the result width)."""
+
+    length = 64
 _signed = VECTOR.signed
 
 
@@ -169,7 +177,43 @@ class Evaluator:
             if lo >= inner.length:
                 return _U64(0)
             return self.bits(inner, min(hi, inner.length - 1), lo)
+        if op in _WIDE_BITWISE:
+            f = _WIDE_BITWISE[op]
+            out = self.bits(e.args[0], hi, lo)
+            for a in e.args[1:]:
+                out = f(out, self.bits(a, hi, lo))
+            return out
+        if op == "__invert__":
+            return ~self.bits(e.args[0], hi, lo) & mask(hi - lo + 1)
+        if op in _LOW_ARITHMETIC and hi < 64:
+            # the low 64 bits of a sum, difference or product are those of the operands' low 64 bits
+            v = OPS[op](VECTOR, [self.bits(a, 63, 0) for a in e.args], _Low64)
+            return (v >> _U64(lo)) & mask(hi - lo + 1)
+        if op in ("LShR", "__lshift__"):
+            return self._wide_shift(e, hi, lo)
         raise _Unsupported(op)
+
+    def _wide_shift(self, e, hi: int, lo: int):
+        """Bits ``[hi:lo]`` of a logical shift of a value wider than 64 bits (the amount per row):
+        a window of the value's 64-bit limbs (zero outside them) starting at ``lo + amount``
+        (right) or ``lo - amount`` (left)."""
+        x, s = e.args
+        n = x.length
+        amount = self.bits(s, 63, 0)
+        for j in range(64, n, 64):
+            amount = np.where(self.bits(s, min(j + 63, n - 1), j) != 0, _U64(n), amount)
+        amount = np.minimum(amount, _U64(n)).astype(np.int64)
+        start = lo + amount if e.op == "LShR" else lo - amount
+        limbs = [_U64(0), *(self.bits(x, min(j + 63, n - 1), j) for j in range(0, n, 64)), _U64(0), _U64(0)]
+        size = max((np.size(v) for v in (*limbs, start)), default=1)
+        table = np.stack([np.broadcast_to(v, (size,)) for v in limbs])
+        p = np.broadcast_to(np.clip(start, -64, n) + 64, (size,))
+        q, r = p // 64, (p % 64).astype(_U64)
+        rows = np.arange(size)
+        low = table[q, rows] >> r
+        high = np.where(r == 0, _U64(0), table[q + 1, rows] << ((_U64(64) - r) & _U64(63)))
+        out = (low | high) & mask(hi - lo + 1)
+        return out if any(np.ndim(v) for v in (*limbs, start)) else out[0]
 
     # ------------------------------------------------------------------ evaluation
     def ev(self, e):
