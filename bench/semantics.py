@@ -26,6 +26,7 @@ from .native import run_inputs
 # name: (stdin bytes, the input values per byte that cover every behaviour, memory errors possible, what)
 SEMANTICS = {
     "multifree": (1, range(8), True, "free() of one of three heap pointers or NULL, then every object read"),
+    "freeall": (1, range(64), True, "free() of every bucket of a hash table, one holding the input's entry"),
     "multirealloc": (2, range(4), True, "realloc() of two heap, one stack pointer or NULL, size 0..12"),
     "stackoob": (1, range(256), True, "b[a[x]] with x in -4..4 over two 5-int stack arrays"),
     "calleeoob": (1, range(8), True, "a callee indexes its caller's 6-int stack array at -1..6"),

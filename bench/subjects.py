@@ -50,7 +50,7 @@ SUBJECTS = {
     "cksum-2": ("/usr/bin/cksum", b"??", "A", "z", "Debian cksum of 2 bytes"),
 }
 CONFIGS = (("stock", {"engine": "stock"}), ("fork", {"model": "fork"}), ("dsmm", {"model": "dsmm"}),
-           ("aa", {"model": "fork", "cache": "aa"}))
+           ("aa", {"model": "fork", "cache": "aa"}), ("script", {"drive": "script"}))
 
 
 def template_of(name: str) -> Template:
@@ -72,8 +72,39 @@ def native_outcomes(binary: str, t: Template, forkserver: Path | None = None) ->
     return set(run_inputs(binary, inputs, forkserver=forkserver))
 
 
+def _script(binary: str, name: str, budget: float):
+    """The subject driven as a user's script would: ``entry_state`` with stdin the template's
+    bytes, its ``?`` bytes one wide ``claripy.BVS`` each byte of which is limited to the range,
+    angr's default options, ``RelocatableMemory()`` attached and run under its guard."""
+    import angr
+    import claripy
+
+    import angr_ram
+    from angr_ram.run.runner import summarize
+
+    t = template_of(name)
+    holes = [k for k, b in enumerate(t.data) if b == ord("?")]
+    var = claripy.BVS("input", 8 * len(holes))
+    parts = [var.get_byte(holes.index(k)) if k in holes else claripy.BVV(b, 8) for k, b in enumerate(t.data)]
+    proj = angr.Project(binary, auto_load_libs=False)
+    state = proj.factory.entry_state(stdin=angr.SimFileStream(name="stdin", content=claripy.Concat(*parts),
+                                                              size=len(parts), has_end=True))
+    for k in range(len(holes)):
+        state.solver.add(claripy.UGE(var.get_byte(k), t.lo), claripy.ULE(var.get_byte(k), t.hi))
+    simgr = proj.factory.simulation_manager(state)
+    tech = simgr.use_technique(angr_ram.RelocatableMemory())
+    with tech.guarded(timeout=budget) as guard:
+        simgr.run()
+    r = summarize(simgr, tech, tests=True)
+    r.stopped = guard.stop_reason if simgr.active else None
+    return r
+
+
 def _child(binary: str, name: str, kw: dict, budget: float) -> None:
-    r = explore(binary, template_of(name), timeout=budget, tests=True, **kw)
+    if kw.get("drive") == "script":
+        r = _script(binary, name, budget)
+    else:
+        r = explore(binary, template_of(name), timeout=budget, tests=True, **kw)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     results = replay(r.tests, binary)
     print(json.dumps({"paths": r.stats.get("paths", 0), "errors": len(r.errors), "stopped": r.stopped,

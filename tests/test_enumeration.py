@@ -310,3 +310,41 @@ def test_shifts_and_bit_operations_of_values_wider_than_64_bits_are_evaluated_in
     cons = [let == x + 1, claripy.ULT(y, 5)]
     assert sorted(en.answer(cons, "eval", (forms[1], 300), {})) == sorted(
         {_wide_forms(claripy.BVV(i, 8), claripy.BVV(j, 8))[1].concrete_value for i in range(256) for j in range(5)})
+
+
+def _arx_hash(a, b, rounds):
+    """A hash of two bytes in the style of SipHash: add-rotate-xor rounds over 64-bit words, each
+    word used by several later nodes (a DAG of shared nodes, as a binary's hash of its input)."""
+    v0, v1 = claripy.ZeroExt(56, a) ^ 0x736F6D6570736575, claripy.ZeroExt(56, b) ^ 0x646F72616E646F6D
+    for _ in range(rounds):
+        v0 = v0 + v1
+        v1 = claripy.RotateLeft(v1, 13) ^ v0
+        v0 = claripy.RotateLeft(v0, 32) + (v1 ^ v0)
+    return v0 ^ v1
+
+
+def test_one_wide_input_with_byte_ranges_and_a_hash_of_it_is_enumerated_over_the_ranges():
+    """A user's script makes one 16-bit variable and limits each of its bytes to 'A'..'z'; the
+    program's path constraints then hash that variable. Only the constraints that compare its bits
+    with constants make the domain (58 x 58 rows); the hash constraint, on the same one variable,
+    is evaluated over those rows: over all 65536 values of the variable its shared nodes outgrew
+    the value cache, and every query of the state spent seconds before it gave up."""
+    name = claripy.BVS("name", 16)
+    hi, lo = claripy.Extract(15, 8, name), claripy.Extract(7, 0, name)
+    ranges = [claripy.UGE(hi, 0x41), claripy.ULE(hi, 0x7A), claripy.UGE(lo, 0x41), claripy.ULE(lo, 0x7A),
+              lo != 0x5A]
+    h = _arx_hash(hi, lo, 2)
+    hashed = claripy.Extract(5, 0, h) != 17
+    rng = random.Random(7)
+    cons, v = chain(rng, claripy.Extract(7, 0, h), lo, 2, 256)
+    cons = [*ranges, hashed, *cons, claripy.ULT(v, 90)]
+    ev, rest = en._prepare(cons, (v,))
+    assert ev.size == 58 * 57
+    assert hashed.hash() in {c.hash() for c in rest}
+    assert not {r.hash() for r in ranges} & {c.hash() for c in rest}
+    s = claripy.Solver()
+    s.add(cons)
+    assert en.answer(cons, "satisfiable", (), {}) is s.satisfiable() is True
+    assert set(en.answer(cons, "eval", (v, 300), {})) == set(s.eval(v, 300))
+    assert en.answer(cons, "min", (name,), {}) == s.min(name)
+    assert en.answer(cons, "max", (name,), {}) == s.max(name)

@@ -136,6 +136,18 @@ def test_free_of_a_selected_pointer_forks_per_object_and_reports_each_use_after_
     assert {c for c, _ in r.outcomes} == {3}
 
 
+def test_freeing_every_bucket_of_a_hash_table_frees_the_entry_where_it_is_without_forking():
+    """``free(table[i])`` for every bucket, one of which holds the entry the input hashed to: each
+    free frees the entry on the inputs where it is in that bucket instead of forking (16 paths
+    before, one per bucket), and the later read of the entry, freed on every input, is one
+    use-after-free path whose inputs ASan confirms."""
+    r, simgr = run_script(os.fspath(BUILD / "freeall_O0"), 1, "fork")
+    assert len(simgr.deadended) == 1
+    assert r.outcomes == clean_outcomes("freeall", "O0") == {(0, b"1\n"), (1, b"1\n")}
+    uaf = [t for t in r.tests if t.kind == "error"]
+    assert [t.error for t in uaf] == ["use-after-free"] and uaf[0].stdin[0] >= 60
+
+
 def test_realloc_follows_glibc_for_null_and_zero_size():
     """``realloc(p, 0)`` frees ``p`` and returns NULL; ``realloc(NULL, n)`` is ``malloc(n)`` (also
     for 0); ``realloc`` of a stack address is an error path (glibc aborts, ASan reports it)."""

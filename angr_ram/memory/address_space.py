@@ -302,6 +302,13 @@ class AddressSpace(SimStatePlugin):
         """Mark an object freed; its range stays reserved so later accesses are caught."""
         self.writable(obj_id).freed = True
 
+    def free_when(self, obj_id: int, cond) -> None:
+        """Mark an allocation (and every chunk of it) freed on the inputs where ``cond`` holds, as
+        well as where it was before."""
+        for i in [obj_id, *(c.id for c in self.objects.values() if c.kind == "chunk" and c.members == (obj_id,))]:
+            obj = self.writable(i)
+            obj.freed_when = cond if obj.freed_when is None else claripy.Or(obj.freed_when, cond)
+
     def find(self, addr: int) -> tuple[MemoryObject, int] | None:
         """The placed object whose range ``[addr, addr+size)`` contains ``addr``, and the offset."""
         i = bisect_right(self._starts, addr) - 1

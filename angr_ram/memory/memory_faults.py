@@ -64,10 +64,20 @@ class FaultMixin(MemoryMixin):
         self._split_off(bad, f"{what} of {size} bytes beyond the symbolic size of object #{obj.id} "
                              f"(at most {obj.size} bytes, allocated at {obj.site:#x})", what, condition)
 
-    def _split_off(self, bad, msg: str, what: str, condition) -> None:
-        """Fork the inputs for which ``bad`` (an out-of-bounds condition) holds off as an error
+    def _check_freed(self, obj: MemoryObject, size: int, what: str, condition=None, guard=None) -> None:
+        """An access to an object freed on some inputs (``obj.freed_when``): those inputs are
+        forked off as a ``use-after-free`` error path, the others go on; ``guard`` restricts the
+        check to one target of several."""
+        if obj.freed_when is None:
+            return
+        bad = obj.freed_when if guard is None else claripy.And(guard, obj.freed_when)
+        self._split_off(bad, f"{what} of {size} bytes of object #{obj.id} (allocated at {obj.site:#x}), "
+                             "which is freed on these inputs", what, condition, "use-after-free")
+
+    def _split_off(self, bad, msg: str, what: str, condition, kind: str = "out-of-bounds") -> None:
+        """Fork the inputs for which ``bad`` (a fault condition of ``kind``) holds off as an error
         path and keep the others; fault when it always holds; nothing when it never does. Outside
-        a step the state is constrained to the in-bounds inputs."""
+        a step the state is constrained to the inputs that do not fault."""
         if condition is not None and condition.symbolic:
             bad = claripy.And(condition, bad)
         elif condition is not None and condition.is_false():
@@ -78,11 +88,11 @@ class FaultMixin(MemoryMixin):
         ok = claripy.Not(bad)
         if solver.satisfiable(extra_constraints=[ok]):
             if forking_enabled():
-                raise self._fork_request([Target(ok, "value"), Target(bad, "error", "out-of-bounds", msg)], what)
-            self._set_aside_fault("out-of-bounds", msg, bad)
+                raise self._fork_request([Target(ok, "value"), Target(bad, "error", kind, msg)], what)
+            self._set_aside_fault(kind, msg, bad)
             self.state.add_constraints(ok)
             return
-        self._fault("out-of-bounds", msg)
+        self._fault(kind, msg)
 
     def _set_aside_fault(self, kind: str, message: str, bad) -> None:
         """Outside a step nothing can fork: the state keeps the inputs that do not fault, and the

@@ -24,6 +24,7 @@ class MemoryObject:
     store: ObjectStore
     addr: int | None              # hidden concrete address while placed; None once embedded
     freed: bool = False
+    freed_when: claripy.ast.Bool | None = None  # freed on the inputs where this holds (a free of ITE(c, p, NULL))
     parent: tuple[int, int] | None = None  # (segment object id, offset) once relocated into one
     kind: str = "heap"            # heap | segment (objects merged into one) | chunk (a split piece)
     members: tuple[int, ...] = ()  # objects merged into a segment, or the object a chunk came from
@@ -74,4 +75,6 @@ class MemoryObject:
             parts.append(f"site {self.site:#x}")
         if self.freed:
             parts.append("freed")
+        elif self.freed_when is not None:
+            parts.append("freed on some inputs")
         return f"<{what} {' '.join(parts)}>"

@@ -41,7 +41,7 @@ def readable_at(state, c: int) -> int | None:
     if hit is None:
         return None
     obj, off = hit
-    if obj.freed or obj.limit is not None:
+    if obj.freed or obj.freed_when is not None or obj.limit is not None:
         return None
     return min(state.libc.max_str_len, obj.size - off)
 

@@ -170,6 +170,7 @@ class RelocatableMixin(FixedRegionMixin, MemoryMixin):
                 self._fault_if_error(h, c, size, "read", condition)
                 if h.obj.limit is not None:
                     self._check_limit(c - h.obj.addr, h.obj, size, "read", condition)
+                self._check_freed(h.obj, size, "read", condition)
                 v = h.obj.store.read(c - h.obj.addr, size, reverse=endness == "Iend_LE")
             else:
                 self._check_declared(a, size, "read", condition)
@@ -201,6 +202,7 @@ class RelocatableMixin(FixedRegionMixin, MemoryMixin):
             self._fault_if_error(h, c, size, "write", condition)
             if h.obj.limit is not None:
                 self._check_limit(c - h.obj.addr, h.obj, size, "write", condition)
+            self._check_freed(h.obj, size, "write", condition)
         except InfeasibleAccess:
             return None
         obj = self.state.ram.writable(h.obj.id)
@@ -364,9 +366,10 @@ class RelocatableMixin(FixedRegionMixin, MemoryMixin):
         for h in served:
             if h.kind == "object":
                 off = object_offset(addr, h.obj.start)
+                guard = object_constraint(addr, h.obj, size) if many else None
                 if h.obj.limit is not None:
-                    guard = object_constraint(addr, h.obj, size) if many else None
                     self._check_limit(off, h.obj, size, "read", condition, guard)
+                self._check_freed(h.obj, size, "read", condition, guard)
                 align = known_alignment(a - h.obj.addr, 8)
                 v = h.obj.store.read(off, size, align, reverse=endness == "Iend_LE")
                 cond = object_constraint(addr, h.obj, size)
@@ -401,9 +404,10 @@ class RelocatableMixin(FixedRegionMixin, MemoryMixin):
         many = len(served) > 1
         for h in served:
             if h.kind == "object":
+                guard = object_constraint(addr, h.obj, size) if many else None
                 if h.obj.limit is not None:
-                    self._check_limit(object_offset(addr, h.obj.start), h.obj, size, "write", condition,
-                                      object_constraint(addr, h.obj, size) if many else None)
+                    self._check_limit(object_offset(addr, h.obj.start), h.obj, size, "write", condition, guard)
+                self._check_freed(h.obj, size, "write", condition, guard)
                 obj = self.state.ram.writable(h.obj.id)
                 off = object_offset(addr, obj.start)
                 align = known_alignment(a - obj.addr, 8)

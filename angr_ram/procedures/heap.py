@@ -69,19 +69,46 @@ def allocation_size(state, size, what: str) -> tuple[int, object, int]:
 
 def resolve_heap_pointer(state, ptr, what: str):
     """The object whose base ``ptr`` equals on this path; None for NULL. Forks or faults otherwise."""
+    targets, found = heap_targets(state, ptr, what)
+    if len(targets) == 1:       # one value on this path (a fork's re-execution lands here): no fork
+        (v, obj), t = found[0], targets[0]
+        if t.kind == "error":
+            raise MemoryFault(t.error, t.message, v)
+        return obj
+    if forking_enabled():
+        raise ForkRequest(targets, what)
+    raise MemoryFault("ambiguous-free", f"{what} of a pointer that may be one of {len(targets)} objects")
+
+
+def _freed_targets(state, obj, cond, what: str) -> list[Target]:
+    """The targets of ``ptr`` being ``obj`` (``cond``): an error where ``obj`` is already freed."""
+    if obj.freed:
+        return [Target(cond, "error", "double-free" if what == "free" else "use-after-free",
+                       f"{what} of object #{obj.id} (allocated at {obj.site:#x}) which was already freed")]
+    if obj.freed_when is None or not state.solver.satisfiable(extra_constraints=(cond, obj.freed_when)):
+        return [Target(cond, "object", obj_id=obj.id)]
+    error = Target(claripy.And(cond, obj.freed_when), "error", "double-free" if what == "free" else "use-after-free",
+                   f"{what} of object #{obj.id} (allocated at {obj.site:#x}), which is freed on these inputs")
+    if not state.solver.satisfiable(extra_constraints=(cond, claripy.Not(obj.freed_when))):
+        return [error]
+    return [Target(claripy.And(cond, claripy.Not(obj.freed_when)), "object", obj_id=obj.id), error]
+
+
+def heap_targets(state, ptr, what: str) -> tuple[list[Target], list]:
+    """What ``ptr`` (given to ``free``, ``realloc``, ...) may be on this path: the targets (NULL,
+    a live object, an error) and, per target, its value and object. Raises MemoryFault when it
+    is one invalid value."""
     space = state.ram
     p = space.substitute(ptr)
     if not p.symbolic:
         v = p.concrete_value
         if v == 0:
-            return None
+            return [Target(claripy.true(), "value")], [(0, None)]
         obj = space.object_at_base(v)
         if obj is None:
             raise MemoryFault("invalid-free", f"{what} of {v:#x}, which is not the start of a heap object", v)
-        if obj.freed:
-            raise MemoryFault("double-free" if what == "free" else "use-after-free",
-                              f"{what} of object #{obj.id} (allocated at {obj.site:#x}) which was already freed", v)
-        return obj
+        targets = _freed_targets(state, obj, claripy.true(), what)
+        return targets, [(v, obj)] * len(targets)
     targets: list[Target] = []
     found = []          # (value, object or None) per target
     excl = []
@@ -96,27 +123,20 @@ def resolve_heap_pointer(state, ptr, what: str):
         obj = space.object_at_base(v) if v else None
         if v == 0:
             targets.append(Target(ptr == 0, "value"))
+            found.append((v, obj))
         elif obj is not None:
-            if obj.freed:
-                targets.append(Target(p == v, "error", "double-free", f"{what} of an already freed object"))
-            else:
-                targets.append(Target(ptr == obj.base, "object", obj_id=obj.id))
+            these = _freed_targets(state, obj, p == v if obj.freed else ptr == obj.base, what)
+            targets += these
+            found += [(v, obj)] * len(these)
         else:
             targets.append(Target(p == v, "error", "invalid-free", f"{what} of {v:#x}, not a heap object start"))
-        found.append((v, obj))
+            found.append((v, obj))
         excl.append(p != v)
         if len(targets) > 4096:
             raise MemoryFault("invalid-free", f"{what} of a pointer with too many possible values")
     if not targets:
         raise angr.errors.SimUnsatError("no feasible pointer value")
-    if len(targets) == 1:       # one value on this path (a fork's re-execution lands here): no fork
-        (v, obj), t = found[0], targets[0]
-        if t.kind == "error":
-            raise MemoryFault(t.error, t.message, v)
-        return obj
-    if forking_enabled():
-        raise ForkRequest(targets, what)
-    raise MemoryFault("ambiguous-free", f"{what} of a pointer that may be one of {len(targets)} objects")
+    return targets, found
 
 
 def malloc_object(state, sim_size):
@@ -136,7 +156,17 @@ def calloc_object(state, sim_nmemb, sim_size):
 
 
 def free_object(state, ptr) -> None:
-    """``free(ptr)``: marks the object freed; invalid and double frees become error paths."""
+    """``free(ptr)``: marks the object freed; invalid and double frees become error paths. A pointer
+    that may be one of several objects or NULL, none of them already freed (``free(table[h])``
+    with ``h`` from the input), frees each object on the inputs where it is the one: nothing forks
+    here, and an access to such an object later forks off the inputs that freed it as a
+    use-after-free path (a loop that frees every entry of a hash table forked once per entry)."""
+    targets, found = heap_targets(state, ptr, "free")
+    if len(targets) > 1 and all(t.kind != "error" for t in targets):
+        for t, (_, obj) in zip(targets, found, strict=True):
+            if t.kind == "object":
+                state.ram.free_when(obj.id, t.constraint)
+        return
     obj = resolve_heap_pointer(state, ptr, "free")
     if obj is not None:
         state.ram.free_allocation(obj.id)

@@ -78,7 +78,7 @@ def _within_domains(free: list, lets: dict, rest: list):
     unary: dict = {}
     for c in rest:
         names = c.variables
-        if len(names) == 1 and _inputs_only(c):
+        if len(names) == 1 and _inputs_only(c) and _bounds_bits(c):
             unary.setdefault(next(iter(names)), []).append(c)
     if not unary:
         return None
@@ -86,7 +86,10 @@ def _within_domains(free: list, lets: dict, rest: list):
     domains = memo("enumeration.domains", lambda: LRU(256))
     hit = domains.lookup(key)
     if hit is None:
-        hit = _domain_columns(free, unary)
+        try:
+            hit = _domain_columns(free, unary)
+        except _Unsupported:      # (kept: the same constraints are not tried again)
+            hit = False
         domains.put(key, hit)
     if hit is False:
         return None
@@ -117,6 +120,30 @@ def _domain_columns(free: list, unary: dict):
         return False
     grids = np.meshgrid(*allowed, indexing="ij") if allowed else []
     return {v.args[0]: np.ascontiguousarray(g.reshape(-1)) for v, g in zip(free, grids, strict=True)}, size
+
+
+_BIT_LEVEL = frozenset({"BVS", "BVV", "BoolV", "Extract", "ZeroExt", "SignExt", "Concat", "Not", "And", "Or",
+                        "__eq__", "__ne__", "ULT", "ULE", "UGT", "UGE", "SLT", "SLE", "SGT", "SGE"})
+
+
+def _bounds_bits(c) -> bool:
+    """Whether ``c`` only compares bits of its variable with constants (a template's byte range,
+    ``name[7:0] != '>'``): cheap over every value of the variable. A constraint that computes
+    with the variable (a hash of a one-variable input name) is evaluated over the domain's rows
+    instead: over all 2**16 values of a 16-bit input a 5,000-node hash outgrew the value cache,
+    its shared nodes were computed again and again, and every query spent seconds to give up."""
+    return all(x.op in _BIT_LEVEL for x in _walk(c))
+
+
+def _walk(e):
+    seen, todo = set(), [e]
+    while todo:
+        x = todo.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        yield x
+        todo.extend(a for a in x.args if isinstance(a, claripy.ast.Base))
 
 
 def _inputs_only(c) -> bool:

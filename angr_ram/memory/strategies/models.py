@@ -213,9 +213,10 @@ class StaticSegments(DynamicSegments):
 
 
 def mergeable(o: MemoryObject) -> bool:
-    """Whether a segment may take ``o``: live, not a chunk, with a symbolic base and a concrete size
+    """Whether a segment may take ``o``: live on every input, not a chunk, with a symbolic base and a concrete size
     (a symbolically sized object keeps its own bounds check, so it is never merged)."""
-    return not o.freed and o.kind != "chunk" and o.name is not None and o.limit is None
+    return (not o.freed and o.freed_when is None and o.kind != "chunk" and o.name is not None
+            and o.limit is None)
 
 
 def make_model(model: str, reuse_segments: bool = False, smm_threshold: int = 10 * 1024,
