@@ -22,7 +22,8 @@ class Splitter:
     def maybe_split(self, space, hit) -> bool:
         """Split the object behind a single symbolic-offset hit if it is big enough."""
         obj = hit.obj
-        if hit.kind != "object" or obj.kind != "heap" or obj.name is None or obj.limit is not None:
+        if (hit.kind != "object" or obj.kind != "heap" or obj.name is None or obj.limit is not None
+                or obj.freed_when is not None):      # (its chunks would not know on which inputs it is freed)
             return False
         if obj.size <= self.threshold or obj.size <= self.size:
             return False
