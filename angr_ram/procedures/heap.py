@@ -67,9 +67,10 @@ def allocation_size(state, size, what: str) -> tuple[int, object, int]:
     return hi, size, lo
 
 
-def resolve_heap_pointer(state, ptr, what: str):
-    """The object whose base ``ptr`` equals on this path; None for NULL. Forks or faults otherwise."""
-    targets, found = heap_targets(state, ptr, what)
+def resolve_heap_pointer(state, ptr, what: str, known: tuple | None = None):
+    """The object whose base ``ptr`` equals on this path; None for NULL. Forks or faults otherwise.
+    ``known``: what :func:`heap_targets` already gave for ``ptr``."""
+    targets, found = known if known is not None else heap_targets(state, ptr, what)
     if len(targets) == 1:       # one value on this path (a fork's re-execution lands here): no fork
         (v, obj), t = found[0], targets[0]
         if t.kind == "error":
@@ -167,7 +168,7 @@ def free_object(state, ptr) -> None:
             if t.kind == "object":
                 state.ram.free_when(obj.id, t.constraint)
         return
-    obj = resolve_heap_pointer(state, ptr, "free")
+    obj = resolve_heap_pointer(state, ptr, "free", (targets, found))
     if obj is not None:
         state.ram.free_allocation(obj.id)
 
