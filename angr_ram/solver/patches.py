@@ -7,7 +7,7 @@ Three sets (:mod:`angr_ram.core.patches`), each with its own gate:
 * ``z3-backend`` (:data:`BACKEND`): claripy's z3 backend and angr's simplification, inside runs
   (:mod:`angr_ram.solver.z3_setup`: bit-blasting solvers, limits kept by clones, scopes popped
   after a failed evaluation, extrema by galloping, simplification bounded by the deadline and
-  kept when too deep). claripy has no seam for these: its frontends reach the one process-wide
+  kept when too deep; :mod:`angr_ram.solver.simplify_reuse`: large subterms simplified once). claripy has no seam for these: its frontends reach the one process-wide
   ``BackendZ3`` (``claripy.backends.z3``, whose conversion caches every expression shares), so a
   subclass used by angr-ram's frontends alone would convert every expression twice.
 * ``z3-half-built`` (:data:`HALF_BUILT_SET`): z3's destructors tolerate an object whose
@@ -28,7 +28,7 @@ from claripy.backends import backend_z3
 
 from angr_ram.core.patches import PatchSet
 from angr_ram.core.scope import in_run
-from angr_ram.solver import z3_check, z3_setup
+from angr_ram.solver import simplify_reuse, z3_check, z3_setup
 
 CHECK = PatchSet("z3-check", z3_check.gate)
 CHECK.patch(z3.Solver, "check")(z3_check.check)
@@ -39,7 +39,7 @@ for _owner, _name, _fn in ((backend_z3.BackendZ3, "solver", z3_setup.fast_solver
                            (backend_z3.BackendZ3, "clone_solver", z3_setup.clone_with_limits),
                            (backend_z3.BackendZ3, "simplify", z3_setup.simplify_in_time),
                            (backend_z3.BackendZ3, "_extrema", z3_setup.model_guided_extrema),
-                           (SimSolver, "simplify", z3_setup.simplify_or_keep)):
+                           (SimSolver, "simplify", simplify_reuse.simplify_reusing)):
     BACKEND.patch(_owner, _name)(_fn)
 
 
