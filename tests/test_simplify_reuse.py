@@ -4,18 +4,16 @@ over a hash table walked after a four-byte name was hashed into it, with and wit
 
 import os
 
-import angr
 import claripy
 import pytest
 
-import angr_ram
 from angr_ram.core.scope import RunScope
-from angr_ram.run.runner import summarize
 from angr_ram.solver import simplify_reuse
 from angr_ram.solver.evaluator import dag_nodes
 from angr_ram.solver.simplify_reuse import simplify_reusing
 
 from .conftest import BUILD, assert_tests_replay
+from .test_drives import script
 
 
 def _nodes(e) -> int:
@@ -92,13 +90,7 @@ def _walk(binary: str, monkeypatch, reuse: bool):
         return keep(original, self, e)
     monkeypatch.setattr(simplify_reuse, "simplify_or_keep", counted)
     monkeypatch.setattr(simplify_reuse, "PLACEHOLDER_NODES", 256 if reuse else 1 << 60)
-    proj = angr.Project(binary, auto_load_libs=False)
-    name = claripy.BVS("name", 32)
-    st = proj.factory.entry_state(stdin=angr.SimFileStream(name="stdin", content=name, size=4, has_end=True))
-    simgr = proj.factory.simulation_manager(st)
-    tech = simgr.use_technique(angr_ram.RelocatableMemory())
-    simgr.run()
-    return summarize(simgr, tech, tests=True), nodes[0]
+    return script(binary, 4), nodes[0]
 
 
 @pytest.mark.parametrize("opt", ["O0", "O2"])
