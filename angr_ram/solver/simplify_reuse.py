@@ -20,9 +20,9 @@ value; what is given up is a rewrite that would need to see inside an already si
 from __future__ import annotations
 
 import claripy
-from claripy.algorithm.replace import replace_dict
 from claripy.ast import Base
 
+from angr_ram.core.dag import fold
 from angr_ram.core.scope import LRU, memo
 from angr_ram.solver.z3_setup import simplify_or_keep
 
@@ -38,17 +38,14 @@ def _children(x) -> list:
     return [a for a in x.args if isinstance(a, Base) and a.depth > 1]
 
 
-def _frontier(e, table: LRU) -> tuple[dict, int]:
+def _frontier(e, table: LRU) -> dict:
     """The remembered subterms of ``e`` of at least :data:`PLACEHOLDER_NODES` nodes that are not
-    inside another such subterm (hash -> node), and the number of distinct nodes above them."""
+    inside another such subterm (hash -> node)."""
     found: dict = {}
     seen = {e.hash()}
     todo = [e]
-    new = 0
     while todo:
-        x = todo.pop()
-        new += 1
-        for a in _children(x):
+        for a in _children(todo.pop()):
             h = a.hash()
             if h in seen:
                 continue
@@ -58,36 +55,40 @@ def _frontier(e, table: LRU) -> tuple[dict, int]:
                 found[h] = a
             else:
                 todo.append(a)
-    return found, new
+    return found
+
+
+def _rewrite(e, repl: dict):
+    """``e`` with each node whose hash is in ``repl`` replaced (a :func:`~angr_ram.core.dag.fold`:
+    each distinct node once, where claripy's ``replace_dict`` walks a subtree without replacements
+    once per parent)."""
+    def keep(x):
+        r = repl.get(x.hash())
+        return r if r is not None else (x if x.depth <= 1 else None)
+
+    def rebuilt(x, value_of):
+        args = tuple(value_of(a) if isinstance(a, Base) else a for a in x.args)
+        return x if all(a is b for a, b in zip(args, x.args, strict=True)) else x.make_like(x.op, args)
+    return fold(e, rebuilt, {}, keep)
 
 
 def _remember(e, table: LRU) -> None:
     """Remember ``e`` as simplified, and every subterm of it of at least :data:`PLACEHOLDER_NODES`
     nodes (a subterm of a simplified expression is simplified: an instruction that narrows a
     register value, ``Extract`` of a ``ZeroExt``, brings it out on its own). Sizes are tree counts
-    down to the remembered subterms (an over-estimate for shared ones)."""
+    of the non-leaf nodes down to the remembered subterms (an over-estimate for shared ones)."""
     if e.depth <= 1 or table.lookup(e.hash()) is not None:
         return
-    size: dict = {}
-    todo = [(e, False)]
-    while todo:
-        x, done = todo.pop()
-        h = x.hash()
-        if done:
-            n = 1 + sum(size[a.hash()] for a in _children(x))
-            size[h] = n
-            if n >= PLACEHOLDER_NODES or x is e:
-                table.put(h, n)
-            continue
-        if h in size:
-            continue
-        known = table.lookup(h)
-        if known is not None:
-            size[h] = known
-            continue
-        size[h] = 0         # on the stack: a DAG has no cycles, a revisit before completion is a sibling
-        todo.append((x, True))
-        todo.extend((a, False) for a in _children(x) if a.hash() not in size)
+
+    def known(x):
+        return 0 if x.depth <= 1 else table.lookup(x.hash())
+
+    def counted(x, size_of):
+        n = 1 + sum(size_of(a) for a in x.args if isinstance(a, Base))
+        if n >= PLACEHOLDER_NODES or x is e:
+            table.put(x.hash(), n)
+        return n
+    fold(e, counted, {}, known)
 
 
 def _stand_in(h: int, node):
@@ -105,14 +106,14 @@ def simplify_reusing(original, self, e=None):
     table = _table()
     if table.lookup(e.hash()) is not None:
         return e
-    found, _ = _frontier(e, table)
+    found = _frontier(e, table)
     if not found:
         r = simplify_or_keep(original, self, e)
     else:
         stand_ins = {h: _stand_in(h, node) for h, node in found.items()}
-        abstract = replace_dict(e, dict(stand_ins))
+        abstract = _rewrite(e, stand_ins)
         s = simplify_or_keep(original, self, abstract)
-        r = e if s is abstract else replace_dict(s, {stand_ins[h].hash(): node for h, node in found.items()})
+        r = e if s is abstract else _rewrite(s, {stand_ins[h].hash(): node for h, node in found.items()})
     if isinstance(r, Base):
         _remember(r, table)
     return r
