@@ -15,6 +15,7 @@ from angr_ram.run.config import RunConfig
 from angr_ram.solver.chain import (
     LAYERS,
     ClaripyLayer,
+    FactsLayer,
     Layer,
     Query,
     QueryCacheLayer,
@@ -26,6 +27,7 @@ from angr_ram.solver.chain import (
 )
 from angr_ram.solver.frontends import RamChildSolver, SeededSolver, SeedingMixin
 from angr_ram.solver.model_cache import ExactModelCacheMixin
+from angr_ram.solver.path_facts import NO_FACTS, Facts
 from angr_ram.solver.query_cache import QueryCache
 from angr_ram.solver.substitution import Substitution
 
@@ -133,6 +135,7 @@ class FakeFrontend:
         self.subst = subst if subst is not None else Substitution({})
         self.cache, self.constraints, self.sizes = cache, list(constraints), sizes or {}
         self.embedded, self.has_lets, self.scope, self.stats, self.constants = frozenset(), has_lets, scope, stats, None
+        self.facts = NO_FACTS
 
     def _sync(self):
         raise AssertionError("a layer under test asked for the inner solver")
@@ -140,10 +143,37 @@ class FakeFrontend:
 
 def test_build_chain_lists_the_layers_in_order_from_the_config():
     assert [type(x) for x in chain_of(build_chain(RunConfig(cache="aa")))] == [
-        QueryCacheLayer, SubstitutionLayer, RunLayer, SmallDomainLayer, ClaripyLayer]
+        FactsLayer, QueryCacheLayer, SubstitutionLayer, RunLayer, SmallDomainLayer, ClaripyLayer]
     assert [type(x) for x in chain_of(build_chain(RunConfig()))] == [
-        SubstitutionLayer, RunLayer, SmallDomainLayer, ClaripyLayer]          # no cache configured: no layer
-    assert [type(x) for x in chain_of(build_chain())] == [QueryCacheLayer, *LAYERS[1:], ClaripyLayer]
+        FactsLayer, SubstitutionLayer, RunLayer, SmallDomainLayer, ClaripyLayer]   # no cache configured: no layer
+    assert [type(x) for x in chain_of(build_chain())] == [*LAYERS, ClaripyLayer]
+
+
+def test_the_facts_layer_rewrites_known_terms_and_answers_a_query_its_facts_make_false():
+    h, i = claripy.BVS("h", 32), claripy.BVS("i", 64)
+    off = claripy.ZeroExt(32, h & 7) << 3
+    fe = FakeFrontend()
+    fe.facts = Facts().with_fact(off, claripy.BVV(16, 64))
+    below = Recorder(answer=(7,))
+    layer = FactsLayer(below)
+    assert layer.ask(fe, Query("eval", (off + i, 1), {"extra_constraints": (i != off,)})) == (7,)
+    ((name, (e, n), kw, substituted),) = below.queries
+    assert name == "eval" and not substituted
+    assert e.variables == i.variables and claripy.Solver().eval(e, 2, extra_constraints=[i == 1]) == (17,)
+    assert h.variables.isdisjoint(kw["extra_constraints"][0].variables)
+    # an extra constraint the facts make false: no solution, nothing asked below
+    below.queries.clear()
+    assert layer.ask(fe, Query("satisfiable", (), {"extra_constraints": (off == 8,)})) is False
+    try:
+        layer.ask(fe, Query("eval", (i, 1), {"extra_constraints": (off == 8,)}))
+        raise AssertionError("no UnsatError")
+    except claripy.errors.UnsatError:
+        pass
+    # a value the facts make constant keeps its form when extra constraints come with it
+    # (claripy answers a constant without looking at them)
+    layer.ask(fe, Query("eval", (off, 1), {"extra_constraints": (i == 3,)}))
+    assert below.queries[-1][1][0] is off
+    assert below.queries and len(below.queries) == 1
 
 
 def test_the_substitution_layer_substitutes_expressions_and_extra_constraints_once():

@@ -4,6 +4,8 @@ A query (:class:`Query`: claripy's frontend call, its name and arguments) enters
 chain and each layer either answers it or hands it to the layer below, as the solvers of KLEE's
 ``ConstructSolverChain`` do. :func:`build_chain` lists the layers in order:
 
+0. :class:`FactsLayer`: the path's facts (terms its constraints fix to one value) rewritten into
+   the query, as KLEE rewrites equalities before it solves.
 1. :class:`QueryCacheLayer`: the run's query cache (syntactic or address-aware, with its
    persistent store) answers from an earlier query of the same shape; a miss goes down in the
    cache's own terms (its slice of the constraints, already substituted).
@@ -140,6 +142,43 @@ class QueryCacheLayer(Layer):
 _ONE_EXPR = frozenset(("eval", "max", "min", "is_true", "is_false"))
 
 
+class FactsLayer(Layer):
+    """The path's facts (terms its constraints fix to one value, :mod:`angr_ram.solver.path_facts`)
+    rewritten into the query's expressions and extra constraints."""
+
+    label = "path facts"
+
+    def describe(self, fe) -> list[str]:
+        return [f"{self.label} ({len(fe.facts)})"] if len(fe.facts) else []
+
+    def ask(self, fe, q: Query):
+        facts = fe.facts
+        if not len(facts) or q.substituted:
+            return self.below.ask(fe, q)
+        r = facts.rewrite
+        name, args, kw = q.name, q.args, q.kwargs
+        extra = tuple(r(c) for c in kw.get("extra_constraints") or ())
+        if any(c.op == "BoolV" and c.args[0] is False for c in extra):
+            if name in ("satisfiable", "check_satisfiability"):
+                return False if name == "satisfiable" else "UNSAT"
+            raise UnsatError("angr-ram: an extra constraint is false by the path's facts")
+        if extra:
+            kw = {**kw, "extra_constraints": extra}
+
+        def rewritten(e):       # claripy answers a constant without the extra constraints: keep e
+            x = r(e)
+            return e if extra and not fe.subst(x).symbolic else x
+        if name in _ONE_EXPR:
+            args = (rewritten(args[0]), *args[1:])
+        elif name == "batch_eval":
+            exprs = [r(x) for x in args[0]]
+            args = (args[0] if extra and not any(fe.subst(x).symbolic for x in exprs) else exprs, *args[1:])
+        elif name == "solution":
+            e, v = args
+            args = (rewritten(e), v if isinstance(v, int) else rewritten(v))
+        return self.below.ask(fe, Query(name, args, kw))
+
+
 class SubstitutionLayer(Layer):
     """The state's address constraints substituted into the query (:mod:`angr_ram.solver.substitution`)."""
 
@@ -226,7 +265,7 @@ class ClaripyLayer(Layer):
         return getattr(fe._sync(), q.name)(*q.args, **q.kwargs)
 
 
-LAYERS = (QueryCacheLayer, SubstitutionLayer, RunLayer, SmallDomainLayer)
+LAYERS = (FactsLayer, QueryCacheLayer, SubstitutionLayer, RunLayer, SmallDomainLayer)
 """The layers above claripy, top to bottom."""
 
 

@@ -24,6 +24,7 @@ from claripy.ast import Base
 
 from angr_ram.core.dag import fold
 from angr_ram.core.scope import LRU, memo
+from angr_ram.solver.path_facts import NO_FACTS
 from angr_ram.solver.z3_setup import simplify_or_keep
 
 PLACEHOLDER_NODES = 256      # a simplified subterm this large (estimated nodes) is not simplified again
@@ -100,9 +101,13 @@ def _stand_in(h: int, node):
 
 def simplify_reusing(original, self, e=None):
     """``SimSolver.simplify`` (through :func:`~.z3_setup.simplify_or_keep`) that leaves the large
-    subterms it simplified before as they are."""
+    subterms it simplified before as they are, after the path's facts
+    (:mod:`~angr_ram.solver.path_facts`) are rewritten into the value."""
     if e is None or not isinstance(e, Base) or e.depth <= 1:
         return simplify_or_keep(original, self, e)
+    e = getattr(getattr(self, "_stored_solver", None), "facts", NO_FACTS).rewrite(e)   # the path's facts first
+    if e.depth <= 1:
+        return e
     table = _table()
     if table.lookup(e.hash()) is not None:
         return e

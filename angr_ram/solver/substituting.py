@@ -14,7 +14,7 @@ import claripy
 from angr.state_plugins.solver import SimSolver
 from claripy.frontend import Frontend
 
-from angr_ram.solver import enumeration
+from angr_ram.solver import enumeration, path_facts
 from angr_ram.solver.chain import DEFAULT_CHAIN, Layer, Query, build_chain, chain_of
 from angr_ram.solver.frontends import composite
 from angr_ram.solver.model_cache import satisfied_by
@@ -43,6 +43,7 @@ class SubstitutingFrontend(Frontend):
         self.scope = None           # the run's RunScope, active during every query
         self.constants = None       # the state's stored constants, for seeded models (a callable)
         self.chain = chain          # the layers every query passes (angr_ram.solver.chain)
+        self.facts = path_facts.NO_FACTS   # terms the constraints fix to one value (path_facts)
 
     # ------------------------------------------------------------------ plumbing
     def bind(self, subst: Substitution, cache=None, sizes=None, embedded=frozenset(), scope=None) -> None:
@@ -71,6 +72,7 @@ class SubstitutingFrontend(Frontend):
     def __setstate__(self, s):
         self.__dict__.update(s)
         self.__dict__.setdefault("chain", DEFAULT_CHAIN)
+        self.__dict__.setdefault("facts", path_facts.NO_FACTS)
         self.inner, self.subst, self._epoch, self.constants = None, _EMPTY, None, None
 
     def _sync(self):
@@ -136,6 +138,7 @@ class SubstitutingFrontend(Frontend):
         c.subst, c._epoch, c.stats, c._variables = self.subst, None, self.stats, frozenset()
         c.cache, c.sizes, c.embedded = self.cache, self.sizes, self.embedded
         c.has_lets = False
+        c.facts = path_facts.NO_FACTS
         c.timeout, c.scope, c.constants, c.chain = self.timeout, self.scope, self.constants, self.chain
 
     def _copy(self, c):
@@ -144,6 +147,7 @@ class SubstitutingFrontend(Frontend):
         c.subst, c._epoch, c.stats, c._variables = self.subst, self._epoch, self.stats, self._variables
         c.cache, c.sizes, c.embedded = self.cache, self.sizes, self.embedded
         c.has_lets = self.has_lets
+        c.facts = self.facts
         c.timeout, c.scope, c.constants, c.chain = self.timeout, self.scope, self.constants, self.chain
 
     def finalize(self):
@@ -156,17 +160,53 @@ class SubstitutingFrontend(Frontend):
 
     # ------------------------------------------------------------------ constraints
     def add(self, constraints, invalidate_cache=True):  # pylint: disable=unused-argument
-        """Store ``constraints`` as given and add their substituted form to the inner solver."""
-        added = [c for c in constraints if not (c.op == "BoolV" and c.args[0] is True)]
+        """Store ``constraints`` (rewritten by the path's facts) and add their substituted form to
+        the inner solver; learn the facts they state or fix (:mod:`~angr_ram.solver.path_facts`)."""
+        facts = self.facts
+        added = [facts.rewrite(c) for c in constraints]
+        added = [c for c in added if not (c.op == "BoolV" and c.args[0] is True)]
         if not added:
             return []
+        self._store(added)
+        for c in added:
+            self._learn(c)
+        return added
+
+    def _learn(self, c) -> None:
+        stated = path_facts.stated_equality(c)
+        if stated is not None:
+            if not self.facts.knows(stated[0]):
+                self.facts = self.facts.with_fact(*stated)
+            return
+        if not path_facts.takes_nonzero_side(c):
+            return
+        for term in path_facts.compared_offsets(c)[:path_facts.PROBED_TERMS]:
+            if self.facts.knows(term):
+                continue
+            value = self._single_value(term)
+            if value is not None:
+                self.facts = self.facts.with_fact(term, value)
+
+    def _single_value(self, term):
+        """The one value ``term`` has under the constraints (a model, then one query), else None."""
+        try:
+            first = self._ask("eval", (term, 1))
+            if not first:
+                return None
+            value = claripy.BVV(first[0], term.length)
+            if self._ask("satisfiable", extra_constraints=(term != value,)):
+                return None
+        except claripy.ClaripyError:
+            return None
+        return value
+
+    def _store(self, added) -> None:
         inner = self._sync()
         self.constraints.extend(added)
         self._variables = self._variables.union(*(c.variables for c in added))
         if not self.has_lets:
             self.has_lets = any(enumeration.is_let(n) for c in added for n in c.variables)
         inner.add(self.subst.many(added))
-        return added
 
     def simplify(self):
         self._sync().simplify()

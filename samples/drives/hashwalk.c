@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#ifndef BUCKETS
 #define BUCKETS 8
+#endif
 
 struct entry {
     char name[8];
