@@ -142,6 +142,20 @@ class QueryCacheLayer(Layer):
 _ONE_EXPR = frozenset(("eval", "max", "min", "is_true", "is_false"))
 
 
+def with_exprs(q: Query, f) -> tuple:
+    """``q``'s positional arguments with ``f`` applied to each that is an expression (the first of
+    eval/max/min/is_true/is_false, each of batch_eval's list, both of solution's unless an int)."""
+    name, args = q.name, q.args
+    if name in _ONE_EXPR:
+        return (f(args[0]), *args[1:])
+    if name == "batch_eval":
+        return ([f(x) for x in args[0]], *args[1:])
+    if name == "solution":
+        e, v = args
+        return (f(e), v if isinstance(v, int) else f(v))
+    return args
+
+
 class FactsLayer(Layer):
     """The path's facts (terms its constraints fix to one value, :mod:`angr_ram.solver.path_facts`)
     rewritten into the query's expressions and extra constraints."""
@@ -156,7 +170,7 @@ class FactsLayer(Layer):
         if not len(facts) or q.substituted:
             return self.below.ask(fe, q)
         r = facts.rewrite
-        name, args, kw = q.name, q.args, q.kwargs
+        name, kw = q.name, q.kwargs
         extra = tuple(r(c) for c in kw.get("extra_constraints") or ())
         if any(c.op == "BoolV" and c.args[0] is False for c in extra):
             if name in ("satisfiable", "check_satisfiability"):
@@ -168,15 +182,7 @@ class FactsLayer(Layer):
         def rewritten(e):       # claripy answers a constant without the extra constraints: keep e
             x = r(e)
             return e if extra and not fe.subst(x).symbolic else x
-        if name in _ONE_EXPR:
-            args = (rewritten(args[0]), *args[1:])
-        elif name == "batch_eval":
-            exprs = [r(x) for x in args[0]]
-            args = (args[0] if extra and not any(fe.subst(x).symbolic for x in exprs) else exprs, *args[1:])
-        elif name == "solution":
-            e, v = args
-            args = (rewritten(e), v if isinstance(v, int) else rewritten(v))
-        return self.below.ask(fe, Query(name, args, kw))
+        return self.below.ask(fe, Query(name, with_exprs(q, rewritten), kw))
 
 
 class SubstitutionLayer(Layer):
@@ -188,14 +194,7 @@ class SubstitutionLayer(Layer):
         if q.substituted:
             return self.below.ask(fe, q)
         s = fe.subst
-        name, args = q.name, q.args
-        if name in _ONE_EXPR:
-            args = (s(args[0]), *args[1:])
-        elif name == "batch_eval":
-            args = (s.many(args[0]), *args[1:])
-        elif name == "solution":
-            e, v = args
-            args = (s(e), v if isinstance(v, int) else s(v))
+        name, args = q.name, with_exprs(q, s)
         kw = q.kwargs
         extra = kw.get("extra_constraints")
         if extra:
