@@ -1,12 +1,12 @@
 """Subjects benchmark: the seed papers' evaluation subjects at binary level (issue 45 item 4).
 
 Each subject is a driver of our own that calls a library's public API as the seeds' drivers do
-(samples/subjects: libyaml's scanner, expat, libosip's parser, libxml2's HTML parser), statically
-linked against Debian's ``-dev`` package, run on a KLEE-style template under stock angr, angr-ram's
-default (``fork``), ``dsmm`` and address-aware caching (``aa``), each in a child process with a
-time budget. Per run: seconds (``+``: stopped by the budget), finished paths, the outcomes found of
-those the native driver gives over the template's domain, z3 checks, error paths, peak RSS, and
-tests whose native replay contradicts them.
+(samples/subjects: libyaml's scanner, expat, libosip's parser, libxml2's HTML parser, SQLite's
+trigger creation), statically linked against Debian's ``-dev`` package, run on a KLEE-style
+template under stock angr, angr-ram's default (``fork``), ``dsmm`` and address-aware caching
+(``aa``), each in a child process with a time budget. Per run: seconds (``+``: stopped by the
+budget), finished paths, the outcomes found of those the native driver gives over the template's
+domain, z3 checks, error paths, peak RSS, and tests whose native replay contradicts them.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ SUBJECTS = {
     "osip-status": ("osip_parse_O2", b"SIP/2.0 ?0? OK\r\n\r\n", "0", "9", "libosip, two status digits"),
     "html-2": ("html_parse_O0", b"??", "A", "z", "libxml2 htmlParseDocument, 2 bytes"),
     "html-4": ("html_parse_O0", b"<?>?", "A", "z", "libxml2 htmlParseDocument of an element, 2 bytes"),
+    "sqlite-1": ("sqlite_trigger_O2", b"?", "A", "z", "SQLite: a table, one trigger, then a trigger named by 1 byte"),
     # Debian's own binaries (an absolute path): m4 with the papers' symbol-table templates, and
     # programs whose output echoes their input
     "m4-1": ("/usr/bin/m4", b"define(`a',1)\n?\n", "A", "z", "Debian m4: a define, then a symbolic line"),

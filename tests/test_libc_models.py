@@ -1,5 +1,5 @@
 """libc functions angr has no model of, or only a placeholder for (issue 45 item 3): strspn,
-strcspn, strpbrk and strchr answered from the bytes; angr's searches (strlen, strncpy...) from a
+strcspn, strpbrk, strchr and strchrnul answered from the bytes; angr's searches (strlen, strncpy...) from a
 pointer that selects among a few positions; weak imports bound as the dynamic linker binds them;
 the v*printf family over a va_list; glibc's rand_r. Semantics against C on every assignment of
 small alphabets, whole programs against native ground truth at -O0 and -O2."""
@@ -11,7 +11,7 @@ import angr
 import claripy
 import pytest
 
-from angr_ram.procedures import strings
+from angr_ram.procedures import string_search as search
 from angr_ram.procedures.environment import RamRandR
 from angr_ram.procedures.weak_imports import resolve_weak_imports, unresolved_weak_imports
 from angr_ram.run.runner import explore, load_project
@@ -37,16 +37,17 @@ def state(ram_state):
 
 
 def test_span_functions_match_c_on_every_assignment(state):
-    """strspn, strcspn, strpbrk and strchr with symbolic bytes in the string and in the set: the
+    """strspn, strcspn, strpbrk, strchr and strchrnul with symbolic bytes in the string and in the set: the
     value equals C's on every assignment over {NUL, 'a', 'b', ':'}, with no new symbol."""
     xs = [claripy.BVS(f"x{i}", 8) for i in range(2)]
     y = claripy.BVS("y", 8)
     s = _heap_string(state, [xs[0], ord("a"), xs[1], ord("b"), 0])
     accept = _heap_string(state, [ord("a"), y, 0])
-    results = {"spn": strings.span(state, s, accept, reject=False),
-               "cspn": strings.span(state, s, accept, reject=True),
-               "pbrk": strings.first_of(state, s, accept),
-               "chr": strings.find_byte(state, s, y.zero_extend(24))}
+    results = {"spn": search.span(state, s, accept, reject=False),
+               "cspn": search.span(state, s, accept, reject=True),
+               "pbrk": search.first_of(state, s, accept),
+               "chr": search.find_byte(state, s, y.zero_extend(24)),
+               "chrnul": search.find_byte(state, s, y.zero_extend(24), at_end=True)}
     assert all(r is not None for r in results.values())
     for r in results.values():
         assert r.variables <= (xs[0].variables | xs[1].variables | y.variables | s.variables)
@@ -63,6 +64,7 @@ def test_span_functions_match_c_on_every_assignment(state):
         c_string = cs[:cs.index(0) + 1]            # strchr looks up to the first NUL, included
         k = c_string.find(bytes([vy]))
         assert got["chr"] == (0 if k < 0 else base + k), (cs, vy)
+        assert got["chrnul"] == base + (len(c_string) - 1 if k < 0 else k), (cs, vy)
 
 
 def test_angr_search_from_a_selected_pointer(state):

@@ -70,6 +70,15 @@ def test_libxml2_parses_a_two_byte_html_document():
     check("html_parse", "O0", Template(b"??"), 1)
 
 
+@pytest.mark.slow   # make test-slow (CI): SQLite opening a database and creating a table and a trigger
+def test_sqlite_creates_a_trigger_with_a_symbolic_name():
+    """SQLite's trigger creation with a one-byte symbolic name after one trigger 'a': created, or
+    an error (the name taken, case-insensitively, or no identifier); sqlite3_str_vappendf's
+    strchrnul answered from the bytes (angr: a stub whose pointer gave false out-of-bounds errors)."""
+    r = check("sqlite_trigger", "O2", Template(b"?"), 2)
+    assert r.stats["string_exact"] > 0
+
+
 def test_libosip_from_a_users_script_with_one_wide_variable():
     """Driven as an angr user drives it: their own entry_state (angr's default options), stdin the
     status line with one 16-bit BVS for the two digits (constrained to '0'..'9' by the script),

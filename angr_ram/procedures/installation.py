@@ -16,7 +16,7 @@ from angr_ram.procedures.sorting import install_sorting
 from angr_ram.procedures.startup import install_startup
 from angr_ram.procedures.static_libc import install_static_libc
 from angr_ram.procedures.stdio_flags import install_stdio
-from angr_ram.procedures.strings import STRING_PROCEDURES
+from angr_ram.procedures.string_search import STRING_PROCEDURES
 from angr_ram.procedures.threads import install_threads
 from angr_ram.procedures.varargs import install_varargs
 from angr_ram.procedures.weak_imports import resolve_weak_imports
