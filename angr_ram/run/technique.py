@@ -45,6 +45,7 @@ from angr_ram.procedures.heap import RamHeap
 from angr_ram.procedures.installation import install_procedures
 from angr_ram.procedures.libc import FORMAT
 from angr_ram.procedures.stubs import record, stub_addresses
+from angr_ram.run.concrete_exits import CONCRETE_EXITS
 from angr_ram.run.config import RunConfig
 from angr_ram.run.inputs import record_inputs
 from angr_ram.run.timing import PROFILE
@@ -63,9 +64,9 @@ UNKNOWN_STASH = "unknown"      # states whose feasibility z3 could not decide in
 DEFERRED_STASH = "deferred"    # ... within the first-pass budget: resumed with the full one at the end
 
 # the patch sets (angr_ram.core.patches) in place while RelocatableMemory works: z3's check (budgets,
-# counts), claripy's z3 backend, successors z3 gave up on, format arguments,
+# counts), claripy's z3 backend, successors z3 gave up on, exits with constant guards, format arguments,
 # merged pages' differences, profiling (seeding is a frontend mixin: angr_ram.solver.frontends)
-PATCH_SETS = (*solver_patches.NAMES, *(s.name for s in (FORKING, FORMAT, MEMORY_DIFF, PROFILE)))
+PATCH_SETS = (*solver_patches.NAMES, *(s.name for s in (FORKING, CONCRETE_EXITS, FORMAT, MEMORY_DIFF, PROFILE)))
 
 class RelocatableMemory(angr.ExplorationTechnique):
     """Relocatable addressing model with complete symbolic-pointer resolution.

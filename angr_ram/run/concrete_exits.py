@@ -1,0 +1,36 @@
+"""Exits whose guard is a constant, taken without copying the state.
+
+Under angr's default ``COPY_STATES`` option every conditional exit of a VEX block copies the state
+(``HeavyVEXMixin._perform_vex_stmt_Exit``), also when the guard is concrete: a guard that is
+``False`` gives a copy that angr then drops as unsatisfiable, a guard that is ``True`` lets the
+original run the rest of the block under a ``False`` guard. On concrete code (a library's
+start-up, SQLite opening a database) that copy was a quarter of a step's time. Inside angr-ram
+steps a constant guard is handled as angr itself handles it without ``COPY_STATES``: ``False``
+goes on with the block, ``True`` is the block's exit; a symbolic guard keeps angr's behaviour.
+What changes for a user: a run with ``save_unsat`` no longer lists those never-taken exits among
+the unsatisfiable states. A gated patch (:mod:`angr_ram.core.patches`).
+"""
+
+from __future__ import annotations
+
+from angr import sim_options as o
+from angr.engines.vex.heavy.heavy import HeavyVEXMixin, VEXEarlyExit
+
+from angr_ram.core.patches import PatchSet
+from angr_ram.memory.strategies.fork import forking_enabled
+
+# while RelocatableMemory steps a state
+CONCRETE_EXITS = PatchSet("concrete-exits", forking_enabled)
+
+
+@CONCRETE_EXITS.patch(HeavyVEXMixin, "_perform_vex_stmt_Exit")
+def exit_without_copy(original, self, guard, target, jumpkind):
+    """angr's exit statement; one whose guard is a constant under ``COPY_STATES`` copies nothing."""
+    taken = guard != 0
+    if taken.op != "BoolV" or o.COPY_STATES not in self.state.options:
+        return original(self, guard, target, jumpkind)
+    if not taken.args[0]:
+        return None
+    self.successors.add_successor(self.state, target, taken, jumpkind, exit_stmt_idx=self.stmt_idx,
+                                  exit_ins_addr=self.state.scratch.ins_addr)
+    raise VEXEarlyExit
