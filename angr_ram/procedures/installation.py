@@ -16,7 +16,8 @@ from angr_ram.procedures.sorting import install_sorting
 from angr_ram.procedures.startup import install_startup
 from angr_ram.procedures.static_libc import install_static_libc
 from angr_ram.procedures.stdio_flags import install_stdio
-from angr_ram.procedures.string_search import STRING_PROCEDURES
+from angr_ram.procedures.string_search import SEARCH_PROCEDURES
+from angr_ram.procedures.strings import STRING_PROCEDURES
 from angr_ram.procedures.threads import install_threads
 from angr_ram.procedures.varargs import install_varargs
 from angr_ram.procedures.weak_imports import resolve_weak_imports
@@ -54,6 +55,7 @@ def install_hooks(project, string_procedures: bool = True) -> None:
     procs = dict(HEAP_PROCEDURES)
     if string_procedures:
         procs.update(STRING_PROCEDURES)
+        procs.update(SEARCH_PROCEDURES)
     for name, cls in procs.items():
         if project.loader.find_symbol(name) is not None:
             project.hook_symbol(name, cls(), replace=True)

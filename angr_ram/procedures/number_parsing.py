@@ -23,8 +23,8 @@ from __future__ import annotations
 import angr
 import claripy
 
+from angr_ram.procedures.byte_scan import Bytes, by_cases, count_answer
 from angr_ram.procedures.libc import hook_models
-from angr_ram.procedures.strings import _by_cases, _Bytes, _count
 
 ERANGE, EINVAL = 34, 22
 (WS, SIGNED, ZERO, PREFIX_X, PREFIX_B, DIGITS, DONE) = range(7)
@@ -104,7 +104,7 @@ _NEXT = {WS: {WS, SIGNED, ZERO, DIGITS, DONE}, SIGNED: {ZERO, DIGITS, DONE},
 def parse_number(state, ptr, readable: int, base: int, c23: bool = False) -> ParsedNumber | None:
     """Run ``strtol``'s automaton over the bytes at ``ptr`` (at most ``readable`` of them) for a
     concrete ``base`` (0 or 2..36); None when the number may go on past the readable bytes."""
-    s = _Bytes(state, ptr, readable)
+    s = Bytes(state, ptr, readable)
     hex_prefix = base in (0, 16)
     bin_prefix = c23 and base in (0, 2)
     zero_kind = 8 if base == 0 else base          # the base after a leading '0' with no prefix letter
@@ -241,8 +241,8 @@ class _Strto(angr.SimProcedure):
             end = claripy.If(r.end == 0, p, p + r.end)
             return claripy.Concat(value, end, claripy.If(erange, claripy.BVV(1, 8), claripy.BVV(0, 8)))
 
-        packed = _by_cases(state, [nptr], one)
-        _count(state, packed is not None)
+        packed = by_cases(state, [nptr], one)
+        count_answer(state, packed is not None)
         if packed is None:
             return None
         value, end, erange = packed[135:72], packed[71:8], packed[7:0] != 0

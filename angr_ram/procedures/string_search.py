@@ -9,7 +9,7 @@ from __future__ import annotations
 import angr
 import claripy
 
-from angr_ram.procedures.strings import STRING_PROCEDURES, _by_cases, _Bytes, _count, _first_of, _zero
+from angr_ram.procedures.byte_scan import Bytes, by_cases, count_answer, first_match, is_zero
 from angr_ram.procedures.stubs import record
 
 MAX_SET = 256       # strspn/strcspn/strpbrk sets longer than this go to the fallback
@@ -19,13 +19,13 @@ def _members(state, ptr, readable: int):
     """The bytes of the set string at ``ptr`` up to its first concrete NUL, each with the condition
     that it belongs to the set (it and every byte before it non-zero), or None if no concrete NUL
     is within the readable bytes."""
-    a = _Bytes(state, ptr, readable)
+    a = Bytes(state, ptr, readable)
     out, alive, i = [], claripy.BoolV(True), 0
     while i <= MAX_SET:
         b = a[i]
         if b is None:
             return None
-        if _zero(b):
+        if is_zero(b):
             return out
         out.append((b, claripy.And(alive, b != 0) if b.symbolic else alive))
         if b.symbolic:
@@ -67,14 +67,14 @@ def _scan(state, s, rs: int, members, reject: bool, value):
     """The first position ``i`` of ``s`` whose byte is not in ``members`` (``reject``: is in them,
     or is the NUL) as an if-then-else of ``value(i, byte)``, or None if no position ends the scan
     for sure within the readable bytes."""
-    sb = _Bytes(state, s, rs)
+    sb = Bytes(state, s, rs)
     arms = []
     i = 0
     while True:
         c = sb[i]
         if c is None:
             return None
-        if _zero(c):
+        if is_zero(c):
             stop = True                 # the NUL ends both scans (it is never in the set)
         else:
             m = _member(c, members)
@@ -85,7 +85,7 @@ def _scan(state, s, rs: int, members, reject: bool, value):
         if stop is not False:
             arms.append((stop, value(i, c)))
         i += 1
-    return _first_of(arms, end)
+    return first_match(arms, end)
 
 
 def span(state, s, chars, reject: bool):
@@ -95,7 +95,7 @@ def span(state, s, chars, reject: bool):
         if members is None:
             return None
         return _scan(state, ps, rs, members, reject, lambda i, c: claripy.BVV(i, 64))
-    return _by_cases(state, [s, chars], one)
+    return by_cases(state, [s, chars], one)
 
 
 def first_of(state, s, chars):
@@ -111,7 +111,7 @@ def first_of(state, s, chars):
                 return null if c.concrete_value == 0 else ps + i
             return claripy.If(c == 0, null, ps + i)
         return _scan(state, ps, rs, members, True, value)
-    return _by_cases(state, [s, chars], one)
+    return by_cases(state, [s, chars], one)
 
 
 def find_byte(state, s, ch, at_end: bool = False):
@@ -131,7 +131,7 @@ def find_byte(state, s, ch, at_end: bool = False):
                 return ps + i if hit.is_true() else null
             return claripy.If(hit, ps + i, null)
         return _scan(state, ps, rs, [(c, claripy.BoolV(True))], True, value)
-    return _by_cases(state, [s], one)
+    return by_cases(state, [s], one)
 
 
 class RamStrchr(angr.SimProcedure):
@@ -139,7 +139,7 @@ class RamStrchr(angr.SimProcedure):
 
     def run(self, s, ch):  # pylint: disable=arguments-differ
         r = find_byte(self.state, s, ch)
-        _count(self.state, r is not None)
+        count_answer(self.state, r is not None)
         if r is not None:
             return r
         return self.inline_call(angr.SIM_PROCEDURES["libc"]["strchr"], s, ch).ret_expr
@@ -152,7 +152,7 @@ class RamStrchrnul(angr.SimProcedure):
 
     def run(self, s, ch):  # pylint: disable=arguments-differ
         r = find_byte(self.state, s, ch, at_end=True)
-        _count(self.state, r is not None)
+        count_answer(self.state, r is not None)
         if r is not None:
             return r
         hit = self.inline_call(angr.SIM_PROCEDURES["libc"]["strchr"], s, ch).ret_expr
@@ -178,7 +178,7 @@ class RamStrspn(_NoModel):
 
     def run(self, s, accept):  # pylint: disable=arguments-differ
         r = span(self.state, s, accept, reject=False)
-        _count(self.state, r is not None)
+        count_answer(self.state, r is not None)
         return r if r is not None else self.fallback("strspn", self.state.libc.max_str_len)
 
 
@@ -187,7 +187,7 @@ class RamStrcspn(_NoModel):
 
     def run(self, s, reject):  # pylint: disable=arguments-differ
         r = span(self.state, s, reject, reject=True)
-        _count(self.state, r is not None)
+        count_answer(self.state, r is not None)
         return r if r is not None else self.fallback("strcspn", self.state.libc.max_str_len)
 
 
@@ -196,7 +196,7 @@ class RamStrpbrk(_NoModel):
 
     def run(self, s, accept):  # pylint: disable=arguments-differ
         r = first_of(self.state, s, accept)
-        _count(self.state, r is not None)
+        count_answer(self.state, r is not None)
         if r is not None:
             return r
         n = self.fallback("strpbrk", self.state.libc.max_str_len)
@@ -205,4 +205,3 @@ class RamStrpbrk(_NoModel):
 
 SEARCH_PROCEDURES = {"strchr": RamStrchr, "strchrnul": RamStrchrnul, "strspn": RamStrspn,
                      "strcspn": RamStrcspn, "strpbrk": RamStrpbrk}
-STRING_PROCEDURES.update(SEARCH_PROCEDURES)

@@ -24,10 +24,10 @@ import angr
 import claripy
 from angr.procedures.stubs import format_parser
 
-from angr_ram.memory.pointers import MAX_POINTERS, pointer_cases, readable_at
+from angr_ram.memory.pointers import readable_at
+from angr_ram.procedures.byte_scan import Bytes, by_cases, count_answer, first_match, is_zero
 from angr_ram.procedures.libc import FORMAT, single_value
 
-CHUNK = 16          # bytes read per memory access while scanning
 MAX_COMPARE = 4096  # memcmp lengths above this go to angr's procedure
 
 
@@ -41,53 +41,6 @@ def _readable(state, ptr) -> int | None:
     return None if a.symbolic else readable_at(state, a.concrete_value)
 
 
-def _by_cases(state, ptrs, one):
-    """``one(p1, n1, p2, n2, ...)`` for every combination of the pointers' cases, as an
-    if-then-else on their conditions; None when a pointer has no cases or ``one`` gives None."""
-    cases = [pointer_cases(state, p) for p in ptrs]
-    if any(c is None for c in cases):
-        return None
-    combos = [[]]
-    for cs in cases:
-        combos = [c + [x] for c in combos for x in cs]
-        if len(combos) > MAX_POINTERS:
-            return None
-    results = []
-    for combo in combos:
-        args = [v for _, p, n in combo for v in (p, n)]
-        r = one(*args)
-        if r is None:
-            return None
-        conds = [c for c, _, _ in combo if c is not None]
-        results.append((claripy.And(*conds) if len(conds) > 1 else conds[0] if conds else None, r))
-    out = results[-1][1]
-    for cond, r in reversed(results[:-1]):
-        out = claripy.If(cond, r, out)
-    return out
-
-
-class _Bytes:
-    """The bytes of a buffer at ``ptr``, read lazily in chunks up to ``readable`` bytes."""
-
-    def __init__(self, state, ptr, readable: int):
-        self.state, self.ptr, self.readable = state, ptr, readable
-        self.bytes: list = []
-
-    def __getitem__(self, i: int):
-        """Byte ``i`` (an 8-bit expression), or None past the readable range."""
-        while i >= len(self.bytes):
-            n = min(CHUNK, self.readable - len(self.bytes))
-            if n <= 0:
-                return None
-            v = self.state.memory.load(self.ptr + len(self.bytes), n, endness="Iend_BE")
-            self.bytes.extend(v.chop(8))
-        return self.bytes[i]
-
-
-def _zero(b) -> bool:
-    return not b.symbolic and b.concrete_value == 0
-
-
 def _diff(x, y):
     """``(unsigned char) x - (unsigned char) y`` as the C function's int, widened to 64 bits."""
     return (x.zero_extend(24) - y.zero_extend(24)).sign_extend(32)
@@ -97,7 +50,7 @@ def string_length(state, ptr, maxlen: int | None = None):
     """``strnlen(ptr, maxlen)`` as an if-then-else over the symbolic bytes (and over the values of
     a pointer that selects among a few strings), or None if no concrete NUL (or ``maxlen``) is
     reached within the readable bytes."""
-    return _by_cases(state, [ptr], lambda p, n: _length(state, p, n, maxlen))
+    return by_cases(state, [ptr], lambda p, n: _length(state, p, n, maxlen))
 
 
 def nonzero_terms(state) -> set:
@@ -121,7 +74,7 @@ def nonzero_terms(state) -> set:
 
 
 def _length(state, ptr, readable: int, maxlen: int | None):
-    s = _Bytes(state, ptr, readable)
+    s = Bytes(state, ptr, readable)
     symbolic_before = []
     nonzero = None
     i = 0
@@ -129,7 +82,7 @@ def _length(state, ptr, readable: int, maxlen: int | None):
         b = s[i]
         if b is None:
             return None
-        if _zero(b):
+        if is_zero(b):
             break
         if b.symbolic:
             if nonzero is None:
@@ -147,13 +100,13 @@ def compare(state, a, b, n: int | None, strings: bool):
     """``strncmp`` (``strings``; ``n`` None: ``strcmp``) or ``memcmp`` of ``a`` and ``b`` as an
     if-then-else over the first position where they differ, or None when the end is not found
     within the readable bytes of both."""
-    return _by_cases(state, [a, b], lambda pa, ra, pb, rb: _compare(state, pa, ra, pb, rb, n, strings))
+    return by_cases(state, [a, b], lambda pa, ra, pb, rb: _compare(state, pa, ra, pb, rb, n, strings))
 
 
 def _compare(state, a, ra: int, b, rb: int, n: int | None, strings: bool):
     if not strings and n is not None and n > min(ra, rb):
         return None
-    sa, sb = _Bytes(state, a, ra), _Bytes(state, b, rb)
+    sa, sb = Bytes(state, a, ra), Bytes(state, b, rb)
     arms = []      # (condition, value) before the last position
     i = 0
     end = claripy.BVV(0, 64)
@@ -166,7 +119,7 @@ def _compare(state, a, ra: int, b, rb: int, n: int | None, strings: bool):
             if xv != yv or (strings and xv == 0):
                 end = _diff(x, y)
                 break
-        elif strings and (_zero(x) or _zero(y)):
+        elif strings and (is_zero(x) or is_zero(y)):
             end = _diff(x, y)
             break
         else:
@@ -175,25 +128,7 @@ def _compare(state, a, ra: int, b, rb: int, n: int | None, strings: bool):
                 stop = claripy.Or(stop, x == 0)
             arms.append((stop, _diff(x, y)))
         i += 1
-    return _first_of(arms, end)
-
-
-def _first_of(arms, last):
-    """``If(c1, v1, If(c2, v2, ... last))`` for ``arms`` = [(c1, v1), (c2, v2), ...]."""
-    r = last
-    for cond, v in reversed(arms):
-        r = claripy.If(cond, v, r)
-    return r
-
-
-def _count(state, exact: bool) -> None:
-    """Count one call answered exactly (or handed to angr's procedure) in the run's stats."""
-    st = state.ram.stats if state.has_plugin("ram") else None
-    if st is not None:
-        if exact:
-            st.string_exact += 1
-        else:
-            st.string_fallback += 1
+    return first_match(arms, end)
 
 
 @FORMAT.patch(format_parser.FormatParser, "_sim_strlen")
@@ -203,7 +138,7 @@ def format_string_length(stock_sim_strlen, self, str_addr):
     ``max_str_len`` or behind a symbolic byte, and GNU make's messages carried those symbols into
     every later query."""
     r = string_length(self.state, str_addr)
-    _count(self.state, r is not None)
+    count_answer(self.state, r is not None)
     return r if r is not None else stock_sim_strlen(self, str_addr)
 
 
@@ -212,7 +147,7 @@ class RamStrlen(angr.SimProcedure):
 
     def run(self, s):  # pylint: disable=arguments-differ
         r = string_length(self.state, s)
-        _count(self.state, r is not None)
+        count_answer(self.state, r is not None)
         if r is not None:
             return r
         return self.inline_call(angr.SIM_PROCEDURES["libc"]["strlen"], s).ret_expr
@@ -224,7 +159,7 @@ class RamStrnlen(angr.SimProcedure):
     def run(self, s, n):  # pylint: disable=arguments-differ
         k = single_value(self.state, n)
         r = string_length(self.state, s, k) if k is not None else None
-        _count(self.state, r is not None)
+        count_answer(self.state, r is not None)
         if r is not None:
             return r
         return self.inline_call(angr.SIM_PROCEDURES["libc"]["strnlen"], s, n).ret_expr
@@ -235,7 +170,7 @@ class RamStrcmp(angr.SimProcedure):
 
     def run(self, a, b):  # pylint: disable=arguments-differ
         r = compare(self.state, a, b, None, strings=True)
-        _count(self.state, r is not None)
+        count_answer(self.state, r is not None)
         if r is not None:
             return r
         return self.inline_call(angr.SIM_PROCEDURES["libc"]["strcmp"], a, b).ret_expr
@@ -247,7 +182,7 @@ class RamStrncmp(angr.SimProcedure):
     def run(self, a, b, n):  # pylint: disable=arguments-differ
         k = single_value(self.state, n)
         r = compare(self.state, a, b, k, strings=True) if k is not None else None
-        _count(self.state, r is not None)
+        count_answer(self.state, r is not None)
         if r is not None:
             return r
         return self.inline_call(angr.SIM_PROCEDURES["libc"]["strncmp"], a, b, n).ret_expr
@@ -259,7 +194,7 @@ class RamMemcmp(angr.SimProcedure):
     def run(self, a, b, n):  # pylint: disable=arguments-differ
         k = single_value(self.state, n)
         r = compare(self.state, a, b, k, strings=False) if k is not None and k <= MAX_COMPARE else None
-        _count(self.state, r is not None)
+        count_answer(self.state, r is not None)
         if r is not None:
             return r
         return self.inline_call(angr.SIM_PROCEDURES["libc"]["memcmp"], a, b, n).ret_expr

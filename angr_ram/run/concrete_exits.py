@@ -13,6 +13,7 @@ the unsatisfiable states. A gated patch (:mod:`angr_ram.core.patches`).
 
 from __future__ import annotations
 
+import claripy
 from angr import sim_options as o
 from angr.engines.vex.heavy.heavy import HeavyVEXMixin, VEXEarlyExit
 
@@ -26,11 +27,10 @@ CONCRETE_EXITS = PatchSet("concrete-exits", forking_enabled)
 @CONCRETE_EXITS.patch(HeavyVEXMixin, "_perform_vex_stmt_Exit")
 def exit_without_copy(original, self, guard, target, jumpkind):
     """angr's exit statement; one whose guard is a constant under ``COPY_STATES`` copies nothing."""
-    taken = guard != 0
-    if taken.op != "BoolV" or o.COPY_STATES not in self.state.options:
-        return original(self, guard, target, jumpkind)
-    if not taken.args[0]:
+    if guard.op != "BVV" or o.COPY_STATES not in self.state.options:
+        return original(self, guard, target, jumpkind)      # a symbolic guard: angr computes it once
+    if guard.concrete_value == 0:
         return None
-    self.successors.add_successor(self.state, target, taken, jumpkind, exit_stmt_idx=self.stmt_idx,
+    self.successors.add_successor(self.state, target, claripy.true(), jumpkind, exit_stmt_idx=self.stmt_idx,
                                   exit_ins_addr=self.state.scratch.ins_addr)
     raise VEXEarlyExit
