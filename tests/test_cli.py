@@ -33,6 +33,17 @@ def test_run_uninitialized_option(mode, capsys):
     assert codes == set(range(5)) | (set(range(50, 54)) if mode == "symbolic" else set())
 
 
+def test_the_summary_names_the_symbolic_environment_a_path_depends_on(capsys):
+    """envcalls' outcome depends on getrandom's bytes: the summary says so (and how to fix them),
+    the JSON counts the paths; in the fixed environment nothing is reported."""
+    b = os.fspath(BUILD / "envcalls_O0")
+    assert main(["run", b, "--stdin-bytes", "2"]) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if "symbolic environment" in ln)
+    assert "random bytes (6 paths)" in line and "--environment fixed" in line
+    assert main(["run", b, "--stdin-bytes", "2", "--json", "--environment", "fixed"]) == 0
+    assert json.loads(capsys.readouterr().out)["environment"] == {}
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["run", "/no/such/binary", "--stdin-bytes", "1"], "no such file"),
     (["run", __file__, "--stdin-bytes", "1"], "not an ELF file"),

@@ -115,9 +115,12 @@ def test_getrandom_and_time(binary):
     b = os.fspath(BUILD / binary)
     r = explore(b, 2)
     assert r.errors == [] and {c for c, _ in r.outcomes} == {3, 4, 7, 8}
+    # every path branched on the random bytes, and the summary says so (angr's clock >= 0 is no branch)
+    assert r.environment["random bytes"] == r.stats["paths"] == sum(r.endings.values())
     low = 4 if fixed_bytes(0, 2)[0] & 1 else 3
     r = explore(b, 2, environment="fixed")
     assert r.errors == [] and {c for c, _ in r.outcomes} == {low, low + 4}
+    assert r.environment == {}
     if binary != "envcalls_static":
         r = explore(b, 2, engine="stock", environment="fixed")   # the same model under stock angr
         assert {c for c, _ in r.outcomes} == {low, low + 4}

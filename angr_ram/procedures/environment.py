@@ -43,6 +43,27 @@ def _next_call(state) -> int:
     return n
 
 
+# the symbolic environment's values by the prefix of their names: angr's clocks, our getrandom
+ENVIRONMENT_VALUES = (("sys_time_", "clock"), ("tv_sec_", "clock"), ("tv_usec_", "clock"),
+                      ("tv_nsec_", "clock"), ("getrandom_", "random bytes"))
+
+
+def _kind(name: str) -> str | None:
+    return next((kind for prefix, kind in ENVIRONMENT_VALUES if name.startswith(prefix)), None)
+
+
+def environment_kinds(state) -> frozenset:
+    """What of the symbolic environment ``state``'s path constraints mention (``"clock"``, ``"random
+    bytes"``): the path was taken for some of its values, and a native run sees one of them. angr's
+    own bounds on its clock (``time`` >= 0, >= the previous read) are not counted."""
+    out: set = set()
+    for c in state.solver.constraints:
+        kinds = {_kind(n) for n in c.variables} - {None}
+        if kinds and not (c.op == "SGE" and kinds == {"clock"} and all(_kind(n) for n in c.variables)):
+            out |= kinds
+    return frozenset(out)
+
+
 def fixed_bytes(index: int, n: int) -> bytes:
     """The fixed environment's ``n`` random bytes for the ``index``-th call on a path."""
     out = b""

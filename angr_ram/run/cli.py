@@ -134,7 +134,7 @@ def cmd_run(args) -> int:
             "tests": None if res.tests is None else len(res.tests), "tests_seconds": round(res.tests_seconds, 3),
             "tests_plain": res.tests_plain, "tests_unsolved": res.tests_unsolved,
             "tests_infeasible": res.tests_infeasible, "profile": res.profile, "stubs": res.stubs,
-            "outcomes_partial": res.outcomes_partial,
+            "environment": res.environment, "outcomes_partial": res.outcomes_partial,
         }, indent=2))
         return 0
     print(f"{args.binary}: {res.stats.get('paths', 0)} paths in {res.seconds:.2f}s"
@@ -159,6 +159,10 @@ def cmd_run(args) -> int:
     if res.stubs:
         print("angr stubs called (no model: any return value, no effect; results through them may not "
               "replay): " + ", ".join(f"{k} ({v} paths)" for k, v in sorted(res.stubs.items())))
+    if res.environment:
+        print("paths that depend on the symbolic environment (explored for each of its values; a native run "
+              "sees one; --environment fixed explores one clock and fixed random bytes): "
+              + ", ".join(f"{k} ({v} paths)" for k, v in sorted(res.environment.items())))
     if res.errors:
         print("error paths:")
         for kind, msg, stdin in res.errors:

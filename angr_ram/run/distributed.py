@@ -363,6 +363,8 @@ def _merge_paths(res: RunResult, part: RunResult) -> None:
     res.unknown += part.unknown
     for k, v in part.stubs.items():
         res.stubs[k] = res.stubs.get(k, 0) + v
+    for k, v in part.environment.items():
+        res.environment[k] = res.environment.get(k, 0) + v
 
 
 def _sum_stats(snapshots: list[dict]) -> dict:

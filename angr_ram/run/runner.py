@@ -14,7 +14,7 @@ from angr_ram.core.errors import AngrRamError, UnsupportedBinary
 from angr_ram.core.guard import RunGuard, RunStopped
 from angr_ram.core.scope import RunScope
 from angr_ram.merging import QuantifiedMerging
-from angr_ram.procedures.environment import install_environment
+from angr_ram.procedures.environment import environment_kinds, install_environment
 from angr_ram.procedures.libc import RamLibcStartMain, install_error_fix
 from angr_ram.procedures.stubs import stubs_of
 from angr_ram.run.config import RunConfig
@@ -62,6 +62,7 @@ class RunResult:
     warnings: list = field(default_factory=list)    # one-line notes of what the run went on without (a damaged cache store)
     profile: dict | None = None   # with profile=True: the time breakdown (angr_ram.core.profile)
     stubs: dict = field(default_factory=dict)       # angr stub -> ended paths that called it (results may be wrong)
+    environment: dict = field(default_factory=dict)  # "clock"/"random bytes" -> ended paths whose constraints mention it
     outcomes_partial: int = 0     # paths with more outcomes than listed (stdout echoing the input; outcomes.LISTED_PER_PATH)
 
 
@@ -298,6 +299,8 @@ def collect_paths(simgr, res: RunResult, budget: InputBudget | None = None) -> R
     for s in ended:
         for name in stubs_of(s):
             res.stubs[name] = res.stubs.get(name, 0) + 1
+        for kind in environment_kinds(s):
+            res.environment[kind] = res.environment.get(kind, 0) + 1
     res.found += len(simgr.stashes.get("found", []))
     res.unknown += sum(len(simgr.stashes.get(k, [])) for k in (UNKNOWN_STASH, DEFERRED_STASH, "interrupted"))
     res.unfinished += len(unfinished_states(simgr))
