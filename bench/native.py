@@ -17,11 +17,12 @@ from angr_ram.run.replay import NATIVE_ENV, fresh_signals
 
 
 def run_inputs(binary: str, inputs: list[bytes], forkserver: Path | None = None, workers: int = 2,
-               env: dict | None = None, target: str = "stdin") -> list[tuple[int, bytes]]:
+               env: dict | None = None, target: str = "stdin", args=()) -> list[tuple[int, bytes]]:
     """(exit status, stdout) of ``binary`` for each input, in order, using ``workers`` processes.
 
     ``target`` is where each input goes: ``"stdin"``, ``"argv1"`` (the program's first argument,
-    cut at its first NUL) or ``"file:NAME"`` (a file NAME in the program's working directory)."""
+    cut at its first NUL) or ``"file:NAME"`` (a file NAME in the program's working directory);
+    ``args`` follow (``make -f NAME``)."""
     if not inputs:
         return []
     if forkserver is None:
@@ -33,7 +34,7 @@ def run_inputs(binary: str, inputs: list[bytes], forkserver: Path | None = None,
         k = (len(inputs) + workers - 1) // workers
         parts = [inputs[i:i + k] for i in range(0, len(inputs), k)]
         with ThreadPoolExecutor(workers) as ex:
-            results = list(ex.map(lambda p: run_inputs(binary, p, forkserver, 1, env, target), parts))
+            results = list(ex.map(lambda p: run_inputs(binary, p, forkserver, 1, env, target, args), parts))
         return [r for part in results for r in part]
     n = len(inputs[0])
     if any(len(i) != n for i in inputs):
@@ -43,7 +44,7 @@ def run_inputs(binary: str, inputs: list[bytes], forkserver: Path | None = None,
         inp.write_bytes(b"".join(inputs))
         env = {**os.environ, **NATIVE_ENV, **(env or {}), "GT_INPUTS": str(inp), "GT_LEN": str(n),
                "GT_OUT": str(out), "GT_TARGET": target, "LD_PRELOAD": str(forkserver)}
-        argv = [os.path.abspath(binary)] + (["placeholder"] if target == "argv1" else [])
+        argv = [os.path.abspath(binary)] + (["placeholder"] if target == "argv1" else []) + list(args)
         subprocess.run(argv, env=env, check=True, stdin=subprocess.DEVNULL, timeout=600, cwd=d,
                        preexec_fn=fresh_signals())
         lines = out.read_text().splitlines()

@@ -48,9 +48,16 @@ SUBJECTS = {
     "m4-1": ("/usr/bin/m4", b"define(`a',1)\n?\n", "A", "z", "Debian m4: a define, then a symbolic line"),
     "m4-2": ("/usr/bin/m4", b"define(`a',1)\n?\ndefine(`b',2)\n?\n", "A", "z",
              "Debian m4, the AAQC paper's input: two defines, two symbolic lines"),
+    # the papers' make input: variables defined, then one whose value names a variable by a symbolic
+    # byte (a lookup in make's variable hash table); a rule prints them (-n: not run). Names a..z:
+    # the native process's environment (``_``, the shell's last command) is not the analysis's
+    "make-1": ("/usr/bin/make", b"a := glar\nb := blor\nd := $?\ne := $b\nall: ; @echo $(d)$(e)\n", "a", "z",
+               "Debian make -r -n -R -f A: the papers' variables, one named by a symbolic byte"),
     "base64-2": ("/usr/bin/base64", b"??", "A", "z", "Debian base64 of 2 bytes"),
     "cksum-2": ("/usr/bin/cksum", b"??", "A", "z", "Debian cksum of 2 bytes"),
 }
+# subjects whose template is a file the program reads: (file name, the program's arguments)
+FILE_SUBJECTS = {"make-1": ("A", ("-r", "-n", "-R", "-f", "A"))}
 # "fixed": fork in the fixed environment (angr_ram.procedures.environment: the clocks read one instant,
 # getrandom fixed bytes), as KLEE ran the seeds' subjects; libxml2 seeds its dictionaries' hash from
 # time(), which angr makes a fresh symbol, so every name may fall in every bucket
@@ -64,7 +71,15 @@ def template_of(name: str) -> Template:
     return Template(data, ord(lo), ord(hi))
 
 
-def native_outcomes(binary: str, t: Template, forkserver: Path | None = None) -> set | None:
+def inputs_of(name: str) -> dict:
+    """``explore``'s input arguments for subject ``name``: the template on stdin, or in a file."""
+    if name in FILE_SUBJECTS:
+        file, args = FILE_SUBJECTS[name]
+        return {"stdin_bytes": 0, "files": [(file, template_of(name))], "args": list(args)}
+    return {"stdin_bytes": template_of(name)}
+
+
+def native_outcomes(binary: str, t: Template, forkserver: Path | None = None, name: str | None = None) -> set | None:
     """The (exit, stdout) pairs the native binary gives over the template's domain (None if large)."""
     holes = [k for k, b in enumerate(t.data) if b == ord("?")]
     if (t.hi - t.lo + 1) ** len(holes) > MAX_NATIVE:
@@ -75,12 +90,15 @@ def native_outcomes(binary: str, t: Template, forkserver: Path | None = None) ->
         for k, v in zip(holes, vals, strict=True):
             data[k] = v
         inputs.append(bytes(data))
+    if name in FILE_SUBJECTS:
+        file, args = FILE_SUBJECTS[name]
+        return set(run_inputs(binary, inputs, forkserver=forkserver, target=f"file:{file}", args=args))
     return set(run_inputs(binary, inputs, forkserver=forkserver))
 
 
 def _script(binary: str, name: str, budget: float):
-    """The subject driven as a user's script would: ``entry_state`` with stdin the template's
-    bytes, its ``?`` bytes one wide ``claripy.BVS`` each byte of which is limited to the range,
+    """The subject driven as a user's script would: ``entry_state`` with stdin (or the subject's
+    file) the template's bytes, its ``?`` bytes one wide ``claripy.BVS`` each byte of which is limited to the range,
     angr's default options, ``RelocatableMemory()`` attached and run under its guard."""
     import angr
     import claripy
@@ -93,8 +111,13 @@ def _script(binary: str, name: str, budget: float):
     var = claripy.BVS("input", 8 * len(holes))
     parts = [var.get_byte(holes.index(k)) if k in holes else claripy.BVV(b, 8) for k, b in enumerate(t.data)]
     proj = angr.Project(binary, auto_load_libs=False)
-    state = proj.factory.entry_state(stdin=angr.SimFileStream(name="stdin", content=claripy.Concat(*parts),
-                                                              size=len(parts), has_end=True))
+    if name in FILE_SUBJECTS:
+        file, args = FILE_SUBJECTS[name]
+        state = proj.factory.entry_state(args=[binary, *args], fs={file: angr.SimFile(
+            file, content=claripy.Concat(*parts), size=len(parts), has_end=True)})
+    else:
+        state = proj.factory.entry_state(stdin=angr.SimFileStream(name="stdin", content=claripy.Concat(*parts),
+                                                                  size=len(parts), has_end=True))
     for k in range(len(holes)):
         state.solver.add(claripy.UGE(var.get_byte(k), t.lo), claripy.ULE(var.get_byte(k), t.hi))
     simgr = proj.factory.simulation_manager(state)
@@ -110,7 +133,7 @@ def _child(binary: str, name: str, kw: dict, budget: float) -> None:
     if kw.get("drive") == "script":
         r = _script(binary, name, budget)
     else:
-        r = explore(binary, template_of(name), timeout=budget, tests=True, **kw)
+        r = explore(binary, timeout=budget, tests=True, **inputs_of(name), **kw)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     results = replay(r.tests, binary)
     print(json.dumps({"paths": r.stats.get("paths", 0), "errors": len(r.errors), "stopped": r.stopped,
@@ -159,7 +182,7 @@ def subjects_table(names=None, budget: float = 600.0, samples_dir: Path | None =
     for name in names:
         binary = _binary(SUBJECTS[name][0], samples_dir)
         server = Path(sample_path("forkserver.so", samples_dir)) if binary.startswith("/usr/") else None
-        truth = native_outcomes(binary, template_of(name), server)
+        truth = native_outcomes(binary, template_of(name), server, name)
         for label, kw in CONFIGS:
             r = run(binary, name, kw, budget)
             if "outcomes" not in r:

@@ -13,6 +13,7 @@ import pytest
 
 from angr_ram.procedures import string_search as search
 from angr_ram.procedures.environment import RamRandR
+from angr_ram.procedures.stubs import stubs_of
 from angr_ram.procedures.weak_imports import resolve_weak_imports, unresolved_weak_imports
 from angr_ram.run.runner import explore, load_project
 
@@ -65,6 +66,29 @@ def test_span_functions_match_c_on_every_assignment(state):
         k = c_string.find(bytes([vy]))
         assert got["chr"] == (0 if k < 0 else base + k), (cs, vy)
         assert got["chrnul"] == base + (len(c_string) - 1 if k < 0 else k), (cs, vy)
+
+
+def test_memrchr_matches_c_on_every_assignment(state):
+    """memrchr(s, c, n) with symbolic bytes and a symbolic c: the last match among the first n bytes
+    (NULs included, they do not end the search) or NULL, on every assignment over {NUL, 'a', 'b', ':'};
+    a length with several values is a named stub."""
+    xs = [claripy.BVS(f"m{i}", 8) for i in range(3)]
+    y = claripy.BVS("y", 8)
+    s = _heap_string(state, [xs[0], ord("a"), xs[1], xs[2], 0])
+    base = state.solver.eval(s)
+    proc = search.RamMemrchr
+    for n in (0, 3, 5):
+        r = proc().execute(state.copy(), arguments=[s, y.zero_extend(24), claripy.BVV(n, 64)]).ret_expr
+        for vals in itertools.product(ALPHA, repeat=4):
+            cs = bytes([vals[0], ord("a"), vals[1], vals[2], 0])
+            fix = [xs[0] == vals[0], xs[1] == vals[1], xs[2] == vals[2], y == vals[3]]
+            k = cs[:n].rfind(bytes([vals[3]]))
+            assert state.solver.eval(r, extra_constraints=fix) == (0 if k < 0 else base + k), (cs, n, vals[3])
+    z = claripy.BVS("len", 64)
+    st = state.copy()
+    st.add_constraints(z.ULE(4))
+    inst = proc().execute(st, arguments=[s, claripy.BVV(ord("a"), 32), z])
+    assert stubs_of(inst.state) == {"memrchr"}
 
 
 def test_angr_search_from_a_selected_pointer(state):

@@ -16,6 +16,7 @@ import pytest
 import bench
 from angr_ram.run.inputs import Template
 from angr_ram.run.runner import explore
+from bench.subjects import inputs_of, native_outcomes, template_of
 
 from .conftest import BUILD, assert_tests_replay, drive_as_a_script
 from .groundtruth import outcome_set_over
@@ -102,6 +103,19 @@ def test_libosip_from_a_users_script_with_one_wide_variable():
     assert r.outcomes == outcome_set_over(b, _domain(t))
     assert not r.errors and r.stubs == {}
     assert_tests_replay(b, r)
+
+
+def test_the_make_subject_reads_its_template_from_a_file():
+    """make-1 (the papers' make input): the template is the makefile ``A`` given by ``-f A``, to the
+    native runs as to ``explore``; over names a..z make prints the two definitions' values, both, or
+    one (a name that is no variable expands to nothing)."""
+    if not os.path.isfile("/usr/bin/make"):
+        pytest.skip("Debian's make is not installed")
+    kw = inputs_of("make-1")
+    assert kw["stdin_bytes"] == 0 and kw["args"][-2:] == ["-f", "A"] and kw["files"][0][0] == "A"
+    server = (BUILD / "forkserver.so").resolve()
+    assert native_outcomes("/usr/bin/make", template_of("make-1"), server, "make-1") == {
+        (0, b"echo glarblor\n"), (0, b"echo blorblor\n"), (0, b"echo blor\n")}
 
 
 def _alive(pid: int) -> bool:

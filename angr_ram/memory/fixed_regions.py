@@ -62,6 +62,19 @@ def fixed_regions(project, state) -> list[tuple[int, int, str]]:
     return [tuple(r) for r in merged]
 
 
+def cover_loaded(state, addr: int) -> None:
+    """Make the loaded object holding ``addr`` a fixed region of ``state``'s address space if it is
+    not one yet: cle maps a new extern object when the first is full, after the regions were
+    taken (a procedure's constant strings, :func:`angr_ram.procedures.startup.static_string`), and
+    a symbolic pointer into it was an out-of-bounds error."""
+    space = state.plugins.get("ram")
+    if space is None or space.region_of(addr) is not None:
+        return
+    obj = state.project.loader.find_object_containing(addr, membership_check=False)
+    if obj is not None:
+        space.regions = (*space.regions, (obj.min_addr, obj.max_addr + 1, obj.binary_basename or repr(obj)))
+
+
 class FixedRegionMixin(MemoryMixin):
     """Loads and stores at a symbolic address inside one fixed region (see the module docstring)."""
 

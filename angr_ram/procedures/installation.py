@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from angr_ram.procedures.aborts import install_aborts
+from angr_ram.procedures.calendar import install_calendar
 from angr_ram.procedures.copies import install_copies
 from angr_ram.procedures.descriptors import install_descriptors
 from angr_ram.procedures.environment import install_environment
@@ -28,7 +29,7 @@ def install_procedures(project, string_procedures: bool = True, environment: str
     """Everything angr-ram hooks in ``project``: weak imports resolved, the heap and start-up
     procedures (:func:`install_hooks`), the environment (:mod:`.environment`), threads, start-up
     data, aborting functions (:mod:`.aborts`), string copies (:mod:`.copies`), stdio, number parsing,
-    variadic calls, wide characters in the C locale (:mod:`.wide_chars`), ``qsort`` (:mod:`.sorting`) and the large-file names of the file functions (:mod:`.large_files`); in a
+    variadic calls, wide characters in the C locale (:mod:`.wide_chars`), ``qsort`` (:mod:`.sorting`), ``gmtime``/``localtime`` (:mod:`.calendar`) and the large-file names of the file functions (:mod:`.large_files`); in a
     statically linked program, the rest of libc that angr models, by symbol (:mod:`.static_libc`)."""
     resolve_weak_imports(project)
     install_hooks(project, string_procedures)
@@ -45,6 +46,7 @@ def install_procedures(project, string_procedures: bool = True, environment: str
     install_varargs(project)
     install_wide_chars(project)
     install_sorting(project)
+    install_calendar(project)
     install_large_files(project)       # after the models their base names take
     install_static_libc(project)       # last: a static program's other libc functions, by symbol
 

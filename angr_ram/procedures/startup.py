@@ -30,6 +30,7 @@ import claripy
 from angr.procedures.stubs.format_parser import FormatParser
 from cle.backends.externs.simdata.io_file import io_file_data_for_arch
 
+from angr_ram.memory.fixed_regions import cover_loaded
 from angr_ram.procedures.getopt import GETOPT_PROCEDURES
 from angr_ram.procedures.libc import single_value
 from angr_ram.procedures.stubs import record
@@ -44,6 +45,7 @@ def static_string(proc, text: bytes) -> int:
     if addr is None:
         addr = table[text] = proc.project.loader.extern_object.allocate(size=len(text) + 1)
     proc.state.memory.store(addr, claripy.BVV(text + b"\0"))
+    cover_loaded(proc.state, addr)
     return addr
 
 

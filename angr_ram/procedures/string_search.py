@@ -2,7 +2,8 @@
 ``strcspn`` and ``strpbrk`` as if-then-elses over the symbolic bytes before the first byte that
 ends the search for sure (as :mod:`angr_ram.procedures.strings` does for lengths and comparisons),
 over the values of a pointer that selects among a few strings; angr's procedure, or a fresh value
-the path records as a stub, when that end is not in reach."""
+the path records as a stub, when that end is not in reach. ``memrchr`` (a length, no end) reads
+its ``n`` bytes."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import angr
 import claripy
 
 from angr_ram.procedures.byte_scan import Bytes, by_cases, count_answer, first_match, is_zero
+from angr_ram.procedures.libc import single_value
 from angr_ram.procedures.stubs import record
 
 MAX_SET = 256       # strspn/strcspn/strpbrk sets longer than this go to the fallback
@@ -203,5 +205,34 @@ class RamStrpbrk(_NoModel):
         return claripy.If(n == 0, claripy.BVV(0, 64), s + n - 1)
 
 
-SEARCH_PROCEDURES = {"strchr": RamStrchr, "strchrnul": RamStrchrnul, "strspn": RamStrspn,
+MEMRCHR_LIMIT = 1 << 12     # bytes memrchr reads as an if-then-else; a longer or symbolic length: a stub
+
+
+class RamMemrchr(_NoModel):
+    """``memrchr(s, c, n)`` (a GNU function angr has no procedure for; Debian's GNU make looks for
+    a name's last ``/`` with it): the last of the first ``n`` bytes of ``s`` equal to ``(char) c``,
+    or NULL; an if-then-else over the bytes, from the first, so a later match takes over."""
+
+    def run(self, s, c, n):  # pylint: disable=arguments-differ
+        k = single_value(self.state, n)
+        if k is None or k > MEMRCHR_LIMIT:
+            return self.fallback("memrchr")
+        r = claripy.BVV(0, 64)
+        if k == 0:
+            return r
+        data = self.state.memory.load(s, k)
+        ch = c[7:0]
+        if not data.symbolic and not ch.symbolic:
+            i = data.concrete_value.to_bytes(k, "big").rfind(bytes([ch.concrete_value]))
+            return r if i < 0 else s + i
+        for i in range(k):
+            hit = data.get_byte(i) == ch
+            if hit.symbolic:
+                r = claripy.If(hit, s + i, r)
+            elif hit.is_true():
+                r = s + i
+        return r
+
+
+SEARCH_PROCEDURES = {"memrchr": RamMemrchr, "strchr": RamStrchr, "strchrnul": RamStrchrnul, "strspn": RamStrspn,
                      "strcspn": RamStrcspn, "strpbrk": RamStrpbrk}

@@ -27,7 +27,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from angr_ram.core.errors import AngrRamError
-from angr_ram.run.runner import RunResult, collect_paths, prepare
+from angr_ram.run.runner import RunResult, collect_paths, count_into, prepare
 from angr_ram.run.shipping import StatePacker, prime_continuations
 from angr_ram.run.technique import stats as run_stats
 
@@ -356,15 +356,12 @@ def explore_distributed(binary: str, stdin_bytes: int = 0, workers: int = 2, sch
 def _merge_paths(res: RunResult, part: RunResult) -> None:
     res.outcomes |= part.outcomes
     res.outcomes_partial += part.outcomes_partial
-    for k, v in part.endings.items():
-        res.endings[k] = res.endings.get(k, 0) + v
+    count_into(res.endings, part.endings.items())
     res.errors.extend(part.errors)
     res.found += part.found
     res.unknown += part.unknown
-    for k, v in part.stubs.items():
-        res.stubs[k] = res.stubs.get(k, 0) + v
-    for k, v in part.environment.items():
-        res.environment[k] = res.environment.get(k, 0) + v
+    count_into(res.stubs, part.stubs.items())
+    count_into(res.environment, part.environment.items())
 
 
 def _sum_stats(snapshots: list[dict]) -> dict:

@@ -46,9 +46,10 @@ class Replay:
         return self.status in FAILING
 
 
-# the environment a native run adds to the caller's: the C locale, the one angr-ram's models
-# implement (procedures/startup.py: setlocale answers "C", MB_CUR_MAX is 1), whatever LANG says
-NATIVE_ENV = {"LC_ALL": "C"}
+# the environment a native run adds to the caller's: the C locale and UTC, the ones angr-ram's models
+# implement (procedures/startup.py: setlocale answers "C", MB_CUR_MAX is 1; procedures/calendar.py:
+# localtime is UTC), whatever LANG and TZ say
+NATIVE_ENV = {"LC_ALL": "C", "TZ": "UTC0"}
 
 
 def fresh_signals():

@@ -66,6 +66,12 @@ class RunResult:
     outcomes_partial: int = 0     # paths with more outcomes than listed (stdout echoing the input; outcomes.LISTED_PER_PATH)
 
 
+def count_into(counts: dict, pairs) -> None:
+    """Add each (key, number) of ``pairs`` to ``counts`` (the per-path tallies of a RunResult)."""
+    for key, n in pairs:
+        counts[key] = counts.get(key, 0) + n
+
+
 def load_project(binary: str) -> angr.Project:
     """Load an x86-64 ELF for analysis; raises UnsupportedBinary with a clear reason otherwise."""
     if not os.path.isfile(binary):
@@ -278,9 +284,9 @@ def collect_paths(simgr, res: RunResult, budget: InputBudget | None = None) -> R
             e = ending(s)
         except (NoAnswer, NoModel):     # z3 gave up on the path's outcomes (or out of time): counted, not fatal
             res.unknown += 1
-            res.endings["outcome undecided (z3 gave up)"] = res.endings.get("outcome undecided (z3 gave up)", 0) + 1
+            count_into(res.endings, [("outcome undecided (z3 gave up)", 1)])
             continue
-        res.endings[e] = res.endings.get(e, 0) + 1
+        count_into(res.endings, [(e, 1)])
         ram = s.plugins.get("ram")
         for f in (ram.faults_outside_step if ram is not None else ()):   # met where no fork was possible
             if (f.kind, f.message, f.stdin) not in res.errors:
@@ -297,10 +303,8 @@ def collect_paths(simgr, res: RunResult, budget: InputBudget | None = None) -> R
     ended = [*simgr.deadended, *simgr.stashes.get(ERROR_STASH, []), *(rec.state for rec in simgr.errored),
              *simgr.stashes.get("found", [])]
     for s in ended:
-        for name in stubs_of(s):
-            res.stubs[name] = res.stubs.get(name, 0) + 1
-        for kind in environment_kinds(s):
-            res.environment[kind] = res.environment.get(kind, 0) + 1
+        count_into(res.stubs, ((name, 1) for name in stubs_of(s)))
+        count_into(res.environment, ((kind, 1) for kind in environment_kinds(s)))
     res.found += len(simgr.stashes.get("found", []))
     res.unknown += sum(len(simgr.stashes.get(k, [])) for k in (UNKNOWN_STASH, DEFERRED_STASH, "interrupted"))
     res.unfinished += len(unfinished_states(simgr))

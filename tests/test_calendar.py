@@ -1,0 +1,72 @@
+"""gmtime/localtime (angr_ram.procedures.calendar): the broken-down fields against Python's
+calendar on concrete times, a symbolic time solved for a date, and a program that branches on
+the calendar explored against its native outcomes."""
+
+import os
+import random
+import time
+
+import claripy
+import pytest
+
+from angr_ram.procedures.calendar import TM_FIELDS, broken_down
+from angr_ram.run.runner import explore
+
+from .conftest import BUILD, assert_tests_replay
+from .groundtruth import outcome_set_over
+
+
+def _signed(v: int) -> int:
+    return (v ^ 0x80000000) - 0x80000000
+
+
+def _expected(t: int) -> tuple:
+    g = time.gmtime(t)
+    return (g.tm_sec, g.tm_min, g.tm_hour, g.tm_mday, g.tm_mon - 1, g.tm_year - 1900, (g.tm_wday + 1) % 7,
+            g.tm_yday - 1, 0)
+
+
+def test_fields_match_the_calendar_on_concrete_times():
+    """Epoch edges, leap days, centuries (1900 and 2100 are not leap years, 2000 is), years before 1970
+    and far after, and random times within +-2^40 s."""
+    rng = random.Random(45)
+    times = [0, -1, 86399, 86400, -86400, 951782400, 951868800, 4107542400, -2208988800, 1700000000,
+             253402300799, -62135596800, *(rng.randint(-2**40, 2**40) for _ in range(200))]
+    for t in times:
+        fields, fits = broken_down(claripy.BVV(t & (2**64 - 1), 64))
+        assert tuple(_signed(fields[k].concrete_value) for k in TM_FIELDS) == _expected(t), t
+        assert fits.is_true()
+
+
+def test_year_overflow_is_glibcs_null():
+    """A year that does not fit an int: glibc returns NULL (EOVERFLOW)."""
+    _, fits = broken_down(claripy.BVV(2**62, 64))
+    assert fits.is_false()
+    _, fits = broken_down(claripy.BVV(-(2**62) & (2**64 - 1), 64))
+    assert fits.is_false()
+
+
+def test_a_symbolic_time_solves_for_a_date():
+    """The fields of a symbolic time hold for every value: ask for a leap day after 2020 and check
+    the answer with Python's calendar."""
+    t = claripy.BVS("t", 64)
+    fields, fits = broken_down(t)
+    s = claripy.Solver()
+    s.add([fits, t.SGE(0), t.SLT(2**32), fields["mon"] == 1, fields["mday"] == 29, fields["year"].SGT(120)])
+    v = s.eval(t, 1)[0]
+    v = v - 2**64 if v >= 2**63 else v
+    assert time.gmtime(v)[1:3] == (2, 29) and time.gmtime(v).tm_year > 2020
+
+
+@pytest.mark.parametrize("opt", ("O0", "O2"))
+def test_a_program_branching_on_the_calendar(opt):
+    """timefields: a 16-bit day count and a mode byte; leap day, Sunday New Year (localtime and
+    gmtime_r), the printed time and zone, or nothing: the native outcomes, every test replays
+    (TZ=UTC0), no stub (stock angr: localtime is a stub)."""
+    b = os.fspath(BUILD / f"timefields_{opt}")
+    r = explore(b, 3, tests=True)
+    # the days of 2000-02-29 (0x2b08), Sunday 1978-01-01 (0x0b6a), 19000 (0x4a38) and 0, each mode
+    native = outcome_set_over(b, [b"\x08\x6a\x38\x00", b"\x2b\x0b\x4a\x00", b"ga"])
+    assert len(native) == 6
+    assert r.errors == [] and r.outcomes == native and r.stubs == {}
+    assert_tests_replay(b, r)
