@@ -13,7 +13,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from angr_ram.run.replay import NATIVE_ENV, fresh_signals
+from angr_ram.run.replay import fresh_signals, native_environment
 
 
 def run_inputs(binary: str, inputs: list[bytes], forkserver: Path | None = None, workers: int = 2,
@@ -42,7 +42,7 @@ def run_inputs(binary: str, inputs: list[bytes], forkserver: Path | None = None,
     with tempfile.TemporaryDirectory() as d:
         inp, out = Path(d, "in"), Path(d, "out")
         inp.write_bytes(b"".join(inputs))
-        env = {**os.environ, **NATIVE_ENV, **(env or {}), "GT_INPUTS": str(inp), "GT_LEN": str(n),
+        env = {**native_environment(env), "GT_INPUTS": str(inp), "GT_LEN": str(n),
                "GT_OUT": str(out), "GT_TARGET": target, "LD_PRELOAD": str(forkserver)}
         argv = [os.path.abspath(binary)] + (["placeholder"] if target == "argv1" else []) + list(args)
         subprocess.run(argv, env=env, check=True, stdin=subprocess.DEVNULL, timeout=600, cwd=d,

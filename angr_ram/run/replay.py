@@ -50,6 +50,15 @@ class Replay:
 # implement (procedures/startup.py: setlocale answers "C", MB_CUR_MAX is 1; procedures/calendar.py:
 # localtime is UTC), whatever LANG and TZ say
 NATIVE_ENV = {"LC_ALL": "C", "TZ": "UTC0"}
+# what GNU make passes to the commands it runs: a native make run under `make test` or `make bench`
+# would be a sub-make (make[1]: Entering directory ...), which the analysis, with no environment, is not
+MAKE_VARIABLES = frozenset({"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "MAKE_TERMOUT", "MAKE_TERMERR"})
+
+
+def native_environment(env: dict | None = None) -> dict:
+    """A native run's environment: the caller's without :data:`MAKE_VARIABLES`, then
+    :data:`NATIVE_ENV`, then ``env``."""
+    return {**{k: v for k, v in os.environ.items() if k not in MAKE_VARIABLES}, **NATIVE_ENV, **(env or {})}
 
 
 def fresh_signals():
@@ -86,7 +95,7 @@ def run_native(binary: str, test: TestCase, timeout: float = 10.0, env: dict | N
         argv = [os.path.abspath(binary), *(os.fsdecode(a) for a in test.args)]
         try:
             r = subprocess.run(argv, input=test.stdin, capture_output=True, timeout=timeout, cwd=cwd,
-                               env={**os.environ, **NATIVE_ENV, **(env or {})}, preexec_fn=fresh_signals())
+                               env=native_environment(env), preexec_fn=fresh_signals())
         except subprocess.TimeoutExpired:
             return None, b"", b"", None
     if r.returncode < 0:
