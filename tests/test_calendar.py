@@ -70,3 +70,18 @@ def test_a_program_branching_on_the_calendar(opt):
     assert len(native) == 6
     assert r.errors == [] and r.outcomes == native and r.stubs == {}
     assert_tests_replay(b, r)
+
+
+@pytest.mark.parametrize("opt", ("O0", "O2"))
+def test_a_time_that_may_overflow_forks_the_call(opt):
+    """timeoverflow: k * 2^56 s fits an int year only for k = 0. The call forks: NULL (exits 3 and 4
+    by the sign of k) and the buffer, whose zone name is read through the returned pointer; the
+    native outcomes over every k, no error, every test replays. (A single successor returning
+    ``If(fits, buf, NULL)`` left each access through it a two-way choice; one returning only NULL
+    or only the buffer loses outcomes here.)"""
+    b = os.fspath(BUILD / f"timeoverflow_{opt}")
+    r = explore(b, 1, tests=True)
+    native = outcome_set_over(b, [bytes(range(256))])
+    assert native == {(0, b"UTC 59\n"), (3, b""), (4, b"")}
+    assert r.errors == [] and r.outcomes == native and r.stubs == {}
+    assert_tests_replay(b, r)
