@@ -79,8 +79,10 @@ def inputs_of(name: str) -> dict:
     return {"stdin_bytes": template_of(name)}
 
 
-def native_outcomes(binary: str, t: Template, forkserver: Path | None = None, name: str | None = None) -> set | None:
-    """The (exit, stdout) pairs the native binary gives over the template's domain (None if large)."""
+def native_outcomes(binary: str, name: str, forkserver: Path | None = None) -> set | None:
+    """The (exit, stdout) pairs the native binary gives over subject ``name``'s template's domain, on
+    stdin or in its file (None if the domain is large)."""
+    t = template_of(name)
     holes = [k for k, b in enumerate(t.data) if b == ord("?")]
     if (t.hi - t.lo + 1) ** len(holes) > MAX_NATIVE:
         return None
@@ -182,7 +184,7 @@ def subjects_table(names=None, budget: float = 600.0, samples_dir: Path | None =
     for name in names:
         binary = _binary(SUBJECTS[name][0], samples_dir)
         server = Path(sample_path("forkserver.so", samples_dir)) if binary.startswith("/usr/") else None
-        truth = native_outcomes(binary, template_of(name), server, name)
+        truth = native_outcomes(binary, name, server)
         for label, kw in CONFIGS:
             r = run(binary, name, kw, budget)
             if "outcomes" not in r:

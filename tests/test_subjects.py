@@ -16,7 +16,7 @@ import pytest
 import bench
 from angr_ram.run.inputs import Template
 from angr_ram.run.runner import explore
-from bench.subjects import inputs_of, native_outcomes, template_of
+from bench.subjects import inputs_of, native_outcomes
 
 from .conftest import BUILD, assert_tests_replay, drive_as_a_script
 from .groundtruth import outcome_set_over
@@ -114,7 +114,7 @@ def test_the_make_subject_reads_its_template_from_a_file():
     kw = inputs_of("make-1")
     assert kw["stdin_bytes"] == 0 and kw["args"][-2:] == ["-f", "A"] and kw["files"][0][0] == "A"
     server = (BUILD / "forkserver.so").resolve()
-    assert native_outcomes("/usr/bin/make", template_of("make-1"), server, "make-1") == {
+    assert native_outcomes("/usr/bin/make", "make-1", server) == {
         (0, b"echo glarblor\n"), (0, b"echo blorblor\n"), (0, b"echo blor\n")}
 
 
