@@ -6,10 +6,12 @@ import os
 import random
 import time
 
+import angr
 import claripy
 import pytest
 
 from angr_ram.procedures.calendar import TM_FIELDS, broken_down
+from angr_ram.procedures.startup import extern_allocate
 from angr_ram.run.runner import explore
 
 from .conftest import BUILD, assert_tests_replay
@@ -83,5 +85,31 @@ def test_a_time_that_may_overflow_forks_the_call(opt):
     r = explore(b, 1, tests=True)
     native = outcome_set_over(b, [bytes(range(256))])
     assert native == {(0, b"UTC 59\n"), (3, b""), (4, b"")}
+    assert r.errors == [] and r.outcomes == native and r.stubs == {}
+    assert_tests_replay(b, r)
+
+
+def test_constant_strings_land_in_a_loaded_object():
+    """A procedure's constant strings (the zone names here) are placed in cle's extern objects;
+    cle's own allocate, once the first extern object is full, returns addresses in no loaded object
+    (it adds the first object's base to an absolute address). Every address ``extern_allocate``
+    gives lies in a loaded object, also after new extern objects are made."""
+    p = angr.Project(os.fspath(BUILD / "timezones_O2"), auto_load_libs=False)
+    addrs = [extern_allocate(p.loader, 24) for _ in range(3000)]       # 72 KB: past one 32 KB object
+    assert len(set(addrs)) == len(addrs)
+    owners = {p.loader.find_object_containing(a, membership_check=False) for a in addrs}
+    assert None not in owners and len(owners) >= 3
+
+
+@pytest.mark.parametrize("opt", ("O0", "O2"))
+def test_a_pointer_to_either_zone_name_reads_it(opt):
+    """timezones: the zone names of gmtime_r and localtime_r picked from a table by an input bit
+    and printed: a pointer that is one of two constant strings. Both native outputs, no error
+    (the strings had been placed where the address space saw unmapped memory: a false
+    out-of-bounds error and no path), every test replays."""
+    b = os.fspath(BUILD / f"timezones_{opt}")
+    r = explore(b, 1, tests=True)
+    native = outcome_set_over(b, [b"\x00\x01"])
+    assert native == {(0, b"GMT\n"), (0, b"UTC\n")}
     assert r.errors == [] and r.outcomes == native and r.stubs == {}
     assert_tests_replay(b, r)

@@ -38,12 +38,29 @@ from angr_ram.procedures.stubs import record
 _STRINGS_KEY = "angr_ram_startup_strings"
 
 
+def extern_allocate(loader, size: int) -> int:
+    """``size`` bytes in the loader's extern objects: the first object with room, a new one when all
+    are full. cle's own ``ExternObject.allocate`` (9.2.213) adds its object's base to the address
+    the next object in the chain returns, which is already absolute: once the first extern object
+    is full (at once with ``auto_load_libs=False``) every address it gives lies in no loaded object,
+    a place the address space sees as unmapped (a pointer that may be one of two such strings was a
+    false out-of-bounds error)."""
+    obj = loader.extern_object
+    while True:
+        offset = obj._allocate(size=size, alignment=8)    # pylint: disable=protected-access
+        if offset is not None:
+            return obj.mapped_base + offset
+        if obj._next_object is None:                      # pylint: disable=protected-access
+            obj._make_new_externs(size, 8, False)         # pylint: disable=protected-access
+        obj = obj._next_object                            # pylint: disable=protected-access
+
+
 def static_string(proc, text: bytes) -> int:
-    """The address of a constant string, stored once per project in the extern object."""
+    """The address of a constant string, stored once per project in an extern object."""
     table = proc.project.__dict__.setdefault(_STRINGS_KEY, {})
     addr = table.get(text)
     if addr is None:
-        addr = table[text] = proc.project.loader.extern_object.allocate(size=len(text) + 1)
+        addr = table[text] = extern_allocate(proc.project.loader, len(text) + 1)
     proc.state.memory.store(addr, claripy.BVV(text + b"\0"))
     cover_loaded(proc.state, addr)
     return addr
