@@ -63,6 +63,25 @@ def test_symbolic_file_read_with_fopen_and_fread(opt, model):
     assert all(set(x.test.files) == {"input.dat"} and len(x.test.files["input.dat"]) == 3 for x in runs)
 
 
+@pytest.mark.parametrize("opt", ("O0", "O2"))
+def test_a_users_entry_state_with_a_file_gives_tests_that_carry_it(opt):
+    """A user's script: ``entry_state(fs={"input.dat": SimFile})`` with one 24-bit BVS as the file,
+    angr's default options, RelocatableMemory attached. The tests carry the file under its name
+    (they had carried none: every replay ran without it, 'cannot open', all mismatched)."""
+    b = binary(f"fileread_{opt}")
+    proj = angr.Project(b, auto_load_libs=False)
+    data = claripy.BVS("record", 24)
+    st = proj.factory.entry_state(fs={"input.dat": angr.SimFile("input.dat", content=data, size=3, has_end=True)})
+    simgr = proj.factory.simulation_manager(st)
+    tech = simgr.use_technique(angr_ram.RelocatableMemory())
+    simgr.run()
+    r = angr_ram.run.runner.summarize(simgr, tech, tests=True)
+    truth = set(run_inputs(b, [bytes(t) for t in itertools.product(*FILE_CLASSES)], target="file:input.dat"))
+    assert r.errors == [] and r.outcomes == truth
+    runs = assert_tests_replay(b, r)
+    assert all(set(x.test.files) == {"input.dat"} and len(x.test.files["input.dat"]) == 3 for x in runs)
+
+
 def test_error_status_exits_and_zero_status_returns():
     """glibc's error(): angr's own model raises a TypeError; ours prints to stderr and exits."""
     b = binary("usage_O0")

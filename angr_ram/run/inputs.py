@@ -188,10 +188,11 @@ MAX_ARG_BYTES = 1 << 16     # an argument read back from a user's entry state en
 
 def record_inputs(state) -> None:
     """Note the inputs of a user's own entry state (``proj.factory.entry_state(args=[...],
-    stdin=...)``): its stdin and its ``argv[1:]`` as they are in memory before the program runs,
-    so that its tests carry the arguments and replay with them (a path read back from argv later
-    would see what the program wrote there, such as getopt's permutation). A state made by
-    :func:`make_state` has its inputs already; a symbolic ``argc`` leaves the arguments out."""
+    stdin=..., fs={...})``): its stdin, its ``argv[1:]`` as they are in memory before the program
+    runs, and the files of its file system, so that its tests carry them and replay with them (a
+    path read back from argv later would see what the program wrote there, such as getopt's
+    permutation). A state made by :func:`make_state` has its inputs already; a symbolic ``argc``
+    leaves the arguments out."""
     if INPUTS_KEY in state.globals:
         return
     args = []
@@ -203,7 +204,33 @@ def record_inputs(state) -> None:
             if ptr.symbolic:
                 break
             args.append(ProgramInput("arg", f"arg{k}", _string_at(state, ptr.concrete_value), index=k))
-    state.globals[INPUTS_KEY] = (*program_inputs(state), *args)
+    state.globals[INPUTS_KEY] = (*program_inputs(state), *args, *_user_files(state))
+
+
+def _user_files(state) -> list[ProgramInput]:
+    """The files of a user's entry state (``fs={name: SimFile}``) under its working directory, named
+    relative to it (a replay writes them into its own working directory), with their contents
+    (a file of unbounded size, such as angr's default symbolic file, or one that is not a
+    ``SimFile`` is left out: no test can hold it)."""
+    fs = state.plugins.get("fs")
+    if fs is None:
+        return []
+    cwd = fs.cwd.rstrip(b"/") + b"/"
+    out = []
+    for path, f in sorted(fs._files.items()):      # pylint: disable=protected-access (no public listing)
+        size = _file_size(state, f) if isinstance(f, angr.SimFile) else None
+        if not path.startswith(cwd) or size is None:
+            continue
+        out.append(ProgramInput("file", path[len(cwd):].decode(errors="surrogateescape"),
+                                f.load(0, size) if size else None))
+    return out
+
+
+def _file_size(state, f) -> int | None:
+    size = getattr(f, "size", None)
+    if size is None or isinstance(size, int):
+        return size
+    return state.solver.max(size) if size.symbolic else size.concrete_value
 
 
 def _string_at(state, addr: int):
@@ -224,9 +251,7 @@ def program_inputs(state) -> tuple[ProgramInput, ...]:
     if recorded is not None:
         return recorded
     f = state.posix.stdin
-    size = f.size
+    size = _file_size(state, f)
     if size is None:
         return ()
-    if not isinstance(size, int):
-        size = state.solver.max(size) if size.symbolic else size.concrete_value
     return (ProgramInput("stdin", "stdin", f.load(0, size) if size else None),)

@@ -88,7 +88,9 @@ def run_native(binary: str, test: TestCase, timeout: float = 10.0, env: dict | N
     killed by a signal has status 128 + its number, a timeout status None."""
     with tempfile.TemporaryDirectory(prefix="angr-ram-replay-") as cwd:
         for name, data in test.files.items():
-            path = os.path.join(cwd, name)
+            path = os.path.normpath(os.path.join(cwd, name))
+            if not path.startswith(cwd + os.sep):
+                raise AngrRamError(f"{test.id}: file {name!r} is outside the replay's working directory")
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "wb") as f:
                 f.write(data)
