@@ -15,10 +15,11 @@ from angr_ram.procedures import string_search as search
 from angr_ram.procedures.environment import RamRandR
 from angr_ram.procedures.stubs import stubs_of
 from angr_ram.procedures.weak_imports import resolve_weak_imports, unresolved_weak_imports
+from angr_ram.run.inputs import Template
 from angr_ram.run.runner import explore, load_project
 
 from .conftest import BUILD, assert_tests_replay
-from .groundtruth import outcome_set
+from .groundtruth import outcome_set, outcome_set_over
 from .test_strings_env import _heap_string
 
 ALPHA = b"\x00ab:"
@@ -159,4 +160,18 @@ def test_integer_conversions_print_as_glibc_does(opt):
     b = os.fspath(BUILD / f"intfmt_{opt}")
     r = explore(b, 1, tests=True)
     assert r.outcomes == outcome_set(b, 1) and len(r.outcomes) == 2
+    assert_tests_replay(b, r)
+
+
+@pytest.mark.parametrize("opt", ("O0", "O2"))
+def test_a_format_string_picked_by_the_input(opt):
+    """formatpick: ``sprintf(out, isprint(c) ? "[%c]" : "\\\\%03o", c)``, at -O2 a conditional move: a
+    symbolic pointer to the format string. The state forks once per format (stock angr: "Symbolic
+    pointer to (format) string", no path); every native output over the bytes 'x'..0x84 (7 printable,
+    6 not: each path's outputs are listed in full), every test replays."""
+    b = os.fspath(BUILD / f"formatpick_{opt}")
+    r = explore(b, Template(b"?", 0x78, 0x84), tests=True)
+    native = outcome_set_over(b, [bytes(range(0x78, 0x85))])
+    assert len(native) == 13
+    assert r.errors == [] and r.outcomes == native and r.stubs == {}
     assert_tests_replay(b, r)

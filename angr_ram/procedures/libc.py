@@ -206,6 +206,27 @@ def _replace_fixed(fmt, va_arg):
     return out
 
 
+@FORMAT.patch(format_parser.FormatParser, "_parse")
+def complete_format_pointer(stock_parse, self, fmtstr_ptr):
+    """A format string whose pointer is symbolic (``sprintf(buf, isprint(c) ? "%c" : "%03o", c)``
+    compiled to a conditional move, as Debian's ``od -c`` does): stock angr gives up ("Symbolic
+    pointer to (format) string"). The state forks once per value of the pointer, up to
+    ``MAX_FORMAT_VALUES`` (a re-executed step finds it one value and parses that string); more
+    is an error path that names it."""
+    if not self.state.solver.symbolic(fmtstr_ptr):
+        return stock_parse(self, fmtstr_ptr)
+    state = self.state
+    sub = state.ram.substitute(fmtstr_ptr) if state.has_plugin("ram") else fmtstr_ptr
+    vals = state.solver.eval_upto(sub, MAX_FORMAT_VALUES + 1)
+    if not vals:
+        return stock_parse(self, fmtstr_ptr)
+    if len(vals) > MAX_FORMAT_VALUES:
+        raise _fault(f"format string pointer has more than {MAX_FORMAT_VALUES} values")
+    if len(vals) > 1:
+        raise ForkRequest([Target(sub == x, "value") for x in sorted(vals)], "format string pointer")
+    return stock_parse(self, claripy.BVV(vals[0], fmtstr_ptr.size()))
+
+
 @FORMAT.patch(format_parser.FormatString, "_get_str_at")
 def complete_format_string(stock_get_str_at, self, str_addr, max_length=None):
     """``%s`` of a string whose length is symbolic (a merged state's pointer to one of several
