@@ -107,3 +107,17 @@ def test_a_32_bucket_walk_costs_linear_not_quadratic_z3_checks(monkeypatch):
     assert with_facts.stats["paths"] == without.stats["paths"] == 32
     assert with_facts.stats["z3_checks"] * 2 < without.stats["z3_checks"], (with_facts.stats, without.stats)
     assert_tests_replay(binary, with_facts)
+
+
+def test_python_booleans_among_extra_constraints_are_constants():
+    """angr passes Python booleans as extra constraints too (posix's descriptor lookup asks
+    ``satisfiable(extra_constraints=(concrete_fd == opened_fd,))`` with two ints, as Debian's tac
+    does through fdopen): they are true and false, not an AttributeError that stops the path."""
+    h = claripy.BVS("h", 32)
+    off = claripy.ZeroExt(32, h & 7) << 3
+    entry = claripy.BVV(0x10_0040, 64)
+    fe = SubstitutingFrontend()
+    fe.add([_slot(off, 0, entry) == 0, _slot(off, 1, entry) != 0])     # facts known: every layer runs
+    assert fe.satisfiable(extra_constraints=(True,))
+    assert not fe.satisfiable(extra_constraints=(False,))
+    assert fe.eval(h & 7, 8, extra_constraints=(True, h != 9)) == (1,)

@@ -121,6 +121,10 @@ class SubstitutingFrontend(Frontend):
         return [d for layer in chain_of(self.chain) for d in layer.describe(self)]
 
     def _ask(self, name: str, args: tuple = (), **kwargs):
+        extra = kwargs.get("extra_constraints")
+        if extra and any(isinstance(c, bool) for c in extra):
+            # angr passes Python booleans too (posix's fd lookup: ``concrete_fd == opened_fd``)
+            kwargs["extra_constraints"] = tuple(claripy.BoolV(c) if isinstance(c, bool) else c for c in extra)
         return self.chain.ask(self, Query(name, args, kwargs))
 
     def _extra(self, extra_constraints):
