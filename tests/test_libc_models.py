@@ -175,3 +175,16 @@ def test_a_format_string_picked_by_the_input(opt):
     assert len(native) == 13
     assert r.errors == [] and r.outcomes == native and r.stubs == {}
     assert_tests_replay(b, r)
+
+
+@pytest.mark.parametrize("opt", ("O0", "O2"))
+def test_printf_flags_widths_and_precisions_match_glibc(opt):
+    """printfspecs: %*s, %-*s, %-6d, %.2s, %.*s, %*d of a negative width, %06d, %.3d, %-3c, %5.1s...
+    (angr's parser knew a digit width, ``.*`` and ``0``: the others were printed as text and their
+    arguments went to the next conversion; Debian's nl read a string at the address 6, its width)."""
+    b = os.fspath(BUILD / f"printfspecs_{opt}")
+    r = explore(b, 1, tests=True)
+    native = outcome_set_over(b, [b"ab"])
+    assert len(native) == 2
+    assert r.errors == [] and r.outcomes == native and r.stubs == {}
+    assert_tests_replay(b, r)

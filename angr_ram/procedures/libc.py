@@ -20,6 +20,7 @@ from angr.procedures.stubs import format_parser
 from angr_ram.core.errors import ForkRequest, MemoryFault, Target
 from angr_ram.core.patches import PatchSet
 from angr_ram.memory.strategies.fork import forking_enabled, value_forking_enabled
+from angr_ram.procedures.format_specs import RamSpec, match_spec, plain_copy
 from angr_ram.procedures.integer_text import base_of, class_on_path, length_classes, symbolic_text
 
 MAX_FORMAT_VALUES = 256
@@ -191,19 +192,66 @@ def _int_text(spec, v: int) -> str:
 
 def _replace_fixed(fmt, va_arg):
     """``FormatString.replace`` with glibc's text for every integer conversion (the same as angr's
-    for ``%d %i %u %c %s``)."""
+    for ``%d %i %u %c %s``), and the flags, widths and precisions of :mod:`.format_specs`."""
     out = None
     for comp in fmt.components:
         if isinstance(comp, bytes):
             out = fmt._add_to_string(out, claripy.BVV(comp))
         elif isinstance(comp, claripy.ast.BV):
             out = fmt._add_to_string(out, comp)
-        elif comp.spec_type == b"s":
-            n = va_arg("size_t") if comp.length_spec == b".*" else None
-            out = fmt._add_to_string(out, fmt._get_str_at(va_arg("char*"), max_length=n))
+        elif not isinstance(comp, RamSpec):       # parsed by angr's own _match_spec
+            if comp.spec_type == b"s":
+                n = va_arg("size_t") if comp.length_spec == b".*" else None
+                out = fmt._add_to_string(out, fmt._get_str_at(va_arg("char*"), max_length=n))
+            else:
+                out = fmt._add_to_string(out, _integer(fmt, comp, va_arg("void*")))
         else:
-            out = fmt._add_to_string(out, _integer(fmt, comp, va_arg("void*")))
+            out = fmt._add_to_string(out, _conversion(fmt, comp, va_arg))
     return out
+
+
+def _conversion(fmt, comp: RamSpec, va_arg):
+    """The text of one conversion: a width or precision of ``*`` read from the arguments first (a
+    negative width is the ``-`` flag), ``%s`` cut at its precision, the text padded to the width
+    (on the right with ``-``)."""
+    width, precision, left = comp.width, comp.precision, b"-" in comp.flags
+    if width == "*":
+        width = _star(fmt, va_arg("int"), "width")
+        left, width = (True, -width) if width < 0 else (left, width)
+    if precision == "*":
+        precision = _star(fmt, va_arg("int"), "precision")
+        precision = None if precision < 0 else precision
+    if comp.spec_type == b"s":      # the string to its NUL (a fork per length), then cut
+        text = fmt._get_str_at(va_arg("char*"))
+        if precision is not None and text.size() // 8 > precision:
+            text = text.get_bytes(0, precision) if precision else claripy.BVV(b"")
+    elif left:
+        text = _integer(fmt, plain_copy(comp, None), va_arg("void*"))
+    else:   # an integer's precision is its least number of digits (zeros before them)
+        digits = (precision if isinstance(precision, int) and precision > 0 and width is None
+                  and comp.spec_type != b"c" else None)
+        spec = plain_copy(comp, digits, "0") if digits is not None else plain_copy(comp, width)
+        text = _integer(fmt, spec, va_arg("void*"))
+    n = text.size() // 8
+    if isinstance(width, int) and n < width:
+        pad = claripy.BVV(b" " * (width - n))
+        text = claripy.Concat(text, pad) if left else claripy.Concat(pad, text)
+    return text
+
+
+def _star(fmt, v, what: str) -> int:
+    """The value of a ``*`` width or precision (an ``int`` argument), which must be one value."""
+    v = v[31:0] if v.size() > 32 else v
+    vals = fmt.parser.state.solver.eval_upto(v, 2)
+    if len(vals) != 1:
+        raise _fault(f"printf {what} from an argument has several values")
+    return vals[0] - (1 << 32) if vals[0] >= 1 << 31 else vals[0]
+
+
+@FORMAT.patch(format_parser.FormatParser, "_match_spec")
+def complete_format_spec(stock_match_spec, self, nugget):  # pylint: disable=unused-argument
+    """Conversion specifications with C99's flags, ``*`` widths and precisions (:mod:`.format_specs`)."""
+    return match_spec(self, nugget)
 
 
 @FORMAT.patch(format_parser.FormatParser, "_parse")

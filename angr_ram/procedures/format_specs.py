@@ -1,0 +1,61 @@
+"""printf conversion specifications as C99 writes them: ``%[flags][width][.precision][length]conversion``.
+
+angr's ``FormatParser._match_spec`` knows a digit width, ``.*`` and a leading ``0``, nothing else:
+``%*s`` (a width taken from the arguments, as Debian's ``nl`` prints its numbers), ``%-10s`` or
+``%.3s`` are not conversions to it, so it printed them as text and gave their arguments to the
+conversions after them (a ``%s`` read the string at the address 6, the width). :func:`match_spec`
+parses the whole syntax into a :class:`RamSpec`, which angr's code reads as before (``length_spec``
+the width or ``b".*"``, ``pad_chr``) and angr-ram's ``printf`` (:mod:`.libc`) reads in full:
+the flags, a width or precision of ``*`` taken from the arguments, the precision of ``%s``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from angr.errors import SimProcedureError
+from angr.procedures.stubs.format_parser import FormatSpecifier
+
+_SPEC = re.compile(rb"([-+ #0]*)(\*|[0-9]+)?(?:\.(\*|[0-9]*))?")
+
+
+class RamSpec(FormatSpecifier):
+    """A conversion with its flags, width (an int, ``"*"`` or None) and precision (likewise)."""
+
+    __slots__ = ("flags", "precision", "width")
+
+    def __init__(self, sss, ty, flags: bytes, width, precision):
+        left = b"-" in flags
+        pad = "0" if b"0" in flags and not left else " "
+        length_spec = width if isinstance(width, int) else (b".*" if precision == "*" and width is None else None)
+        super().__init__(sss, length_spec, pad, ty)
+        self.flags, self.width, self.precision = flags, width, precision
+
+
+def match_spec(parser, nugget: bytes):
+    """The :class:`RamSpec` at the start of ``nugget`` (the bytes after a ``%``), or None."""
+    m = _SPEC.match(nugget)
+    flags, width, precision = m.group(1), m.group(2), m.group(3)
+    rest = nugget[m.end():]
+    for spec in sorted(parser._all_spec, key=len, reverse=True):    # pylint: disable=protected-access
+        if rest.startswith(spec):
+            try:
+                ty = parser._all_spec[spec].with_arch(parser.arch)    # pylint: disable=protected-access
+            except Exception as err:  # noqa: BLE001 - angr's own message for an unknown type
+                raise SimProcedureError(f"format specifier uses unknown type {parser._all_spec[spec]!r}") from err
+            return RamSpec(nugget[:m.end() + len(spec)], ty, flags, _number(width), _number(precision))
+    return None
+
+
+def _number(text):
+    if text is None:
+        return None
+    if text == b"*":
+        return "*"
+    return int(text) if text else 0
+
+
+def plain_copy(comp, width: int | None, pad: str | None = None):
+    """``comp`` as angr's integer formatting reads it: the width ``width`` (None: none) padded with
+    ``pad`` (default: its own pad character)."""
+    return FormatSpecifier(comp.string, width, pad or comp.pad_chr, comp.ty)
