@@ -249,8 +249,12 @@ def _star(fmt, v, what: str) -> int:
 
 
 @FORMAT.patch(format_parser.FormatParser, "_match_spec")
-def complete_format_spec(stock_match_spec, self, nugget):  # pylint: disable=unused-argument
-    """Conversion specifications with C99's flags, ``*`` widths and precisions (:mod:`.format_specs`)."""
+def complete_format_spec(stock_match_spec, self, nugget):
+    """printf's conversion specifications with C99's flags, ``*`` widths and precisions
+    (:mod:`.format_specs`). scanf's are angr's own: there ``*`` suppresses the assignment, which a
+    printf width would turn into a store through an argument that is not there."""
+    if isinstance(self, format_parser.ScanfFormatParser):
+        return stock_match_spec(self, nugget)
     return match_spec(self, nugget)
 
 
