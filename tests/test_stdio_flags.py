@@ -2,6 +2,7 @@
 paths whose output echoes their input: Debian's ``base64`` and ``cksum`` read their input to its end
 (they used to loop for ever on angr's flag-less FILE), and every test replays natively."""
 
+import ctypes
 import os
 import shutil
 import subprocess
@@ -11,6 +12,7 @@ import claripy
 import pytest
 from angr.procedures.stubs.format_parser import FormatParser
 
+from angr_ram.procedures.format_specs import match_spec
 from angr_ram.procedures.integer_text import base_of, class_constraint, length_classes, symbolic_text
 from angr_ram.procedures.libc import signed_conversion
 from angr_ram.run.inputs import Template
@@ -21,21 +23,37 @@ from angr_ram.run.runner import explore, prepare
 from .conftest import BUILD
 
 
+def _parser():
+    return FormatParser(project=angr.Project(os.fspath(BUILD / "streamsum_O2"), auto_load_libs=False))
+
+
 def _spec(text: bytes):
     """angr's parsed conversion of ``text`` (``b"%05x"``)."""
-    parser = FormatParser(project=angr.Project(os.fspath(BUILD / "streamsum_O2"), auto_load_libs=False))
+    parser = _parser()
     (spec,) = [c for c in parser.extract_components([bytes([ch]) for ch in text]) if not isinstance(c, bytes)]
     return spec
 
 
 VALUES = [0, 7, 9, 10, 99, 100, 255, 4095, 65536, 12345678, 2**31 - 1, 2**31, 2**32 - 1]
+GLIBC = ctypes.CDLL(None)
+ANGRS = (b"%u", b"%d", b"%x", b"%X", b"%o", b"%6d", b"%05x", b"%12u")
 
 
-@pytest.mark.parametrize("conv", [b"%u", b"%d", b"%x", b"%X", b"%o", b"%6d", b"%05x", b"%12u"])
+def _glibc_text(conv: bytes, x: int) -> bytes:
+    buf = ctypes.create_string_buffer(64)
+    GLIBC.snprintf(buf, 64, conv, ctypes.c_uint32(x))
+    return buf.value
+
+
+@pytest.mark.parametrize("conv", [b"%u", b"%d", b"%x", b"%X", b"%o", b"%6d", b"%05x", b"%12u",
+                                  b"%+d", b"% d", b"%#x", b"%#X", b"%#o", b"%+06d", b"%-+7d", b"%.3d",
+                                  b"%8.4x", b"%.0u", b"%#.0o", b"%-#8o"])
 def test_symbolic_digits_print_each_value_as_glibc_does(conv):
     """On a path constrained to one value, the length class found and the symbolic digits of that
-    class evaluate to the text glibc prints (Python's ``%`` formatting is C's for these)."""
-    spec = _spec(conv)
+    class evaluate to the text glibc's own ``snprintf`` prints, flags, widths and precisions
+    included (0 is a class of its own where its text differs: ``%#x``, ``%.0u``)."""
+    # angr's own parse where it knows the conversion, else C99's (format_specs)
+    spec = _spec(conv) if conv in ANGRS else match_spec(_parser(), conv[1:])
     signed = signed_conversion(spec)
     assert signed == (conv[-1:] == b"d")
     v = claripy.BVS("v", 32)
@@ -44,10 +62,8 @@ def test_symbolic_digits_print_each_value_as_glibc_does(conv):
         state.solver.add(v == x)
         ((negative, ndigits), c), = length_classes(state, v, signed, base_of(spec))
         state.solver.add(c)
-        text = symbolic_text(spec, v, negative, ndigits, upper=conv[-1:] == b"X")
-        shown = x - (1 << 32) if signed and x >> 31 else x
-        expected = (conv.decode() % shown).encode()
-        assert state.solver.eval(text, cast_to=bytes) == expected, (conv, x)
+        text = symbolic_text(spec, v, negative, ndigits, zero=x == 0)
+        assert state.solver.eval(text, cast_to=bytes) == _glibc_text(conv, x), (conv, x)
 
 
 def test_length_classes_are_the_feasible_ones_and_a_fork_finds_its_own():

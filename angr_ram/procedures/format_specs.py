@@ -37,7 +37,7 @@ def match_spec(parser, nugget: bytes):
     m = _SPEC.match(nugget)
     flags, width, precision = m.group(1), m.group(2), m.group(3)
     rest = nugget[m.end():]
-    for spec in sorted(parser._all_spec, key=len, reverse=True):    # pylint: disable=protected-access
+    for spec in _longest_first(parser._all_spec):    # pylint: disable=protected-access
         if rest.startswith(spec):
             try:
                 ty = parser._all_spec[spec].with_arch(parser.arch)    # pylint: disable=protected-access
@@ -47,15 +47,20 @@ def match_spec(parser, nugget: bytes):
     return None
 
 
+_SORTED: dict[int, tuple] = {}
+
+
+def _longest_first(all_spec: dict) -> tuple:
+    """angr's conversions (one class-wide table), longest first: sorted once."""
+    key = id(all_spec)
+    if key not in _SORTED or len(_SORTED[key]) != len(all_spec):
+        _SORTED[key] = tuple(sorted(all_spec, key=len, reverse=True))
+    return _SORTED[key]
+
+
 def _number(text):
     if text is None:
         return None
     if text == b"*":
         return "*"
     return int(text) if text else 0
-
-
-def plain_copy(comp, width: int | None, pad: str | None = None):
-    """``comp`` as angr's integer formatting reads it: the width ``width`` (None: none) padded with
-    ``pad`` (default: its own pad character)."""
-    return FormatSpecifier(comp.string, width, pad or comp.pad_chr, comp.ty)

@@ -77,12 +77,70 @@ def length_classes(state, v, signed: bool, base: int) -> list:
     return [(k, c) for k, c in classes if k == seen or state.solver.satisfiable(extra_constraints=[c])]
 
 
-def symbolic_text(spec, v, negative: bool, ndigits: int, upper: bool):
+def layout(spec):
+    """(flags, width, precision) of conversion ``spec``: a :class:`RamSpec`'s own (resolved: ints or
+    None), or angr's ``FormatSpecifier``'s width and ``0`` padding."""
+    flags = getattr(spec, "flags", None)
+    if flags is not None:
+        return flags, spec.width, spec.precision
+    width = spec.length_spec if isinstance(spec.length_spec, int) else None
+    return (b"0" if spec.pad_chr == "0" else b""), width, None
+
+
+def zero_differs(spec) -> bool:
+    """Whether 0 prints otherwise than the other one-digit values: ``#`` (no ``0x``) or precision 0
+    (no digit at all)."""
+    flags, _, precision = layout(spec)
+    return b"#" in flags or precision == 0
+
+
+def compose(spec, negative: bool, digits: list, ndigits: int, zero: bool):
+    """C99's text of integer conversion ``spec`` (7.19.6.1) from the value's ``ndigits`` digits
+    (``digits``: bytes and bit-vectors): zeros up to the precision (none at all for 0 and precision
+    0), the sign (``-``; ``+`` or a space for ``%d %i`` with those flags), ``#``'s ``0x`` (not for 0)
+    or the leading ``0`` of ``%o``, then the width's padding: spaces after with ``-``, zeros after
+    the sign with ``0`` and no precision, else spaces before."""
+    conv = spec.string[-1:]
+    flags, width, precision = layout(spec)
+    if zero and precision == 0:
+        digits, ndigits = [], 0
+    leading_zero = zero and ndigits > 0
+    if precision is not None and precision > ndigits:
+        digits, ndigits, leading_zero = [b"0" * (precision - ndigits)] + digits, precision, True
+    prefix = b"-" if negative else b""
+    if not negative and conv in (b"d", b"i"):
+        prefix = b"+" if b"+" in flags else b" " if b" " in flags else b""
+    if b"#" in flags and conv == b"o" and not leading_zero:
+        digits, ndigits = [b"0"] + digits, ndigits + 1
+    elif b"#" in flags and conv in (b"x", b"X") and not zero:
+        prefix = b"0" + conv
+    pad = width - len(prefix) - ndigits if width else 0
+    if pad <= 0:
+        parts = [prefix, *digits]
+    elif b"-" in flags:
+        parts = [prefix, *digits, b" " * pad]
+    elif b"0" in flags and precision is None:
+        parts = [prefix, b"0" * pad, *digits]
+    else:
+        parts = [b" " * pad, prefix, *digits]
+    return concat(parts)
+
+
+def concat(parts: list):
+    """One bit-vector of ``parts`` (bytes and bit-vectors; empty ones left out)."""
+    bvs = [claripy.BVV(p) if isinstance(p, bytes) else p for p in parts if not isinstance(p, bytes) or p]
+    if not bvs:
+        return claripy.BVV(b"")
+    return claripy.Concat(*bvs) if len(bvs) > 1 else bvs[0]
+
+
+def symbolic_text(spec, v, negative: bool, ndigits: int, zero: bool = False):
     """The text of ``spec`` for ``v`` on a path where ``v`` is ``negative`` or not and has ``ndigits``
-    digits (the path's constraint): a bit-vector of the sign, the digits and the field width's
-    padding. The digits divide only as many bits as the class's largest value needs (a CRC in a
-    64-bit register, 10 digits: 34 bits)."""
+    digits (the path's constraint; ``zero``: it is 0): a bit-vector of the sign, the digits and the
+    field width's padding (:func:`compose`). The digits divide only as many bits as the class's
+    largest value needs (a CRC in a 64-bit register, 10 digits: 34 bits)."""
     base = base_of(spec)
+    upper = spec.string[-1:] == b"X"
     mag = -v if negative else v
     bits = max(8, min(mag.size(), (base ** ndigits - 1).bit_length()))
     mag = mag[bits - 1:0] if bits < mag.size() else mag
@@ -96,12 +154,4 @@ def symbolic_text(spec, v, negative: bool, ndigits: int, upper: bool):
             digits.append(claripy.If(claripy.ULT(d, 10), d + ord("0"), d + (a - 10)))
         else:
             digits.append(d + ord("0"))
-    sign = [claripy.BVV(b"-")] if negative else []
-    pad = spec.length_spec - ndigits - len(sign) if isinstance(spec.length_spec, int) else 0
-    if pad > 0 and spec.pad_chr == "0":
-        parts = sign + [claripy.BVV(b"0" * pad)] + digits
-    elif pad > 0:
-        parts = [claripy.BVV(spec.pad_chr.encode("latin-1") * pad)] + sign + digits
-    else:
-        parts = sign + digits
-    return claripy.Concat(*parts) if len(parts) > 1 else parts[0]
+    return compose(spec, negative, digits, ndigits, zero)

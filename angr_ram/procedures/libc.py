@@ -20,13 +20,24 @@ from angr.procedures.stubs import format_parser
 from angr_ram.core.errors import ForkRequest, MemoryFault, Target
 from angr_ram.core.patches import PatchSet
 from angr_ram.memory.strategies.fork import forking_enabled, value_forking_enabled
-from angr_ram.procedures.format_specs import RamSpec, match_spec, plain_copy
-from angr_ram.procedures.integer_text import base_of, class_on_path, length_classes, symbolic_text
+from angr_ram.procedures.format_specs import RamSpec, match_spec
+from angr_ram.procedures.integer_text import (
+    base_of,
+    class_on_path,
+    compose,
+    concat,
+    layout,
+    length_classes,
+    symbolic_text,
+    zero_differs,
+)
 
 MAX_FORMAT_VALUES = 256
 # a number conversion forks once per value up to this many values, else once per length of its
 # text (symbolic digits): counting 257 values of a CRC took 25 s of z3
 FORK_VALUES = 16
+# %.Ns reads up to this many bytes one at a time looking for the NUL (a larger precision: to the NUL)
+MAX_PRECISION_READ = 1 << 16
 
 
 def single_value(state, v) -> int | None:
@@ -131,10 +142,8 @@ def _integer(fmt, comp, raw):
     v = raw[bits - 1:0] if isinstance(raw, claripy.ast.BV) and raw.size() > bits else raw
     if isinstance(v, claripy.ast.BV) and v.symbolic:
         sub = state.ram.substitute(v) if state.has_plugin("ram") else v
-        if sub.symbolic and comp.string[-1:] == b"c":     # the byte itself, after its padding
-            pad = comp.length_spec - 1 if isinstance(comp.length_spec, int) else 0
-            byte = sub[7:0]
-            return claripy.Concat(claripy.BVV(comp.pad_chr.encode("latin-1") * pad), byte) if pad > 0 else byte
+        if sub.symbolic and comp.string[-1:] == b"c":     # the byte itself, with its padding
+            return _padded(comp, sub[7:0], 1)
         base = base_of(comp)
         if sub.symbolic and base is not None and class_on_path(state, sub, signed_conversion(comp), base):
             return _symbolic_integer(fmt, comp, sub)     # a fork of this conversion's lengths
@@ -148,7 +157,7 @@ def _integer(fmt, comp, raw):
     c = int(state.solver.eval(v)) & ((1 << bits) - 1)
     if signed_conversion(comp) and c & (1 << (bits - 1)):
         c -= 1 << bits
-    return claripy.BVV(_int_text(comp, c).encode("latin-1"))   # %c: one byte
+    return _int_text(comp, c)
 
 
 def _symbolic_integer(fmt, comp, v):
@@ -160,7 +169,13 @@ def _symbolic_integer(fmt, comp, v):
     if len(classes) > 1:
         raise ForkRequest([Target(c, "value") for _, c in classes], "printf argument length")
     (negative, ndigits), _ = classes[0]
-    return symbolic_text(comp, v, negative, ndigits, upper=comp.string[-1:] == b"X")
+    zero = False
+    if ndigits == 1 and zero_differs(comp):     # 0 has a text of its own (``%#x``, ``%.0d``)
+        can_zero = state.solver.satisfiable(extra_constraints=[v == 0])
+        if can_zero and state.solver.satisfiable(extra_constraints=[v != 0]):
+            raise ForkRequest([Target(v == 0, "value"), Target(v != 0, "value")], "printf argument zero")
+        zero = can_zero
+    return symbolic_text(comp, v, negative, ndigits, zero)
 
 
 # conversions stock angr gets wrong: ``f"{v:x}"[2:]`` drops two digits, %X prints lower case, %p has no
@@ -168,26 +183,31 @@ def _symbolic_integer(fmt, comp, v):
 FIXED_SPECS = frozenset({b"x", b"o", b"p", b"c"})     # spec_type is lower-cased: b"x" is %X too
 
 
-def _int_text(spec, v: int) -> str:
+def _int_text(spec, v: int):
     """glibc's text for integer conversion ``spec`` of the value ``v`` (already sized and signed)."""
     t = spec.string[-1:]          # angr's spec_type is lower-cased: %X would print as %x
-    if t in (b"d", b"i", b"u"):
-        s = str(v)
-    elif t == b"c":
-        s = chr(v & 0xFF)
-    elif t == b"x":
-        s = format(v, "x")
-    elif t == b"X":
-        s = format(v, "X")
-    elif t == b"o":
-        s = format(v, "o")
-    elif t == b"p":
-        s = f"0x{v:x}" if v else "(nil)"
-    else:
-        raise angr.errors.SimProcedureError(f"Unimplemented format specifier '{t.decode(errors='replace')}'")
-    if isinstance(spec.length_spec, int):
-        s = s.rjust(spec.length_spec, spec.pad_chr)
-    return s
+    base = base_of(spec)
+    if base is not None:
+        s = format(abs(v), {10: "d", 16: "x", 8: "o"}[base])
+        s = s.upper() if t == b"X" else s
+        return compose(spec, v < 0, [s.encode()], len(s), v == 0)
+    if t == b"c":
+        return _padded(spec, claripy.BVV(v & 0xFF, 8), 1)
+    if t == b"p":
+        s = (f"0x{v:x}" if v else "(nil)").encode()
+        return _padded(spec, claripy.BVV(s), len(s))
+    raise angr.errors.SimProcedureError(f"Unimplemented format specifier '{t.decode(errors='replace')}'")
+
+
+def _padded(spec, text, n: int):
+    """``text`` (``n`` bytes) padded to the width of ``spec``: spaces after it with ``-``, else its
+    pad character before it."""
+    flags, width, _ = layout(spec)
+    if not width or width <= n:
+        return text
+    if b"-" in flags:
+        return claripy.Concat(text, claripy.BVV(b" " * (width - n)))
+    return claripy.Concat(claripy.BVV(spec.pad_chr.encode("latin-1") * (width - n)), text)
 
 
 def _replace_fixed(fmt, va_arg):
@@ -212,39 +232,66 @@ def _replace_fixed(fmt, va_arg):
 
 def _conversion(fmt, comp: RamSpec, va_arg):
     """The text of one conversion: a width or precision of ``*`` read from the arguments first (a
-    negative width is the ``-`` flag), ``%s`` cut at its precision, the text padded to the width
-    (on the right with ``-``)."""
-    width, precision, left = comp.width, comp.precision, b"-" in comp.flags
+    negative width is the ``-`` flag, a negative precision none), ``%s`` cut at its precision
+    (:func:`_string_text`) and padded with spaces, an integer as C99 lays it out
+    (:func:`.integer_text.compose`)."""
+    width, precision, flags = comp.width, comp.precision, comp.flags
     if width == "*":
         width = _star(fmt, va_arg("int"), "width")
-        left, width = (True, -width) if width < 0 else (left, width)
+        flags, width = (flags + b"-", -width) if width < 0 else (flags, width)
     if precision == "*":
         precision = _star(fmt, va_arg("int"), "precision")
         precision = None if precision < 0 else precision
-    if comp.spec_type == b"s":      # the string to its NUL (a fork per length), then cut
-        text = fmt._get_str_at(va_arg("char*"))
-        if precision is not None and text.size() // 8 > precision:
-            text = text.get_bytes(0, precision) if precision else claripy.BVV(b"")
-    elif left:
-        text = _integer(fmt, plain_copy(comp, None), va_arg("void*"))
-    else:   # an integer's precision is its least number of digits (zeros before them)
-        digits = (precision if isinstance(precision, int) and precision > 0 and width is None
-                  and comp.spec_type != b"c" else None)
-        spec = plain_copy(comp, digits, "0") if digits is not None else plain_copy(comp, width)
-        text = _integer(fmt, spec, va_arg("void*"))
-    n = text.size() // 8
-    if isinstance(width, int) and n < width:
-        pad = claripy.BVV(b" " * (width - n))
-        text = claripy.Concat(text, pad) if left else claripy.Concat(pad, text)
-    return text
+    spec = RamSpec(comp.string, comp.ty, flags, width, precision)
+    if comp.spec_type != b"s":
+        return _integer(fmt, spec, va_arg("void*"))
+    text = _string_text(fmt, va_arg("char*"), precision)
+    return _padded(RamSpec(comp.string, comp.ty, flags.replace(b"0", b""), width, None), text, text.size() // 8)
+
+
+def _string_text(fmt, ptr, precision: int | None):
+    """The bytes ``%s`` prints from ``ptr``: to the NUL (a fork per length, :func:`complete_format_string`),
+    or with a precision at most that many, read one at a time up to the NUL: an array without one
+    (``printf("%.*s", n, line)``) is not read past its ``precision`` bytes. Symbolic bytes fork the
+    state once per feasible length, each fork constrained by the bytes."""
+    if precision is None or precision > MAX_PRECISION_READ:
+        text = fmt._get_str_at(ptr)
+        return text if precision is None or text.size() // 8 <= precision else text.get_bytes(0, precision)
+    state = fmt.parser.state
+    data = []
+    for i in range(precision):
+        byte = state.memory.load(ptr + i, 1)
+        if not byte.symbolic and byte.concrete_value == 0:
+            break
+        data.append(byte)
+    if not any(b.symbolic for b in data):
+        return concat(data)
+    return concat(data[:_fork_length(state, data)])
+
+
+def _fork_length(state, data: list) -> int:
+    """The one feasible length of the string whose first bytes are ``data`` (all of them: no NUL
+    among them), or a ForkRequest once per feasible length; more than ``MAX_FORMAT_VALUES``: a fault."""
+    length = claripy.BVV(len(data), 32)
+    for i in range(len(data) - 1, -1, -1):
+        length = claripy.If(data[i] == 0, claripy.BVV(i, 32), length)
+    vals = state.solver.eval_upto(length, MAX_FORMAT_VALUES + 1)
+    if len(vals) > MAX_FORMAT_VALUES:
+        raise _fault(f"printf string argument has more than {MAX_FORMAT_VALUES} lengths")
+    if len(vals) == 1:
+        return vals[0]
+    raise ForkRequest([Target(length == v, "value") for v in sorted(vals)], "printf string length")
 
 
 def _star(fmt, v, what: str) -> int:
-    """The value of a ``*`` width or precision (an ``int`` argument), which must be one value."""
+    """The value of a ``*`` width or precision (an ``int`` argument): the state forks once per
+    value (up to ``MAX_FORMAT_VALUES``; more is a fault)."""
     v = v[31:0] if v.size() > 32 else v
-    vals = fmt.parser.state.solver.eval_upto(v, 2)
-    if len(vals) != 1:
-        raise _fault(f"printf {what} from an argument has several values")
+    vals = fmt.parser.state.solver.eval_upto(v, MAX_FORMAT_VALUES + 1)
+    if len(vals) > MAX_FORMAT_VALUES:
+        raise _fault(f"printf {what} from an argument has more than {MAX_FORMAT_VALUES} values")
+    if len(vals) > 1:
+        raise ForkRequest([Target(v == x, "value") for x in sorted(vals)], f"printf {what}")
     return vals[0] - (1 << 32) if vals[0] >= 1 << 31 else vals[0]
 
 
@@ -270,8 +317,8 @@ def complete_format_pointer(stock_parse, self, fmtstr_ptr):
     state = self.state
     sub = state.ram.substitute(fmtstr_ptr) if state.has_plugin("ram") else fmtstr_ptr
     vals = state.solver.eval_upto(sub, MAX_FORMAT_VALUES + 1)
-    if not vals:
-        return stock_parse(self, fmtstr_ptr)
+    if not vals:    # an infeasible path: the technique drops the fault's state as unsatisfiable
+        raise _fault("format string pointer has no value on this path")
     if len(vals) > MAX_FORMAT_VALUES:
         raise _fault(f"format string pointer has more than {MAX_FORMAT_VALUES} values")
     if len(vals) > 1:
