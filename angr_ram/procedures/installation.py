@@ -13,6 +13,7 @@ from angr_ram.procedures.large_files import install_large_files
 from angr_ram.procedures.libc import RamLibcStartMain, install_error_fix
 from angr_ram.procedures.number_parsing import install_number_parsing
 from angr_ram.procedures.process import install_process
+from angr_ram.procedures.scanning import install_scanning
 from angr_ram.procedures.sorting import install_sorting
 from angr_ram.procedures.startup import install_startup
 from angr_ram.procedures.static_libc import install_static_libc
@@ -43,6 +44,7 @@ def install_procedures(project, string_procedures: bool = True, environment: str
     install_file_status(project)
     install_stdio(project)
     install_number_parsing(project)
+    install_scanning(project)
     install_varargs(project)
     install_wide_chars(project)
     install_sorting(project)

@@ -104,7 +104,12 @@ _NEXT = {WS: {WS, SIGNED, ZERO, DIGITS, DONE}, SIGNED: {ZERO, DIGITS, DONE},
 def parse_number(state, ptr, readable: int, base: int, c23: bool = False) -> ParsedNumber | None:
     """Run ``strtol``'s automaton over the bytes at ``ptr`` (at most ``readable`` of them) for a
     concrete ``base`` (0 or 2..36); None when the number may go on past the readable bytes."""
-    s = Bytes(state, ptr, readable)
+    return parse_digits(Bytes(state, ptr, readable), base, c23)
+
+
+def parse_digits(s, base: int, c23: bool = False) -> ParsedNumber | None:
+    """:func:`parse_number` over ``s``: ``s[i]`` is byte ``i`` (an 8-bit expression) or None past
+    the bytes there are (a number that may go on there: None)."""
     hex_prefix = base in (0, 16)
     bin_prefix = c23 and base in (0, 2)
     zero_kind = 8 if base == 0 else base          # the base after a leading '0' with no prefix letter
