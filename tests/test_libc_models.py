@@ -209,6 +209,19 @@ def test_printf_flags_signs_and_forms_match_glibc(opt):
     assert_tests_replay(b, r)
 
 
+@pytest.mark.parametrize("opt", ("O0", "O2"))
+def test_localeconv_is_the_c_locales(opt):
+    """lconv: ``localeconv()``'s decimal point ".", empty strings, ``CHAR_MAX`` fields (angr: a stub,
+    its pointer unconstrained: Debian's ``sum`` ended in null-dereference error paths). Every native
+    output over the bytes 0x30..0x3f, every test replays."""
+    b = os.fspath(BUILD / f"lconv_{opt}")
+    r = explore(b, Template(b"?", 0x30, 0x3F), tests=True)
+    native = outcome_set_over(b, [bytes(range(0x30, 0x40))])
+    assert len(native) == 16
+    assert r.errors == [] and r.outcomes == native and r.stubs == {}
+    assert_tests_replay(b, r)
+
+
 def test_scanf_parsers_keep_angrs_conversions():
     """A scanf call angr-ram's model leaves to angr (a ``%ls``, a symbolic format) is parsed by
     angr's parser: there ``*`` suppresses the assignment, which C99's printf syntax (:mod:`.format_specs`)

@@ -55,6 +55,18 @@ class Bytes:
         return self.bytes[i]
 
 
+def until_nul(state, addr, limit: int) -> list:
+    """The bytes at ``addr`` (8-bit expressions, loaded one at a time) before the first that is a
+    concrete NUL, at most ``limit`` of them: an array without a NUL is not read past ``limit``."""
+    out = []
+    for k in range(limit):
+        b = state.memory.load(addr + k, 1)
+        if not b.symbolic and b.concrete_value == 0:
+            break
+        out.append(b)
+    return out
+
+
 def is_zero(b) -> bool:
     return not b.symbolic and b.concrete_value == 0
 

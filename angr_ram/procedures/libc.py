@@ -20,6 +20,7 @@ from angr.procedures.stubs import format_parser
 from angr_ram.core.errors import ForkRequest, MemoryFault, Target
 from angr_ram.core.patches import PatchSet
 from angr_ram.memory.strategies.fork import forking_enabled, value_forking_enabled
+from angr_ram.procedures.byte_scan import until_nul
 from angr_ram.procedures.format_specs import RamSpec, match_spec
 from angr_ram.procedures.integer_text import (
     base_of,
@@ -258,12 +259,7 @@ def _string_text(fmt, ptr, precision: int | None):
         text = fmt._get_str_at(ptr)
         return text if precision is None or text.size() // 8 <= precision else text.get_bytes(0, precision)
     state = fmt.parser.state
-    data = []
-    for i in range(precision):
-        byte = state.memory.load(ptr + i, 1)
-        if not byte.symbolic and byte.concrete_value == 0:
-            break
-        data.append(byte)
+    data = until_nul(state, ptr, precision)
     if not any(b.symbolic for b in data):
         return concat(data)
     return concat(data[:_fork_length(state, data)])

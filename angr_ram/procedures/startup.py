@@ -336,6 +336,30 @@ class NlLanginfo(angr.SimProcedure):
         return static_string(self, text)
 
 
+_LCONV_KEY = "_angr_ram_lconv"
+LCONV_FIELDS = 10       # struct lconv's string pointers (decimal_point ... negative_sign)
+LCONV_BYTES = 96        # x86-64 glibc: the pointers, then 14 char fields
+
+
+class Localeconv(angr.SimProcedure):
+    """``localeconv()``: the C locale's ``struct lconv`` (one per program, as glibc's): ``decimal_point``
+    ".", the other strings "", every ``char`` field ``CHAR_MAX``. (angr: a stub whose pointer every
+    field read went through: Debian's ``sum`` ended in null-dereference error paths.)"""
+
+    def run(self):  # pylint: disable=arguments-differ
+        table = self.project.__dict__
+        addr = table.get(_LCONV_KEY)
+        if addr is None:
+            addr = table[_LCONV_KEY] = extern_allocate(self.project.loader, LCONV_BYTES)
+        e = self.state.arch.memory_endness
+        for k in range(LCONV_FIELDS):
+            text = b"." if k == 0 else b""
+            self.state.memory.store(addr + 8 * k, claripy.BVV(static_string(self, text), 64), endness=e)
+        self.state.memory.store(addr + 8 * LCONV_FIELDS, claripy.BVV(b"\x7f" * (LCONV_BYTES - 8 * LCONV_FIELDS)))
+        cover_loaded(self.state, addr)
+        return addr
+
+
 PAGE = 4096
 
 
@@ -373,7 +397,7 @@ STARTUP_PROCEDURES = {
     "sigaddset": Sigaddset, "sigdelset": Sigdelset, "sigismember": Sigismember,
     "fstat": system_call("fstat", 2), "fstat64": system_call("fstat", 2), "lseek": system_call("lseek", 3),
     "lseek64": system_call("lseek", 3), "munmap": system_call("munmap", 2),
-    "__ctype_get_mb_cur_max": MbCurMax, "nl_langinfo": NlLanginfo, "mincore": Mincore,
+    "__ctype_get_mb_cur_max": MbCurMax, "nl_langinfo": NlLanginfo, "localeconv": Localeconv, "mincore": Mincore,
     "sigaltstack": Succeed,
 }
 

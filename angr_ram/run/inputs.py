@@ -13,6 +13,7 @@ import angr
 import claripy
 
 from angr_ram.core.errors import AngrRamError
+from angr_ram.procedures.byte_scan import until_nul
 
 INPUTS_KEY = "angr_ram_inputs"
 
@@ -235,12 +236,7 @@ def _file_size(state, f) -> int | None:
 
 def _string_at(state, addr: int):
     """The bytes at ``addr`` up to the first concrete NUL (None for an empty string)."""
-    parts = []
-    for k in range(MAX_ARG_BYTES):
-        b = state.memory.load(addr + k, 1)
-        if not b.symbolic and b.concrete_value == 0:
-            break
-        parts.append(b)
+    parts = until_nul(state, addr, MAX_ARG_BYTES)
     return claripy.Concat(*parts) if len(parts) > 1 else (parts[0] if parts else None)
 
 
