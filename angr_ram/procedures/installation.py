@@ -24,6 +24,7 @@ from angr_ram.procedures.threads import install_threads
 from angr_ram.procedures.varargs import install_varargs
 from angr_ram.procedures.weak_imports import resolve_weak_imports
 from angr_ram.procedures.wide_chars import install_wide_chars
+from angr_ram.procedures.wide_streams import install_wide_streams
 
 
 def install_procedures(project, string_procedures: bool = True, environment: str = "symbolic") -> None:
@@ -47,6 +48,7 @@ def install_procedures(project, string_procedures: bool = True, environment: str
     install_scanning(project)
     install_varargs(project)
     install_wide_chars(project)
+    install_wide_streams(project)
     install_sorting(project)
     install_calendar(project)
     install_large_files(project)       # after the models their base names take

@@ -81,16 +81,16 @@ def _fileno(proc, file_ptr):
     return proc.state.mem[file_ptr + fd_offset:].int.resolved
 
 
-def _simfd(proc, file_ptr):
+def stream_fd(proc, file_ptr):
     return proc.state.posix.get_fd(_fileno(proc, file_ptr))
 
 
-def _fd_number(proc, file_ptr) -> int | None:
+def fd_number(proc, file_ptr) -> int | None:
     f = _fileno(proc, file_ptr)
     return None if f.symbolic else f.concrete_value
 
 
-def _flags(proc, file_ptr):
+def file_flags(proc, file_ptr):
     return proc.state.memory.load(file_ptr, 4, endness=proc.arch.memory_endness)
 
 
@@ -98,7 +98,7 @@ def _set_eof_if(proc, file_ptr, cond) -> None:
     """``fp->_flags |= _IO_EOF_SEEN`` where ``cond`` holds."""
     if cond is False or (isinstance(cond, claripy.ast.Bool) and cond.is_false()):
         return
-    flags = _flags(proc, file_ptr)
+    flags = file_flags(proc, file_ptr)
     new = flags | EOF_SEEN
     if isinstance(cond, claripy.ast.Bool) and not cond.is_true():
         new = claripy.If(cond, new, flags)
@@ -110,11 +110,11 @@ class Fread(angr.SimProcedure):
     ``_IO_EOF_SEEN`` after a short one."""
 
     def run(self, dst, size, nm, file_ptr):  # pylint: disable=arguments-differ
-        simfd = _simfd(self, file_ptr)
+        simfd = stream_fd(self, file_ptr)
         if simfd is None:
             return claripy.BVV(0, 64)
         want = size * nm
-        fd = _fd_number(self, file_ptr)
+        fd = fd_number(self, file_ptr)
         pushed = []
         if fd is not None and not want.symbolic:
             pushed = self.state.ram_stdio.take(fd, want.concrete_value)
@@ -130,12 +130,12 @@ class Fgetc(angr.SimProcedure):
     the next byte, or EOF with ``_IO_EOF_SEEN`` set."""
 
     def run(self, file_ptr):  # pylint: disable=arguments-differ
-        fd = _fd_number(self, file_ptr)
+        fd = fd_number(self, file_ptr)
         if fd is not None:
             pushed = self.state.ram_stdio.take(fd, 1)
             if pushed:
                 return pushed[0].zero_extend(24)
-        simfd = _simfd(self, file_ptr)
+        simfd = stream_fd(self, file_ptr)
         if simfd is None:
             return claripy.BVV(0xFFFFFFFF, 32)
         data, length = simfd.read_data(1)
@@ -163,10 +163,10 @@ class Fgets(angr.SimProcedure):
             n = min(state.solver.max(size[31:0], extra_constraints=[claripy.SLE(size[31:0], MAX_LINE)]), MAX_LINE)
             state.add_constraints(size[31:0] == n)
         n = n - (1 << 32) if n >= 1 << 31 else n
-        simfd = _simfd(self, file_ptr)
+        simfd = stream_fd(self, file_ptr)
         if n <= 0 or simfd is None:
             return claripy.BVV(0, state.arch.bits)
-        fd = _fd_number(self, file_ptr)
+        fd = fd_number(self, file_ptr)
         count, ended = 0, False
         while count < n - 1:
             pushed = state.ram_stdio.take(fd, 1) if fd is not None else []
@@ -220,11 +220,11 @@ class Ungetc(angr.SimProcedure):
         c32 = c[31:0]
         if not c32.symbolic and c32.concrete_value == 0xFFFFFFFF:
             return c32
-        fd = _fd_number(self, file_ptr)
+        fd = fd_number(self, file_ptr)
         if fd is None:
             return claripy.BVV(0xFFFFFFFF, 32)
         self.state.ram_stdio.push(fd, c32[7:0])
-        flags = _flags(self, file_ptr)
+        flags = file_flags(self, file_ptr)
         self.state.memory.store(file_ptr, flags & (~EOF_SEEN & 0xFFFFFFFF), endness=self.arch.memory_endness)
         return c32[7:0].zero_extend(24)
 
@@ -233,7 +233,7 @@ class _FlagTest(angr.SimProcedure):
     MASK = 0
 
     def run(self, file_ptr):  # pylint: disable=arguments-differ
-        return claripy.If(_flags(self, file_ptr) & self.MASK != 0, claripy.BVV(1, 32), claripy.BVV(0, 32))
+        return claripy.If(file_flags(self, file_ptr) & self.MASK != 0, claripy.BVV(1, 32), claripy.BVV(0, 32))
 
 
 class Feof(_FlagTest):
@@ -250,7 +250,7 @@ class Clearerr(angr.SimProcedure):
     """``clearerr(fp)``: clears both flags."""
 
     def run(self, file_ptr):  # pylint: disable=arguments-differ
-        flags = _flags(self, file_ptr)
+        flags = file_flags(self, file_ptr)
         self.state.memory.store(file_ptr, flags & ~(EOF_SEEN | ERR_SEEN) & 0xFFFFFFFF,
                                 endness=self.arch.memory_endness)
 
