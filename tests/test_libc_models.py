@@ -166,18 +166,24 @@ def test_integer_conversions_print_as_glibc_does(opt):
     assert_tests_replay(b, r)
 
 
+def _byte_range_matches_native(name: str, lo: int, hi: int, count: int) -> None:
+    """``name`` explored with one stdin byte in ``lo..hi``: no error, no stub, the ``count`` native
+    outcomes over that range, every test replaying."""
+    b = os.fspath(BUILD / name)
+    r = explore(b, Template(b"?", lo, hi), tests=True)
+    native = outcome_set_over(b, [bytes(range(lo, hi + 1))])
+    assert len(native) == count
+    assert r.errors == [] and r.outcomes == native and r.stubs == {}
+    assert_tests_replay(b, r)
+
+
 @pytest.mark.parametrize("opt", ("O0", "O2"))
 def test_a_format_string_picked_by_the_input(opt):
     """formatpick: ``sprintf(out, isprint(c) ? "[%c]" : "\\\\%03o", c)``, at -O2 a conditional move: a
     symbolic pointer to the format string. The state forks once per format (stock angr: "Symbolic
     pointer to (format) string", no path); every native output over the bytes 'x'..0x84 (7 printable,
     6 not: each path's outputs are listed in full), every test replays."""
-    b = os.fspath(BUILD / f"formatpick_{opt}")
-    r = explore(b, Template(b"?", 0x78, 0x84), tests=True)
-    native = outcome_set_over(b, [bytes(range(0x78, 0x85))])
-    assert len(native) == 13
-    assert r.errors == [] and r.outcomes == native and r.stubs == {}
-    assert_tests_replay(b, r)
+    _byte_range_matches_native(f"formatpick_{opt}", 0x78, 0x84, 13)
 
 
 @pytest.mark.parametrize("opt", ("O0", "O2"))
@@ -201,12 +207,7 @@ def test_printf_flags_signs_and_forms_match_glibc(opt):
     (more values than a fork per value: symbolic digits, 0 a path of its own). Every native output
     over the bytes 0..127, every test replays (angr-ram before: the flags ignored, 128/128 tests
     mismatched at -O2; a precision with several values ended the -O0 run)."""
-    b = os.fspath(BUILD / f"printfflags_{opt}")
-    r = explore(b, Template(b"?", 0, 127), tests=True)
-    native = outcome_set_over(b, [bytes(range(128))])
-    assert len(native) == 128
-    assert r.errors == [] and r.outcomes == native and r.stubs == {}
-    assert_tests_replay(b, r)
+    _byte_range_matches_native(f"printfflags_{opt}", 0, 127, 128)
 
 
 @pytest.mark.parametrize("opt", ("O0", "O2"))
@@ -214,12 +215,7 @@ def test_localeconv_is_the_c_locales(opt):
     """lconv: ``localeconv()``'s decimal point ".", empty strings, ``CHAR_MAX`` fields (angr: a stub,
     its pointer unconstrained: Debian's ``sum`` ended in null-dereference error paths). Every native
     output over the bytes 0x30..0x3f, every test replays."""
-    b = os.fspath(BUILD / f"lconv_{opt}")
-    r = explore(b, Template(b"?", 0x30, 0x3F), tests=True)
-    native = outcome_set_over(b, [bytes(range(0x30, 0x40))])
-    assert len(native) == 16
-    assert r.errors == [] and r.outcomes == native and r.stubs == {}
-    assert_tests_replay(b, r)
+    _byte_range_matches_native(f"lconv_{opt}", 0x30, 0x3F, 16)
 
 
 def test_scanf_parsers_keep_angrs_conversions():
