@@ -73,8 +73,9 @@ def path_outcomes(state, limit: int = 4096) -> set[tuple[int | None, bytes]]:
 
 
 # outcomes a run's summary lists per path: every exit code of a merged path fits. Past the first
-# LISTED_QUICKLY, more are asked for in batches while the path has taken less than LISTED_SECONDS:
-# a path whose stdout echoes its input (base64 of 4 symbolic bytes: 2^32 outputs; cksum's CRC in
+# LISTED_QUICKLY, more are asked for in batches while listing the path has used less than
+# LISTED_SECONDS of this process's CPU time (not wall-clock time: the same run lists the same outcomes
+# on a loaded machine, where other processes take the cores): a path whose stdout echoes its input (base64 of 4 symbolic bytes: 2^32 outputs; cksum's CRC in
 # digits, a divider circuit per digit) is listed in part, with one stdout per exit code
 LISTED_PER_PATH = 256
 LISTED_QUICKLY = 16
@@ -84,18 +85,19 @@ LISTED_SECONDS = 2.0
 def listed_outcomes(state, limit: int = LISTED_PER_PATH, seconds: float = LISTED_SECONDS
                     ) -> tuple[set[tuple[int | None, bytes]], bool]:
     """(exit code, stdout) pairs this path can produce, and whether that is all of them: up to
-    ``limit``, those after the first :data:`LISTED_QUICKLY` only within ``seconds``. A path with
+    ``limit``, those after the first :data:`LISTED_QUICKLY` only within ``seconds`` of this
+    process's CPU time (z3 runs in it). A path with
     more lists one outcome per exit code it can have (up to 256)."""
     o = Outcome(state)
     if o.expr is None:
         return {(None, b"")}, True
     if not o.expr.symbolic:
         return {o.decode(o.expr.concrete_value)}, True
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     batch = min(limit, LISTED_QUICKLY) + 1
     vals = list(state.solver.eval_upto(o.expr, batch))
     more = len(vals) == batch          # the last batch was full: there may be more
-    while more and len(vals) <= limit and time.perf_counter() - t0 < seconds:
+    while more and len(vals) <= limit and time.process_time() - t0 < seconds:
         try:
             new = state.solver.eval_upto(o.expr, batch, extra_constraints=[o.expr != v for v in vals])
         except (SimUnsatError, claripy.errors.UnsatError):      # every value was found
