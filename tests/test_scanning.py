@@ -92,3 +92,12 @@ def test_formats_parse_as_glibc_reads_them():
     for unknown in (b"%f", b"%lf", b"%ls", b"%ms", b"%1$d", b"%0d", b"%[abc", b"%b"):
         assert parse_format(unknown, False) is None, unknown
     assert parse_format(b"%b", True)[0].conv == b"b"
+
+
+@pytest.mark.parametrize("opt", (pytest.param("O0", marks=pytest.mark.slow), "O2"))
+def test_formats_in_exactly_sized_heap_buffers(opt):
+    """heapformat: sscanf's and printf's formats copied into ``malloc(strlen + 1)`` buffers. The
+    format was read 16 bytes at a time past its object's end: an out-of-bounds error on every path
+    and no outcome; read to its NUL within the object, every native outcome."""
+    r, native = _same_as_native(os.fspath(BUILD / f"heapformat_{opt}"), b"x1a7-", 3)
+    assert len(native) == 36

@@ -27,23 +27,25 @@ def read_only_extent(state, c: int) -> int | None:
     return min(seg.max_addr + 1 - c, MAX_CONSTANT_SCAN)
 
 
-def readable_at(state, c: int) -> int | None:
+def readable_at(state, c: int, most: int | None = None) -> int | None:
     """How many bytes from the hidden concrete address ``c`` may be read without a fault the C
     function might not make (rest of its heap object; the rest of a read-only segment of a loaded
-    object; ``max_str_len`` on the stack and writable globals), or
+    object; ``max_str_len`` on the stack and writable globals), at most ``most`` (``max_str_len``
+    when None) except in a read-only segment, or
     None in the null page or outside every live heap object."""
     space = state.ram
+    most = state.libc.max_str_len if most is None else most
     if c < NULL_PAGE:
         return None
     if not space.in_heap_range(c):
-        return max(read_only_extent(state, c) or 0, state.libc.max_str_len)
+        return max(read_only_extent(state, c) or 0, most)
     hit = space.find(c)
     if hit is None:
         return None
     obj, off = hit
     if obj.freed or obj.freed_when is not None or obj.limit is not None:
         return None
-    return min(state.libc.max_str_len, obj.size - off)
+    return min(most, obj.size - off)
 
 
 def pointer_cases(state, ptr) -> list | None:

@@ -179,11 +179,6 @@ def _symbolic_integer(fmt, comp, v):
     return symbolic_text(comp, v, negative, ndigits, zero)
 
 
-# conversions stock angr gets wrong: ``f"{v:x}"[2:]`` drops two digits, %X prints lower case, %p has no
-# "0x" (and no "(nil)"), %c of a byte above 0x7f comes out as two bytes of UTF-8
-FIXED_SPECS = frozenset({b"x", b"o", b"p", b"c"})     # spec_type is lower-cased: b"x" is %X too
-
-
 def _int_text(spec, v: int):
     """glibc's text for integer conversion ``spec`` of the value ``v`` (already sized and signed)."""
     t = spec.string[-1:]          # angr's spec_type is lower-cased: %X would print as %x

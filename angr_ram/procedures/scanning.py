@@ -25,7 +25,7 @@ import claripy
 from cle.backends.externs.simdata.io_file import io_file_data_for_arch
 
 from angr_ram.core.errors import ForkRequest, MemoryFault, Target
-from angr_ram.memory.pointers import pointer_cases
+from angr_ram.memory.pointers import pointer_cases, readable_at
 from angr_ram.memory.strategies.fork import value_forking_enabled
 from angr_ram.procedures.byte_scan import Bytes
 from angr_ram.procedures.libc import hook_models, single_value
@@ -298,13 +298,19 @@ def _decided(state) -> dict:
 
 
 def _format(state, fmt_ptr, c23: bool):
-    """The directives of the format at ``fmt_ptr``, or None (a symbolic format, one angr handles)."""
+    """The directives of the format at ``fmt_ptr``, or None (a symbolic format, one angr handles).
+    The format is read to its NUL within its object's readable bytes: a format built in a heap
+    buffer of exactly its size is not read past its end."""
     fmt = single_value(state, fmt_ptr)
     if fmt is None:
         return None
+    readable = readable_at(state, fmt, MAX_FORMAT) if state.has_plugin("ram") else MAX_FORMAT
+    if readable is None:
+        return None
+    readable = min(readable, MAX_FORMAT)
     raw = bytearray()
-    data = Bytes(state, claripy.BVV(fmt, 64), MAX_FORMAT)
-    for i in range(MAX_FORMAT):
+    data = Bytes(state, fmt_ptr, readable)
+    for i in range(readable):
         b = data[i]
         if b is None or b.symbolic:
             return None
