@@ -101,3 +101,12 @@ def test_formats_in_exactly_sized_heap_buffers(opt):
     and no outcome; read to its NUL within the object, every native outcome."""
     r, native = _same_as_native(os.fspath(BUILD / f"heapformat_{opt}"), b"x1a7-", 3)
     assert len(native) == 36
+
+
+@pytest.mark.parametrize("opt", (pytest.param("O0", marks=pytest.mark.slow), "O2"))
+def test_sscanf_reads_a_stack_line_past_angrs_string_limit(opt):
+    """scanlong: ``sscanf(line, "%d")`` where the number follows 140 spaces of a stack buffer. The
+    string was read to angr's ``max_str_len`` (128) and its end taken there: one path, printing
+    ``-1 0`` (EOF) for every input."""
+    r, native = _same_as_native(os.fspath(BUILD / f"scanlong_{opt}"), b"1-7a", 3)
+    assert len(native) == 21

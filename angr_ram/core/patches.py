@@ -21,6 +21,7 @@ so that set stays in place from its first hold to the end of the process.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import threading
 from collections.abc import Callable, Iterable
 
@@ -59,6 +60,10 @@ class Patch:
         current = getattr(self.owner, self.name)
         if current is not self._restored or self.original is None:
             self.original = current
+            try:        # the original's parameters (angr counts a SimProcedure's arguments from run's)
+                self.wrapper.__signature__ = inspect.signature(current)
+            except (TypeError, ValueError):
+                pass
         setattr(self.owner, self.name, self.wrapper)
         self.installed = True
 

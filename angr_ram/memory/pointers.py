@@ -48,17 +48,18 @@ def readable_at(state, c: int, most: int | None = None) -> int | None:
     return min(most, obj.size - off)
 
 
-def pointer_cases(state, ptr) -> list | None:
+def pointer_cases(state, ptr, most: int | None = None) -> list | None:
     """The values ``ptr`` can take, as ``(condition, pointer, readable)`` in program terms (a heap
     object's value is its symbolic base plus an offset, so the cases stay valid when objects move):
     one case with condition None for a pointer that is concrete after substitution; up to
-    ``MAX_POINTERS`` cases for a selection (a table entry chosen by an input); None otherwise."""
+    ``MAX_POINTERS`` cases for a selection (a table entry chosen by an input); None otherwise.
+    ``readable`` is at most ``most`` (:func:`readable_at`)."""
     if not state.has_plugin("ram"):
         return None
     space = state.ram
     a = space.substitute(ptr)
     if not a.symbolic:
-        n = readable_at(state, a.concrete_value)
+        n = readable_at(state, a.concrete_value, most)
         return None if n is None else [(None, ptr, n)]
     try:
         vals = state.solver.eval_upto(a, MAX_POINTERS + 1)
@@ -71,7 +72,7 @@ def pointer_cases(state, ptr) -> list | None:
         return None
     cases = []
     for v in sorted(vals):
-        n = readable_at(state, v)
+        n = readable_at(state, v, most)
         if n is None:
             return None
         if space.in_heap_range(v):

@@ -12,10 +12,11 @@ from angr_ram.memory.pointers import MAX_POINTERS, pointer_cases
 CHUNK = 16          # bytes read per memory access while scanning
 
 
-def by_cases(state, ptrs, one):
+def by_cases(state, ptrs, one, most: int | None = None):
     """``one(p1, n1, p2, n2, ...)`` for every combination of the pointers' cases, as an
-    if-then-else on their conditions; None when a pointer has no cases or ``one`` gives None."""
-    cases = [pointer_cases(state, p) for p in ptrs]
+    if-then-else on their conditions; None when a pointer has no cases or ``one`` gives None.
+    ``most`` bounds the readable bytes ``n`` (:func:`~angr_ram.memory.pointers.readable_at`)."""
+    cases = [pointer_cases(state, p, most) for p in ptrs]
     if any(c is None for c in cases):
         return None
     combos = [[]]

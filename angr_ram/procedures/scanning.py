@@ -337,7 +337,9 @@ def _answer(proc, fmt_ptr, source, va_arg, c23: bool):
 
 
 def _text(state, ptr):
-    cases = pointer_cases(state, ptr)
+    # sscanf reads only as far as its directives match: up to MAX_SCAN bytes of a string on the
+    # stack or in a global (angr's max_str_len, 128, cut a longer line short: a wrong EOF)
+    cases = pointer_cases(state, ptr, MAX_SCAN)
     if cases is None:
         return None
     if len(cases) > 1:

@@ -29,8 +29,10 @@ import angr
 import claripy
 from cle.backends.externs.simdata.io_file import io_file_data_for_arch
 
+from angr_ram.procedures.byte_scan import count_answer
 from angr_ram.procedures.heap import holds_for_sure
 from angr_ram.procedures.libc import hook_models, single_value
+from angr_ram.procedures.strings import string_length
 
 EOF_SEEN = 0x10     # glibc's _IO_EOF_SEEN
 ERR_SEEN = 0x20     # glibc's _IO_ERR_SEEN
@@ -294,13 +296,30 @@ class Fwriting(angr.SimProcedure):
         return claripy.BVV(int(_access(self, file_ptr) == O_WRONLY), 32)
 
 
+class Fputs(angr.SimProcedure):
+    """``fputs(s, fp)``: the bytes of ``s`` before its NUL, as :func:`~.strings.string_length`
+    measures it; 1 (glibc's value), or EOF for a stream that is not open. angr's wrote the longest
+    length ``s`` could have on the path: ``fputs`` of a 3-byte input ``a\0a`` printed ``a\0a``."""
+
+    def run(self, s, file_ptr):  # pylint: disable=arguments-differ
+        simfd = stream_fd(self, file_ptr)
+        if simfd is None:
+            return claripy.BVV(-1, 32)
+        n = string_length(self.state, s)
+        count_answer(self.state, n is not None)
+        if n is None:
+            n = self.inline_call(angr.SIM_PROCEDURES["libc"]["strlen"], s).ret_expr
+        simfd.write(s, n)
+        return claripy.BVV(1, 32)
+
+
 STDIO_PROCEDURES = {
     "fread": Fread, "fread_unlocked": Fread,
     "fgetc": Fgetc, "getc": Fgetc, "_IO_getc": Fgetc, "fgetc_unlocked": Fgetc, "getc_unlocked": Fgetc,
     "__uflow": Fgetc, "fgets": Fgets, "fgets_unlocked": Fgets, "getchar": Getchar, "getchar_unlocked": Getchar, "ungetc": Ungetc,
     "feof": Feof, "feof_unlocked": Feof, "ferror": Ferror, "ferror_unlocked": Ferror,
     "clearerr": Clearerr, "clearerr_unlocked": Clearerr, "__fpending": Fpending,
-    "__freading": Freading, "__fwriting": Fwriting,
+    "__freading": Freading, "__fwriting": Fwriting, "fputs": Fputs, "fputs_unlocked": Fputs,
 }
 
 

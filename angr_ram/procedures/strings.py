@@ -24,11 +24,14 @@ import angr
 import claripy
 from angr.procedures.stubs import format_parser
 
-from angr_ram.memory.pointers import readable_at
+from angr_ram.memory.pointers import pointer_cases, readable_at
 from angr_ram.procedures.byte_scan import Bytes, by_cases, count_answer, first_match, is_zero
 from angr_ram.procedures.libc import FORMAT, single_value
 
 MAX_COMPARE = 4096  # memcmp lengths above this go to angr's procedure
+# bytes a string function reads on the stack and in globals (angr's max_str_len, 128, cut a longer
+# line short), of which at most max_str_len symbolic: past them, angr's procedure
+STRING_SCAN = 4096
 
 
 def _readable(state, ptr) -> int | None:
@@ -50,7 +53,7 @@ def string_length(state, ptr, maxlen: int | None = None):
     """``strnlen(ptr, maxlen)`` as an if-then-else over the symbolic bytes (and over the values of
     a pointer that selects among a few strings), or None if no concrete NUL (or ``maxlen``) is
     reached within the readable bytes."""
-    return by_cases(state, [ptr], lambda p, n: _length(state, p, n, maxlen))
+    return by_cases(state, [ptr], lambda p, n: _length(state, p, n, maxlen), STRING_SCAN)
 
 
 def nonzero_terms(state) -> set:
@@ -89,6 +92,8 @@ def _length(state, ptr, readable: int, maxlen: int | None):
                 nonzero = nonzero_terms(state)
             if b.hash() not in nonzero:      # a byte the path keeps above zero ends nothing
                 symbolic_before.append((i, b))
+                if len(symbolic_before) > state.libc.max_str_len:
+                    return None
         i += 1
     r = claripy.BVV(i, 64)
     for j, b in reversed(symbolic_before):
@@ -100,7 +105,8 @@ def compare(state, a, b, n: int | None, strings: bool):
     """``strncmp`` (``strings``; ``n`` None: ``strcmp``) or ``memcmp`` of ``a`` and ``b`` as an
     if-then-else over the first position where they differ, or None when the end is not found
     within the readable bytes of both."""
-    return by_cases(state, [a, b], lambda pa, ra, pb, rb: _compare(state, pa, ra, pb, rb, n, strings))
+    return by_cases(state, [a, b], lambda pa, ra, pb, rb: _compare(state, pa, ra, pb, rb, n, strings),
+                    STRING_SCAN)
 
 
 def _compare(state, a, ra: int, b, rb: int, n: int | None, strings: bool):
@@ -127,6 +133,8 @@ def _compare(state, a, ra: int, b, rb: int, n: int | None, strings: bool):
             if strings and x.symbolic and y.symbolic:
                 stop = claripy.Or(stop, x == 0)
             arms.append((stop, _diff(x, y)))
+            if len(arms) > state.libc.max_str_len:
+                return None
         i += 1
     return first_match(arms, end)
 
@@ -140,6 +148,37 @@ def format_string_length(stock_sim_strlen, self, str_addr):
     r = string_length(self.state, str_addr)
     count_answer(self.state, r is not None)
     return r if r is not None else stock_sim_strlen(self, str_addr)
+
+
+def _leaves(r) -> set[int] | None:
+    """The values of an if-then-else over concrete values (a length of :func:`string_length`), or
+    None when a leaf is symbolic."""
+    todo, out = [r], set()
+    while todo:
+        e = todo.pop()
+        if e.op == "If":
+            todo += e.args[1:]
+        elif e.symbolic:
+            return None
+        else:
+            out.add(e.concrete_value)
+    return out
+
+
+@FORMAT.patch(angr.SIM_PROCEDURES["libc"]["strlen"], "run")
+def exact_angr_strlen(stock_run, self, s, wchar=False, maxlen=None):
+    """angr's ``strlen``, which its ``puts``, ``fputs``, ``strcpy``, ``strcat``, ``strstr``... call
+    inline, as :class:`RamStrlen` computes it: angr's searched ``max_str_len`` (128) bytes and made
+    a fresh length symbol past them, and ``puts`` of a 150-byte string was unsatisfiable (the path
+    lost). ``max_null_index`` (the longest length, which ``fputs`` writes) comes with it."""
+    if wchar or maxlen is not None:
+        return stock_run(self, s, wchar=wchar, maxlen=maxlen)
+    r = string_length(self.state, s)
+    count_answer(self.state, r is not None)
+    if r is None:
+        return stock_run(self, s)
+    self.max_null_index = max(_leaves(r))
+    return r
 
 
 class RamStrlen(angr.SimProcedure):
@@ -242,9 +281,20 @@ def _copy(proc, s, length):
     cap = single_value(proc.state, length)
     if cap is None:
         cap = proc.state.solver.max(length)
+    else:
+        length = claripy.BVV(cap, 64)
     dst = proc.state.heap._malloc(claripy.BVV(cap + 1, 64))
-    proc.inline_call(angr.SIM_PROCEDURES["libc"]["memcpy"], dst, s, length)
-    proc.state.memory.store(dst + length, claripy.BVV(0, 8))
+    cases = pointer_cases(proc.state, s, cap + 1) if length.symbolic and cap else None
+    if cases is not None and len(cases) == 1 and cases[0][2] > cap:
+        # the source's object holds ``cap`` bytes on every path: copied as they are, its NUL at
+        # ``length`` with them (angr's memcpy of a symbolic length, then a NUL stored at a symbolic
+        # offset, made every byte an if-then-else: too many for a string function to read)
+        proc.state.memory.store(dst, proc.state.memory.load(s, cap))
+    else:
+        proc.inline_call(angr.SIM_PROCEDURES["libc"]["memcpy"], dst, s, length)
+        if length.symbolic:
+            proc.state.memory.store(dst + length, claripy.BVV(0, 8))
+    proc.state.memory.store(dst + cap, claripy.BVV(0, 8))     # a concrete NUL ends the object
     return dst
 
 
