@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import angr
 import claripy
-from angr.storage.file import SimFile
+from angr.storage.file import SimFile, SimFileDescriptorDuplex, SimFileStream, SimPackets
 
 from angr_ram.procedures.libc import hook_models, single_value
 from angr_ram.procedures.strings import concrete_string
 from angr_ram.procedures.stubs import record
 
-S_IFREG, S_IFDIR = 0o100000, 0o040000
-FILE_MODE, DIR_MODE = S_IFREG | 0o644, S_IFDIR | 0o755
+S_IFREG, S_IFDIR, S_IFIFO = 0o100000, 0o040000, 0o010000
+FILE_MODE, DIR_MODE, PIPE_MODE = S_IFREG | 0o644, S_IFDIR | 0o755, S_IFIFO | 0o600
 STAT_BYTES = 144                    # struct stat on x86-64
 X_OK = 1
 MAX_PATH = 4096
@@ -50,10 +50,10 @@ def store_status(state, buf, kind: str, simfile) -> None:
     """Write a ``struct stat`` for a file or directory at ``buf``."""
     le = state.arch.memory_endness
     state.memory.store(buf, claripy.BVV(0, STAT_BYTES * 8))
-    size = simfile.size if simfile is not None else claripy.BVV(4096, 64)
+    size = simfile.size if kind == "file" else claripy.BVV(0 if kind == "pipe" else 4096, 64)
     size = claripy.BVV(size, 64) if isinstance(size, int) else size.zero_extend(64 - size.size()) if size.size() < 64 else size
-    fields = ((16, claripy.BVV(1 if kind == "file" else 2, 64)),
-              (24, claripy.BVV(FILE_MODE if kind == "file" else DIR_MODE, 32)),
+    fields = ((16, claripy.BVV(2 if kind == "dir" else 1, 64)),
+              (24, claripy.BVV({"file": FILE_MODE, "dir": DIR_MODE, "pipe": PIPE_MODE}[kind], 32)),
               (28, claripy.BVV(state.posix.uid, 32) if isinstance(state.posix.uid, int) else state.posix.uid[31:0]),
               (32, claripy.BVV(state.posix.gid, 32) if isinstance(state.posix.gid, int) else state.posix.gid[31:0]),
               (48, size), (56, claripy.BVV(4096, 64)), (64, ((size + 511) >> 9)))
@@ -89,8 +89,10 @@ class Xstat(angr.SimProcedure):
 
 def stat_descriptor(proc, fd, buf):
     """``fstat(fd, buf)``: a descriptor open on one of the run's files reports it as ``stat`` does
-    (angr's ``fstat`` gave any size); ``EBADF`` for one not open; the standard descriptors and a
-    symbolic ``fd`` keep angr's model."""
+    (angr's ``fstat`` gave any size); ``EBADF`` for one not open; a stream (stdin, stdout and
+    stderr as angr makes them) is a pipe (``S_IFIFO | 0600``, size 0), as a test's native run sees
+    it: angr's status had any mode, and ``tail -c 2`` took a path for a regular stdin whose
+    ``lseek`` failed, which no replay reaches. A symbolic ``fd`` keeps angr's model."""
     state = proc.state
     n = single_value(state, fd[31:0])
     if n is not None:
@@ -101,6 +103,9 @@ def stat_descriptor(proc, fd, buf):
         standard = (state.posix.stdin, state.posix.stdout, state.posix.stderr)
         if isinstance(simfile, SimFile) and not any(simfile is f for f in standard):
             store_status(state, buf, "file", simfile)
+            return claripy.BVV(0, 32)
+        if isinstance(state.posix.fd[n], SimFileDescriptorDuplex) or isinstance(simfile, (SimFileStream, SimPackets)):
+            store_status(state, buf, "pipe", None)
             return claripy.BVV(0, 32)
     return proc.inline_call(angr.SIM_PROCEDURES["linux_kernel"]["fstat"], fd, buf).ret_expr
 
@@ -137,9 +142,57 @@ class Access(angr.SimProcedure):
         return claripy.BVV(0, 32)
 
 
+FIONREAD = 0x541B          # <asm-generic/ioctls.h>
+
+
+def _bytes_left(state, n: int):
+    """The bytes descriptor ``n`` has left to read (a 64-bit expression), or None when unknown:
+    stdin's rest, a run's file from its position, nothing on stdout and stderr."""
+    simfd = state.posix.fd[n]
+    if isinstance(simfd, SimFileDescriptorDuplex):
+        if n != 0:
+            return claripy.BVV(0, 64)
+        size, pos = simfd.read_storage.size, simfd.read_pos
+    elif isinstance(getattr(simfd, "file", None), SimFile) and simfd.tell() is not None:
+        size, pos = simfd.size(), simfd.tell()
+    elif isinstance(getattr(simfd, "file", None), SimPackets):
+        return claripy.BVV(0, 64) if n in (1, 2) else None
+    else:
+        return None
+    wide = [claripy.BVV(v, 64) if isinstance(v, int) else v.zero_extend(64 - v.size()) if v.size() < 64 else v
+            for v in (size, pos)]
+    return wide[0] - wide[1]
+
+
+class Ioctl(angr.SimProcedure):
+    """``ioctl(fd, request, arg)`` on the run's descriptors, none of which is a terminal (``isatty``
+    is 0: a replay runs on pipes): ``FIONREAD`` stores the bytes left to read (stdin: the rest of
+    its input) and returns 0; any other request on an open descriptor is -1 with ``ENOTTY``, one
+    not open ``EBADF``. angr's stub returned any value: ``cat -A`` ended with an error on half its
+    paths (65 of 129 tests mismatched natively). A symbolic descriptor or request, or a descriptor
+    whose rest is unknown, is a recorded stub with an unconstrained result."""
+
+    def run(self, fd, request, arg):  # pylint: disable=arguments-differ
+        state = self.state
+        n, req = single_value(state, fd[31:0]), single_value(state, request[31:0])
+        if n is not None:
+            n = n - (1 << 32) if n >= 1 << 31 else n
+        if n is not None and req is not None and n not in state.posix.fd:
+            return state.libc.ret_errno("EBADF")
+        if n is not None and req is not None and req != FIONREAD:
+            return state.libc.ret_errno("ENOTTY")
+        left = _bytes_left(state, n) if n is not None and req is not None else None
+        if left is None:
+            record(state, "ioctl")
+            return claripy.BVS("ioctl", 32)
+        state.memory.store(arg, left[31:0], endness=state.arch.memory_endness)
+        return claripy.BVV(0, 32)
+
+
 FILE_STATUS_PROCEDURES = {"stat": Stat, "lstat": Stat, "stat64": Stat, "lstat64": Stat, "__xstat": Xstat,
                           "__lxstat": Xstat, "__xstat64": Xstat, "__lxstat64": Xstat, "__fxstat": Fxstat,
-                          "__fxstat64": Fxstat, "fstat": Fstat, "fstat64": Fstat, "access": Access, "eaccess": Access, "euidaccess": Access}
+                          "__fxstat64": Fxstat, "fstat": Fstat, "fstat64": Fstat, "access": Access, "eaccess": Access, "euidaccess": Access,
+                          "ioctl": Ioctl}
 
 
 def install_file_status(project) -> None:
