@@ -8,6 +8,8 @@ import os
 import claripy
 import pytest
 
+from angr_ram.core.patches import holding
+from angr_ram.memory.strategies.fork import value_forking
 from angr_ram.procedures import strings
 from angr_ram.procedures.environment import FIXED_EPOCH, fixed_bytes
 from angr_ram.run.runner import explore, prepare
@@ -199,3 +201,17 @@ def test_puts_of_a_copy_sized_by_its_symbolic_length(opt):
     assert r.outcomes and r.outcomes <= argv_truth(f"argdup_{opt}")
     runs = [x for x in replay(r.tests, b) if x.test.kind == "exit"]
     assert runs and all(x.status == "ok" for x in runs)
+
+
+def test_strlen_past_its_symbolic_budget_is_angrs_counted_once(state):
+    """A NUL behind more than ``max_str_len`` symbolic bytes: RamStrlen hands the call to angr's
+    procedure once (its exact search already ran: the patched angr strlen searched again and
+    counted a second fallback), and the length is angr's, which may be 0."""
+    xs = [claripy.BVS(f"x{i}", 8) for i in range(state.libc.max_str_len + 2)]
+    p = _heap_string(state, xs + [0])
+    assert strings.string_length(state, p) is None
+    exact, fallback = state.ram.stats.string_exact, state.ram.stats.string_fallback
+    with holding(["format-values"]), value_forking():
+        n = strings.RamStrlen().execute(state, arguments=[p]).ret_expr
+    assert (state.ram.stats.string_exact, state.ram.stats.string_fallback) == (exact, fallback + 1)
+    assert state.solver.eval(n, extra_constraints=[xs[0] == 0]) == 0

@@ -165,6 +165,14 @@ def _leaves(r) -> set[int] | None:
     return out
 
 
+class _StockStrlen(angr.SIM_PROCEDURES["libc"]["strlen"]):
+    """angr's ``strlen`` as it was before :func:`exact_angr_strlen` replaced it: the fallback of
+    :class:`RamStrlen`, which has already looked for the end (through the patch, the same search
+    again and its answer counted twice)."""
+
+    run = angr.SIM_PROCEDURES["libc"]["strlen"].run
+
+
 @FORMAT.patch(angr.SIM_PROCEDURES["libc"]["strlen"], "run")
 def exact_angr_strlen(stock_run, self, s, wchar=False, maxlen=None):
     """angr's ``strlen``, which its ``puts``, ``fputs``, ``strcpy``, ``strcat``, ``strstr``... call
@@ -189,7 +197,7 @@ class RamStrlen(angr.SimProcedure):
         count_answer(self.state, r is not None)
         if r is not None:
             return r
-        return self.inline_call(angr.SIM_PROCEDURES["libc"]["strlen"], s).ret_expr
+        return self.inline_call(_StockStrlen, s).ret_expr
 
 
 class RamStrnlen(angr.SimProcedure):
