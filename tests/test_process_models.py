@@ -142,3 +142,32 @@ def test_debian_filters_see_their_standard_streams_as_pipes(argv):
     assert r.stopped is None and r.stubs == {} and not r.errors and r.stats["paths"] >= 1
     runs = [x for x in replay(r.tests, exe) if x.status != "ok"]
     assert runs == []
+
+
+@pytest.mark.parametrize("opt", (pytest.param("O0", marks=pytest.mark.slow), "O2"))
+def test_temporary_files_are_new_empty_files(opt):
+    """tempfiles: mkstemp of a template without six X fails with EINVAL; otherwise it names and
+    opens a new empty regular file, which the input is spooled to and read back from in reverse;
+    mkstemps keeps the suffix; tmpfile gives a FILE * to write and rewind. angr has no model of
+    either: the descriptor was unconstrained and no result came in 300 s."""
+    from .test_scanning import _same_as_native
+
+    _, native = _same_as_native(os.fspath(BUILD / f"tempfiles_{opt}"), b"a\n\x00", 3)
+    assert len(native) == 27 and all(b"placeholder replaced 1\n" in out for _, out in native)
+
+
+def test_debian_tac_spools_its_pipe_to_a_temporary_file(tmp_path):
+    """Debian's tac copies a pipe into a mkstemp file before reading it backwards: every native
+    outcome over four bytes of {a, newline, b, NUL}, every test replayed (angr: mkstemp and fcntl
+    stubs, no result in 300 s)."""
+    import shutil
+
+    from .test_scanning import _same_as_native
+
+    exe = shutil.which("tac")
+    if exe is None:
+        pytest.skip("no tac on this machine")
+    shutil.copy(exe, tmp_path / "tac")
+    shutil.copy(BUILD / "forkserver.so", tmp_path / "forkserver.so")
+    _, native = _same_as_native(os.fspath(tmp_path / "tac"), b"a\nb\x00", 4)
+    assert len(native) == 145

@@ -20,6 +20,7 @@ from angr_ram.procedures.static_libc import install_static_libc
 from angr_ram.procedures.stdio_flags import install_stdio
 from angr_ram.procedures.string_search import SEARCH_PROCEDURES
 from angr_ram.procedures.strings import STRING_PROCEDURES
+from angr_ram.procedures.temp_files import install_temp_files
 from angr_ram.procedures.threads import install_threads
 from angr_ram.procedures.varargs import install_varargs
 from angr_ram.procedures.weak_imports import resolve_weak_imports
@@ -31,7 +32,7 @@ def install_procedures(project, string_procedures: bool = True, environment: str
     """Everything angr-ram hooks in ``project``: weak imports resolved, the heap and start-up
     procedures (:func:`install_hooks`), the environment (:mod:`.environment`), threads, start-up
     data, aborting functions (:mod:`.aborts`), string copies (:mod:`.copies`), stdio, number parsing,
-    variadic calls, wide characters in the C locale (:mod:`.wide_chars`), ``qsort`` (:mod:`.sorting`), ``gmtime``/``localtime`` (:mod:`.calendar`) and the large-file names of the file functions (:mod:`.large_files`); in a
+    variadic calls, wide characters in the C locale (:mod:`.wide_chars`), ``qsort`` (:mod:`.sorting`), ``gmtime``/``localtime`` (:mod:`.calendar`), temporary files (:mod:`.temp_files`) and the large-file names of the file functions (:mod:`.large_files`); in a
     statically linked program, the rest of libc that angr models, by symbol (:mod:`.static_libc`)."""
     resolve_weak_imports(project)
     install_hooks(project, string_procedures)
@@ -43,6 +44,7 @@ def install_procedures(project, string_procedures: bool = True, environment: str
     install_copies(project, string_procedures)
     install_process(project)
     install_file_status(project)
+    install_temp_files(project)
     install_stdio(project)
     install_number_parsing(project)
     install_scanning(project)

@@ -24,6 +24,7 @@ from angr_ram.procedures.process import PROCESS_PROCEDURES
 from angr_ram.procedures.startup import STARTUP_PROCEDURES
 from angr_ram.procedures.stdio_flags import STDIO_PROCEDURES
 from angr_ram.procedures.stubs import record
+from angr_ram.procedures.temp_files import TEMP_FILE_PROCEDURES
 
 AT_FDCWD = -100
 O_CREAT = 0o100
@@ -35,7 +36,8 @@ LARGE_FILE_NAMES = {
     "fgetpos64": "fgetpos", "fsetpos64": "fsetpos", "stat64": "stat", "lstat64": "lstat", "fstat64": "fstat",
     "fstatat64": "fstatat", "__xstat64": "__xstat", "__lxstat64": "__lxstat", "__fxstat64": "__fxstat",
     "readdir64": "readdir", "fcntl64": "fcntl", "ftruncate64": "ftruncate", "truncate64": "truncate",
-    "mmap64": "mmap", "mkstemp64": "mkstemp", "tmpfile64": "tmpfile", "getrlimit64": "getrlimit",
+    "mmap64": "mmap", "mkstemp64": "mkstemp", "mkostemp64": "mkostemp", "mkstemps64": "mkstemps",
+    "mkostemps64": "mkostemps", "tmpfile64": "tmpfile", "getrlimit64": "getrlimit",
     "setrlimit64": "setrlimit", "posix_fadvise64": "posix_fadvise", "openat64": "openat",
     "__open64_2": "__open_2", "__openat64_2": "__openat_2",
 }
@@ -85,7 +87,7 @@ OPEN_PROCEDURES = {"__open_2": Open2, "openat": Openat, "__openat_2": Openat2}
 def _models() -> dict:
     """angr-ram's models by name (the base names the ``*64`` names stand for)."""
     return {**STARTUP_PROCEDURES, **STDIO_PROCEDURES, **DESCRIPTOR_PROCEDURES, **FILE_STATUS_PROCEDURES,
-            **PROCESS_PROCEDURES, **OPEN_PROCEDURES}
+            **PROCESS_PROCEDURES, **OPEN_PROCEDURES, **TEMP_FILE_PROCEDURES}
 
 
 def _libc():
