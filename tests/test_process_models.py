@@ -171,3 +171,30 @@ def test_debian_tac_spools_its_pipe_to_a_temporary_file(tmp_path):
     shutil.copy(BUILD / "forkserver.so", tmp_path / "forkserver.so")
     _, native = _same_as_native(os.fspath(tmp_path / "tac"), b"a\nb\x00", 4)
     assert len(native) == 145
+
+
+@pytest.mark.parametrize("opt", (pytest.param("O0", marks=pytest.mark.slow), "O2"))
+def test_the_machine_a_program_sizes_its_buffers_from(opt):
+    """machine: getrlimit, sysinfo, sysconf's page counts and sched_getaffinity/CPU_COUNT answer as
+    a Linux machine does (angr's stubs: 78 paths, 36 outcomes where the native program has 4, 72/78
+    tests mismatched); the chunk size computed from them splits the input as natively."""
+    from .test_scanning import _same_as_native
+
+    _, native = _same_as_native(os.fspath(BUILD / f"machine_{opt}"), b"a\n\x00", 3)
+    assert len(native) == 4
+
+
+@pytest.mark.parametrize("argv", (["nproc"], pytest.param(["sort"], marks=pytest.mark.slow)))
+def test_debian_programs_that_ask_the_machine(argv):
+    """Debian's nproc (sched_getaffinity: 13 paths, 20/21 tests mismatched) and sort (its buffer
+    sized from sysinfo and getrlimit: no path in 112 s) on two stdin bytes: complete, no stub, every
+    test replays on this machine."""
+    import shutil
+
+    exe = shutil.which(argv[0])
+    if exe is None:
+        pytest.skip(f"no {argv[0]} on this machine")
+    r = explore(exe, 2, args=argv[1:], tests=True, timeout=300)
+    assert r.stopped is None and r.stubs == {} and not r.errors and 1 <= r.stats["paths"] <= 8
+    runs = [x for x in replay(r.tests, exe) if x.status != "ok"]
+    assert runs == []

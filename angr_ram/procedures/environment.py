@@ -24,6 +24,7 @@ unconstrained, so glib's slice allocator sized from the page size fails on some 
 from __future__ import annotations
 
 import hashlib
+import os
 
 import angr
 import claripy
@@ -151,6 +152,9 @@ def install_environment(project, environment: str) -> None:
         project.simos.syscall_library = lib
 
 
+# the processors this process may run on: a test's native run (on this machine) counts the same
+HOST_CPUS = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [0]
+
 # sysconf(name) on the x86-64 Linux machine the analysis assumes (glibc's values); other names -1
 SYSCONF = {0: 2_097_152,      # _SC_ARG_MAX
            2: 100,            # _SC_CLK_TCK
@@ -161,15 +165,16 @@ SYSCONF = {0: 2_097_152,      # _SC_ARG_MAX
            69: 1024,          # _SC_GETGR_R_SIZE_MAX
            70: 1024,          # _SC_GETPW_R_SIZE_MAX
            75: 16_384,        # _SC_THREAD_STACK_MIN
-           83: 1,             # _SC_NPROCESSORS_CONF
-           84: 1,             # _SC_NPROCESSORS_ONLN
+           83: os.cpu_count() or len(HOST_CPUS),   # _SC_NPROCESSORS_CONF
+           84: len(HOST_CPUS),                    # _SC_NPROCESSORS_ONLN
            85: 6_291_456,     # _SC_PHYS_PAGES (24 GiB)
+           86: 3_145_728,     # _SC_AVPHYS_PAGES (half of it free)
            180: 64}           # _SC_HOST_NAME_MAX
 
 
 class RamSysconf(angr.SimProcedure):
-    """``sysconf(name)``: the machine's constant (page size 4096, one processor, ...), -1 for a
-    name not in :data:`SYSCONF` (stock angr returns an unconstrained value, so a page size could be
+    """``sysconf(name)``: the machine's constant (page size 4096, the processors this process may
+    run on, ...), -1 for a name not in :data:`SYSCONF` (stock angr returns an unconstrained value, so a page size could be
     anything and an allocation sized from it fails on some path)."""
 
     def run(self, name):  # pylint: disable=arguments-differ
@@ -204,7 +209,78 @@ class RamRandR(angr.SimProcedure):
         return result
 
 
-MACHINE = {"sysconf": RamSysconf, "getpagesize": RamGetpagesize, "rand_r": RamRandR}
+RLIM_INFINITY = (1 << 64) - 1
+# getrlimit(resource): (soft, hard) as a Debian login has them; other resources unlimited
+RLIMITS = {3: (8 << 20, RLIM_INFINITY),      # RLIMIT_STACK
+           4: (0, RLIM_INFINITY),            # RLIMIT_CORE
+           7: (1024, 1 << 20),               # RLIMIT_NOFILE
+           8: (8 << 20, 8 << 20)}            # RLIMIT_MEMLOCK
+
+
+class RamGetrlimit(angr.SimProcedure):
+    """``getrlimit(resource, rlim)``: :data:`RLIMITS`, 0 (stock angr: a stub whose return value and
+    limits were unconstrained; GNU sort sized its buffer from them and forked on every bound)."""
+
+    def run(self, resource, rlim):  # pylint: disable=arguments-differ
+        k = single_value(self.state, resource[31:0])
+        if k is None or k >= 16:
+            return self.state.libc.ret_errno("EINVAL")
+        soft, hard = RLIMITS.get(k, (RLIM_INFINITY, RLIM_INFINITY))
+        e = self.state.arch.memory_endness
+        self.state.memory.store(rlim, claripy.BVV(soft, 64), endness=e)
+        self.state.memory.store(rlim + 8, claripy.BVV(hard, 64), endness=e)
+        return claripy.BVV(0, 32)
+
+
+class RamSysinfo(angr.SimProcedure):
+    """``sysinfo(info)``: the machine of :data:`SYSCONF` (24 GiB of memory, half free, no swap, one
+    process, up for a day; ``mem_unit`` 1). Stock angr: a stub, the structure left as it was."""
+
+    def run(self, info):  # pylint: disable=arguments-differ
+        e = self.state.arch.memory_endness
+        total = SYSCONF[85] * SYSCONF[30]
+        words = [86_400, 0, 0, 0, total, total // 2, 0, 0, 0, 0]   # uptime, loads, RAM, swap
+        for i, v in enumerate(words):
+            self.state.memory.store(info + 8 * i, claripy.BVV(v, 64), endness=e)
+        self.state.memory.store(info + 80, claripy.BVV(1, 64), endness=e)      # procs, padding
+        self.state.memory.store(info + 88, claripy.BVV(0, 128))                # high memory
+        self.state.memory.store(info + 104, claripy.BVV(1, 64), endness=e)     # mem_unit
+        return claripy.BVV(0, 32)
+
+
+MAX_CPU_SET = 1024          # bytes of a cpu_set_t the models write or count (glibc's is 128)
+
+
+class RamSchedGetaffinity(angr.SimProcedure):
+    """``sched_getaffinity(pid, size, mask)``: the processors of :data:`HOST_CPUS` (those within
+    ``size`` bytes), the rest of the mask cleared (stock angr: a stub; ``nproc`` and GNU sort counted
+    an unconstrained set)."""
+
+    def run(self, pid, size, mask):  # pylint: disable=arguments-differ,unused-argument
+        n = single_value(self.state, size)
+        if n is None or n == 0 or n > MAX_CPU_SET:
+            return self.state.libc.ret_errno("EINVAL")
+        bits = sum(1 << cpu for cpu in HOST_CPUS if cpu < 8 * n)
+        self.state.memory.store(mask, claripy.BVV(bits.to_bytes(n, "little")))
+        return claripy.BVV(0, 32)
+
+
+class RamSchedCpucount(angr.SimProcedure):
+    """``__sched_cpucount(setsize, set)`` (``CPU_COUNT``): the bits set in the first ``setsize`` bytes."""
+
+    def run(self, setsize, cpuset):  # pylint: disable=arguments-differ
+        n = single_value(self.state, setsize)
+        if n is None or n > MAX_CPU_SET:
+            raise angr.errors.SimProcedureError("__sched_cpucount of a symbolic or oversized set")
+        count = claripy.BVV(0, 32)
+        for b in (self.state.memory.load(cpuset, n).chop(8) if n else []):
+            for i in range(8):
+                count = count + b[i].zero_extend(31)
+        return count
+
+
+MACHINE = {"sysconf": RamSysconf, "getpagesize": RamGetpagesize, "rand_r": RamRandR, "getrlimit": RamGetrlimit,
+           "sysinfo": RamSysinfo, "sched_getaffinity": RamSchedGetaffinity, "__sched_cpucount": RamSchedCpucount}
 
 
 class NoFiles(angr.state_plugins.filesystem.SimMount):
