@@ -198,3 +198,21 @@ def test_debian_programs_that_ask_the_machine(argv):
     assert r.stopped is None and r.stubs == {} and not r.errors and 1 <= r.stats["paths"] <= 8
     runs = [x for x in replay(r.tests, exe) if x.status != "ok"]
     assert runs == []
+
+
+def test_cpu_count_of_a_concrete_and_of_a_symbolic_set():
+    """__sched_cpucount counts the bits of a concrete set at once, and of a symbolic set as a sum the
+    solver can take any count in 0..8*size from."""
+    import claripy
+
+    from angr_ram.procedures.environment import RamSchedCpucount
+
+    state = angr.Project(os.fspath(BUILD / "procstate_O0"), auto_load_libs=False).factory.blank_state()
+    state.memory.store(0x5000, bytes([0b1011, 0, 0x80, 0xff]))
+    count = RamSchedCpucount().execute(state, arguments=(claripy.BVV(4, 64), claripy.BVV(0x5000, 64))).ret_expr
+    assert not count.symbolic and state.solver.eval(count) == 3 + 1 + 8
+    byte = claripy.BVS("set", 8)
+    state.memory.store(0x6000, claripy.Concat(byte, claripy.BVV(1, 8)))
+    count = RamSchedCpucount().execute(state, arguments=(claripy.BVV(2, 64), claripy.BVV(0x6000, 64))).ret_expr
+    assert count.symbolic and sorted(state.solver.eval_upto(count, 20)) == list(range(1, 10))
+    assert state.solver.eval(byte, extra_constraints=[count == 9]) == 0xff

@@ -272,8 +272,13 @@ class RamSchedCpucount(angr.SimProcedure):
         n = single_value(self.state, setsize)
         if n is None or n > MAX_CPU_SET:
             raise angr.errors.SimProcedureError("__sched_cpucount of a symbolic or oversized set")
+        if not n:
+            return claripy.BVV(0, 32)
+        data = self.state.memory.load(cpuset, n)
+        if not data.symbolic:       # the usual case: the set sched_getaffinity wrote
+            return claripy.BVV(bin(data.concrete_value).count("1"), 32)
         count = claripy.BVV(0, 32)
-        for b in (self.state.memory.load(cpuset, n).chop(8) if n else []):
+        for b in data.chop(8):
             for i in range(8):
                 count = count + b[i].zero_extend(31)
         return count
