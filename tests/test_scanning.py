@@ -73,6 +73,14 @@ def test_reading_numbers_until_the_input_ends(opt):
     _same_as_native(os.fspath(BUILD / f"scanfloop_{opt}"), b" 1-a+", 4)
 
 
+def test_a_negated_scan_set_takes_a_streams_nul():
+    """scanfloop over input with NUL bytes: ``%3[^0-9]`` on a stream takes a NUL as any byte that is
+    not a digit (glibc; only ``sscanf``'s string ends there). The set left 0 out: scanf returned 0
+    where glibc returns 1, a wrong outcome on 4 of 16 inputs."""
+    _, native = _same_as_native(os.fspath(BUILD / "scanfloop_O2"), b"a\\\x00", 2)
+    assert (0, b"0 0 1 []\n") in native
+
+
 def test_suppressed_assignment_skips_a_byte():
     """scanfskip: ``sscanf(buf, "%*c%d", &x)``: the first byte skipped (also a space: ``%c`` skips
     no white space), the number after it (white space skipped). angr's parser read ``%*c`` as text:

@@ -91,6 +91,6 @@ def _scan_set(fmt: bytes, i: int):
         first = False
     if i >= len(fmt):
         return None, i
-    return frozenset(set(range(1, 256)) - members if negate else members - {0}), i + 1
+    return frozenset(set(range(256)) - members if negate else members - {0}), i + 1   # a stream's NUL is a byte
 
 
