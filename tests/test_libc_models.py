@@ -95,6 +95,32 @@ def test_memrchr_matches_c_on_every_assignment(state):
     assert stubs_of(inst.state) == {"memrchr"}
 
 
+def test_rawmemchr_matches_c_on_every_assignment(state):
+    """rawmemchr(s, c) with symbolic bytes and a symbolic c: the first match from s, NULs searched
+    past, on every assignment for which C finds a match within the object (its last byte is the
+    sentinel ':'); an object where no byte can match is a named stub."""
+    xs = [claripy.BVS(f"r{i}", 8) for i in range(3)]
+    y = claripy.BVS("y", 8)
+    s = _heap_string(state, [xs[0], 0, xs[1], xs[2], ord(":")])
+    base = state.solver.eval(s)
+    st = state.copy()       # a match within the object, as the caller knows (else a fork: a stub side)
+    st.add_constraints(claripy.Or(y == 0, y == ord(":"), *(y == x for x in xs)))
+    r = search.RamRawmemchr().execute(st, arguments=[s, y.zero_extend(24)]).ret_expr
+    checked = 0
+    for vals in itertools.product(ALPHA, repeat=4):
+        cs = bytes([vals[0], 0, vals[1], vals[2], ord(":")])
+        k = cs.find(bytes([vals[3]]))
+        if k < 0:
+            continue
+        fix = [xs[0] == vals[0], xs[1] == vals[1], xs[2] == vals[2], y == vals[3]]
+        assert state.solver.eval(r, extra_constraints=fix) == base + k, (cs, vals[3])
+        checked += 1
+    assert checked == 2 * 4 ** 3 + 2 * (4 ** 3 - 3 ** 3)     # NUL, ":" always found; "a", "b" where a byte is one
+    plain = _heap_string(state, [ord("a"), ord("b"), 0])
+    inst = search.RamRawmemchr().execute(state.copy(), arguments=[plain, claripy.BVV(ord(":"), 32)])
+    assert stubs_of(inst.state) == {"rawmemchr"}
+
+
 def test_angr_search_from_a_selected_pointer(state):
     """angr's own strlen (a chunked memory search) from ``buf + k``, ``k`` chosen by an input byte:
     every value searched from its position, no error, the length of each case."""

@@ -93,7 +93,7 @@ def test_formats_parse_as_glibc_reads_them():
     assert [(d.conv, d.suppress, d.width, d.size) for d in conv] == [
         (b"d", True, 3, 1), (b"d", False, None, 8), (b"[", False, None, 4), (b"c", False, 5, 4),
         (b"n", False, None, 4)]
-    assert conv[2].accept == frozenset(range(1, 256)) - set(b"]abc")
+    assert conv[2].accept == frozenset(range(256)) - set(b"]abc")
     assert parse_format(b"%[a-]", False)[0].accept == frozenset(b"a-")
     assert [d.kind for d in parse_format(b"a  %%\n", False)] == ["literal", "space", "literal", "space"]
     assert parse_format(b"%d", False) == [Directive("conversion", conv=b"d")]

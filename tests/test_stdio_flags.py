@@ -186,3 +186,31 @@ def test_a_tokenizer_that_peeks_with_ungetc(opt):
     assert r.stopped is None and not r.errors and r.stubs == {}
     assert r.outcomes == outcome_set_over(b, [b"a1 "] * 3)
     assert_tests_replay(b, r)
+
+
+@pytest.mark.parametrize("opt", (pytest.param("O0", marks=pytest.mark.slow), "O2"))
+def test_getline_and_getdelim_grow_the_callers_buffer(opt):
+    """getlines: getdelim(';') then getline into a 2-byte malloc'd buffer over four bytes of
+    {a, ;, newline, NUL}: lengths (a NUL inside a line counts), the grown capacity, the end of input
+    (-1 and feof), every native outcome, every test replayed. angr has no getline or getdelim
+    (stubs: an unconstrained count and buffer)."""
+    from .test_scanning import _same_as_native
+
+    r, native = _same_as_native(os.fspath(BUILD / f"getlines_{opt}"), b"a;\n\x00", 4)
+    assert len(native) == 186 and r.stubs == {}
+    assert any(b"record 4 [aaa;] semi=1 cap=5" in out for _, out in native)
+
+
+@pytest.mark.parametrize("argv", (["tee"], ["dd", "status=none"]))
+def test_debian_copiers_write_and_time_as_glibc_does(argv):
+    """Debian's tee checks fwrite(buf, n, 1, stdout) == 1 (angr's fwrite returned the byte count:
+    exit 1 on every input, its test mismatched); dd reads CLOCK_MONOTONIC at start-up (angr's
+    clock_gettime took CLOCK_REALTIME only: an error, 0 paths). Complete, no stub, tests replay."""
+    exe = shutil.which(argv[0])
+    if exe is None:
+        pytest.skip(f"no {argv[0]} on this machine")
+    r = explore(exe, 2, args=argv[1:], tests=True, timeout=300)
+    assert r.stopped is None and r.stubs == {} and not r.errors and r.stats["paths"] >= 1
+    assert {code for code, _ in r.outcomes} == {0}
+    runs = [x for x in replay(r.tests, exe) if x.status != "ok"]
+    assert runs == []

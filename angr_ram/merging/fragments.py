@@ -17,9 +17,12 @@ A leaf's tree path condition is the list of constraints it added since the root,
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
 from angr_ram.core.errors import AngrRamError
+
+log = logging.getLogger(__name__)
 
 FRAGMENT_KEY = "angr_ram_fragment"
 
@@ -63,11 +66,13 @@ def resolve_merge_points(project, merge_points) -> dict[int, MergePoint]:
         merge_points = [merge_points]
     out: dict[int, MergePoint] = {}
     loops = None
+    auto = False
     for mp in merge_points:
         if mp == "auto":
             loops = find_loops(project) if loops is None else loops
-            if not loops:
-                raise AngrRamError(f"merge_points='auto': no loops found in {project.filename}")
+            if not loops:       # a program without loops: nothing to merge, the run goes on as without merging
+                log.warning("merge_points='auto': no loops in %s, nothing will be merged", project.filename)
+                auto = True
             out.update(loops)
             continue
         if isinstance(mp, int):
@@ -86,7 +91,7 @@ def resolve_merge_points(project, merge_points) -> dict[int, MergePoint]:
         if sym is None or not sym.is_function:
             raise AngrRamError(f"merge point {mp!r}: no function of that name in {project.filename}")
         out[sym.rebased_addr] = MergePoint(mp)
-    if not out:
+    if not out and not auto:
         raise AngrRamError("QuantifiedMerging needs at least one merge point (function name, address or 'auto')")
     return out
 

@@ -34,6 +34,7 @@ from angr_ram.core.context import setting
 from angr_ram.core.dag import count_nodes
 from angr_ram.core.errors import AngrRamError, ForkRequest
 from angr_ram.core.scope import RunScope
+from angr_ram.memory.extended_precision import EXTENDED
 from angr_ram.memory.strategies.fork import value_forking
 from angr_ram.memory.uninitialized import apply_uninitialized, check_uninitialized
 from angr_ram.merging.clauses import PREFIX, ClauseTable, QuantifiedClause, SolveSettings
@@ -46,6 +47,7 @@ from angr_ram.merging.patches import LINEAR, LINEAR_K, MEMORY_DIFF, STABLE_UNINI
 from angr_ram.merging.patterns import ShapeHasher, formula_patterns, regular_partitions
 from angr_ram.merging.policies import MODES, PATTERN_POLICIES, tpc
 from angr_ram.merging.synthesis import family_of
+from angr_ram.procedures.installation import install_procedures
 from angr_ram.procedures.libc import FORMAT, RamLibcStartMain
 from angr_ram.solver import patches as solver_patches
 from angr_ram.solver.frontends import adopt
@@ -57,9 +59,9 @@ _TERMINAL = frozenset(("deadended", "errored", "unsat", "pruned", "unconstrained
 
 
 # the patch sets (angr_ram.core.patches) in place while QuantifiedMerging works: z3's check, claripy's
-# z3 backend, format arguments, and the merge's own (pages' differences,
+# z3 backend, format arguments, x87 extended loads and stores, and the merge's own (pages' differences,
 # unwritten bytes, linear value merges)
-PATCH_SETS = (*solver_patches.NAMES, *(s.name for s in (FORMAT, MEMORY_DIFF, UNINIT, LINEAR)))
+PATCH_SETS = (*solver_patches.NAMES, *(s.name for s in (FORMAT, EXTENDED, MEMORY_DIFF, UNINIT, LINEAR)))
 
 def _heap_signature(state) -> tuple:
     """Identity of angr-ram's heap objects: only states with the same heap are merged (angr-ram's
@@ -153,8 +155,13 @@ class QuantifiedMerging(ExplorationTechnique):
                 f"{st.merges_pat} pattern merges, {st.incremental} incremental merges>")
 
     def setup(self, simgr):
-        self.entries = resolve_merge_points(simgr._project, self._spec)
         proj = simgr._project
+        if not any(getattr(t, "forks_values", False) for t in simgr._techniques):
+            # alone: angr-ram's libc models (angr's stubs gave a wide-stream program an unconstrained
+            # FILE * forever), but angr's heap, as there is no ram plugin for angr-ram's objects; a
+            # RelocatableMemory attached after this installs its own set over these
+            install_procedures(proj, heap=False)
+        self.entries = resolve_merge_points(proj, self._spec)
         if proj.loader.find_symbol("__libc_start_main") is not None:
             # main's return value is the exit code (stock angr exits with 0): a merged path's
             # outcomes are compared with the program's, alone as under RelocatableMemory

@@ -129,6 +129,33 @@ class RamFixedClockGettime(angr.SimProcedure):
         return self.inline_call(RamFixedGettimeofday, ts, 0).ret_expr
 
 
+# clock ids Linux accepts (CLOCK_REALTIME .. CLOCK_TAI without the unsupported 10); a negative id is a
+# process's or thread's CPU clock (clock_getcpuclockid)
+LINUX_CLOCKS = frozenset((0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11))
+
+
+class RamClockGettime(angr.SimProcedure):
+    """``clock_gettime(clock, ts)`` in the symbolic environment: any clock Linux has reads a fresh
+    time (seconds not negative, nanoseconds below 10**9), an unknown one fails with EINVAL. angr's
+    took CLOCK_REALTIME only and ended the path with an error for any other (Debian's dd reads
+    CLOCK_MONOTONIC at start-up: 0 paths)."""
+
+    def run(self, clock, ts):  # pylint: disable=arguments-differ
+        c = single_value(self.state, clock)
+        if c is None:
+            raise angr.errors.SimProcedureError("clock_gettime of a symbolic clock id")
+        c -= (1 << 32) if c >= 1 << 31 else 0
+        if c >= 0 and c not in LINUX_CLOCKS:
+            return claripy.BVV(-22, 64) if self.is_syscall else self.state.libc.ret_errno("EINVAL")
+        bits, endness = self.state.arch.bits, self.state.arch.memory_endness
+        sec = self.state.solver.BVS("tv_sec", bits, key=("api", "clock_gettime", "tv_sec"))
+        nsec = self.state.solver.BVS("tv_nsec", bits, key=("api", "clock_gettime", "tv_nsec"))
+        self.state.add_constraints(claripy.SGE(sec, 0), claripy.ULT(nsec, 10**9))
+        self.state.memory.store(ts, sec, endness=endness)
+        self.state.memory.store(ts + bits // 8, nsec, endness=endness)
+        return claripy.BVV(0, 32)
+
+
 def install_environment(project, environment: str) -> None:
     """Hook the environment functions of ``project`` for ``environment`` (see module doc), and the
     machine's constants (``sysconf``, ``getpagesize``) in both; the ``getrandom`` system call is
@@ -138,6 +165,8 @@ def install_environment(project, environment: str) -> None:
     hooks = {"getrandom": type("getrandom", (RamGetrandom,), {"environment": environment}), **MACHINE}
     if environment == "fixed":
         hooks.update(time=RamFixedTime, gettimeofday=RamFixedGettimeofday, clock_gettime=RamFixedClockGettime)
+    else:
+        hooks.update(clock_gettime=RamClockGettime)
     for name, cls in hooks.items():
         if project.loader.find_symbol(name) is not None:
             project.hook_symbol(name, cls(), replace=True)
@@ -149,6 +178,8 @@ def install_environment(project, environment: str) -> None:
             lib.add("time", RamFixedTime)
             lib.add("gettimeofday", RamFixedGettimeofday)
             lib.add("clock_gettime", RamFixedClockGettime)
+        else:
+            lib.add("clock_gettime", RamClockGettime)
         project.simos.syscall_library = lib
 
 

@@ -44,6 +44,9 @@ def match_spec(parser, nugget: bytes):
             except Exception as err:  # noqa: BLE001 - angr's own message for an unknown type
                 raise SimProcedureError(f"format specifier uses unknown type {parser._all_spec[spec]!r}") from err
             return RamSpec(nugget[:m.end() + len(spec)], ty, flags, _number(width), _number(precision))
+    if rest[:1] == b"L" and rest[1:2] and rest[1] in b"eEfFgGaA":       # long double: not in angr's table
+        ty = parser._all_spec[rest[1:2]].with_arch(parser.arch)    # pylint: disable=protected-access
+        return RamSpec(nugget[:m.end() + 2], ty, flags, _number(width), _number(precision))
     return None
 
 

@@ -33,7 +33,7 @@ import angr
 import claripy
 
 from angr_ram.core.errors import ForkRequest, Target
-from angr_ram.memory.strategies.fork import forking_enabled
+from angr_ram.memory.strategies.fork import value_forking_enabled
 from angr_ram.procedures.stubs import record
 
 MAX_ARGS = 4096
@@ -182,7 +182,7 @@ class Getopt(angr.SimProcedure):
         try:
             return claripy.BVV(self._parse(argc, argv, optstring, longopts, longindex) & 0xFFFFFFFF, 32)
         except _Cases as c:
-            if forking_enabled():
+            if value_forking_enabled():
                 raise ForkRequest([Target(x, "value") for x in c.conditions], c.what) from None
             return self._fallback(argc, argv)
         except Symbolic:
@@ -450,7 +450,7 @@ class Getopt(angr.SimProcedure):
             can = [self.state.solver.satisfiable(extra_constraints=[d]) for d in dashes]
             if not any(can):
                 return claripy.BVV(0xFFFFFFFF, 32)
-            if forking_enabled():
+            if value_forking_enabled():
                 for d, c in zip(dashes, can, strict=True):
                     if c and self.state.solver.satisfiable(extra_constraints=[claripy.Not(d)]):
                         raise ForkRequest([Target(claripy.Not(d), "value"), Target(d, "value")],

@@ -14,7 +14,7 @@ import angr
 import claripy
 
 from angr_ram.core.errors import ForkRequest, MemoryFault, Target
-from angr_ram.memory.strategies.fork import forking_enabled
+from angr_ram.memory.strategies.fork import forking_enabled, value_forking_enabled
 from angr_ram.procedures.libc import single_value
 
 MAX_ALLOCATION = 1 << 30
@@ -196,11 +196,11 @@ class RamFree(angr.SimProcedure):
 
 def holds_for_sure(state, cond, what: str) -> bool:
     """Whether ``cond`` holds on every model of the path. Where it may or may not, the state forks on
-    it (inside a step; ``what`` names the fork), or, outside one, takes the case where it does not."""
+    it (inside a step that forks on values: RelocatableMemory's, or QuantifiedMerging's alone; ``what`` names the fork), or, outside one, takes the case where it does not."""
     can = state.solver.satisfiable(extra_constraints=(cond,))
     can_not = state.solver.satisfiable(extra_constraints=(claripy.Not(cond),))
     if can and can_not:
-        if forking_enabled():
+        if value_forking_enabled():
             raise ForkRequest([Target(cond, "value"), Target(claripy.Not(cond), "value")], what)
         state.add_constraints(claripy.Not(cond))
         return False

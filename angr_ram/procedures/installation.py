@@ -11,6 +11,7 @@ from angr_ram.procedures.file_status import install_file_status
 from angr_ram.procedures.heap import HEAP_PROCEDURES
 from angr_ram.procedures.large_files import install_large_files
 from angr_ram.procedures.libc import RamLibcStartMain, install_error_fix
+from angr_ram.procedures.line_reading import install_line_reading
 from angr_ram.procedures.number_parsing import install_number_parsing
 from angr_ram.procedures.process import install_process
 from angr_ram.procedures.scanning import install_scanning
@@ -28,14 +29,17 @@ from angr_ram.procedures.wide_chars import install_wide_chars
 from angr_ram.procedures.wide_streams import install_wide_streams
 
 
-def install_procedures(project, string_procedures: bool = True, environment: str = "symbolic") -> None:
+def install_procedures(project, string_procedures: bool = True, environment: str = "symbolic",
+                       heap: bool = True) -> None:
     """Everything angr-ram hooks in ``project``: weak imports resolved, the heap and start-up
     procedures (:func:`install_hooks`), the environment (:mod:`.environment`), threads, start-up
     data, aborting functions (:mod:`.aborts`), string copies (:mod:`.copies`), stdio, number parsing,
-    variadic calls, wide characters in the C locale (:mod:`.wide_chars`), ``qsort`` (:mod:`.sorting`), ``gmtime``/``localtime`` (:mod:`.calendar`), temporary files (:mod:`.temp_files`) and the large-file names of the file functions (:mod:`.large_files`); in a
-    statically linked program, the rest of libc that angr models, by symbol (:mod:`.static_libc`)."""
+    ``getline``/``getdelim`` (:mod:`.line_reading`), variadic calls, wide characters in the C locale (:mod:`.wide_chars`), ``qsort`` (:mod:`.sorting`), ``gmtime``/``localtime`` (:mod:`.calendar`), temporary files (:mod:`.temp_files`) and the large-file names of the file functions (:mod:`.large_files`); in a
+    statically linked program, the rest of libc that angr models, by symbol (:mod:`.static_libc`).
+    Without ``heap``, ``malloc`` and its family stay angr's (for a run without the ``ram`` plugin
+    their objects need: :class:`angr_ram.merging.technique.QuantifiedMerging` alone)."""
     resolve_weak_imports(project)
-    install_hooks(project, string_procedures)
+    install_hooks(project, string_procedures, heap)
     install_environment(project, environment)
     install_threads(project)
     install_startup(project)
@@ -46,6 +50,7 @@ def install_procedures(project, string_procedures: bool = True, environment: str
     install_file_status(project)
     install_temp_files(project)
     install_stdio(project)
+    install_line_reading(project)
     install_number_parsing(project)
     install_scanning(project)
     install_varargs(project)
@@ -57,10 +62,10 @@ def install_procedures(project, string_procedures: bool = True, environment: str
     install_static_libc(project)       # last: a static program's other libc functions, by symbol
 
 
-def install_hooks(project, string_procedures: bool = True) -> None:
+def install_hooks(project, string_procedures: bool = True, heap: bool = True) -> None:
     """Hook the heap functions and ``__libc_start_main`` of ``project`` with angr-ram's procedures
     (and the string comparisons, :mod:`angr_ram.procedures.strings`, with ``string_procedures``)."""
-    procs = dict(HEAP_PROCEDURES)
+    procs = dict(HEAP_PROCEDURES) if heap else {}
     if string_procedures:
         procs.update(STRING_PROCEDURES)
         procs.update(SEARCH_PROCEDURES)

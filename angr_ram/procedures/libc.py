@@ -21,6 +21,7 @@ from angr_ram.core.errors import ForkRequest, MemoryFault, Target
 from angr_ram.core.patches import PatchSet
 from angr_ram.memory.strategies.fork import forking_enabled, value_forking_enabled
 from angr_ram.procedures.byte_scan import until_nul
+from angr_ram.procedures.float_text import FLOAT_CONVERSIONS, double_text
 from angr_ram.procedures.format_specs import RamSpec, match_spec
 from angr_ram.procedures.integer_text import (
     base_of,
@@ -75,7 +76,7 @@ class RamError(angr.SIM_PROCEDURES["libc"]["error"], format_parser.FormatParser)
         if self.state.solver.satisfiable(extra_constraints=[status != 0]):
             if not self.state.solver.satisfiable(extra_constraints=[status == 0]):
                 self.exit(status)
-            elif forking_enabled():
+            elif value_forking_enabled():
                 raise ForkRequest([Target(status == 0, "value"), Target(status != 0, "value")], "error status")
             else:   # reported (the path goes to the errored stash), never silently cut to one case
                 raise angr.errors.SimProcedureError("error() with a status that may or may not be zero")
@@ -239,10 +240,34 @@ def _conversion(fmt, comp: RamSpec, va_arg):
         precision = _star(fmt, va_arg("int"), "precision")
         precision = None if precision < 0 else precision
     spec = RamSpec(comp.string, comp.ty, flags, width, precision)
+    if comp.string[-1] in FLOAT_CONVERSIONS:
+        if comp.string[-2:-1] == b"L":
+            raise angr.errors.SimProcedureError(f"printf {comp.string.decode(errors='replace')!r}: long double "
+                                                "arguments are not modelled")
+        return _float(fmt, spec, va_arg("double"))
     if comp.spec_type != b"s":
         return _integer(fmt, spec, va_arg("void*"))
     text = _string_text(fmt, va_arg("char*"), precision)
     return _padded(RamSpec(comp.string, comp.ty, flags.replace(b"0", b""), width, None), text, text.size() // 8)
+
+
+def _float(fmt, spec: RamSpec, raw):
+    """The text of floating-point conversion ``spec`` of the double argument ``raw``
+    (:mod:`.float_text`): a symbolic value forks the state once per value (up to
+    ``MAX_FORMAT_VALUES``; more is a fault)."""
+    state = fmt.parser.state
+    v = raw.raw_to_bv() if isinstance(raw, claripy.ast.FP) else raw     # angr's va_arg gives a double as FP
+    v = v[63:0] if v.size() > 64 else v
+    if v.symbolic:
+        sub = state.ram.substitute(v) if state.has_plugin("ram") else v
+        vals = state.solver.eval_upto(sub, MAX_FORMAT_VALUES + 1)
+        if len(vals) > MAX_FORMAT_VALUES:
+            raise _fault(f"printf floating-point argument has more than {MAX_FORMAT_VALUES} values")
+        if len(vals) > 1:
+            raise ForkRequest([Target(v == x, "value") for x in sorted(vals)], "printf floating-point argument")
+        v = claripy.BVV(vals[0], 64)
+    text = double_text(spec.string[-1:], spec.flags, spec.width, spec.precision, v.concrete_value)
+    return claripy.BVV(text)
 
 
 def _string_text(fmt, ptr, precision: int | None):

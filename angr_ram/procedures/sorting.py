@@ -9,10 +9,10 @@ continuations (``SimProcedure.call``) on two element pointers, as many times as 
 at most ``n(n-1)/2`` calls for ``n`` elements.
 
 A comparison whose result is symbolic (elements that hold input) forks the state on its sign
-inside an angr-ram step (``> 0``: the pair is out of order and swapped; else not), and each fork
-sorts on exactly. An element count or size with several values, or more than :data:`MAX_ELEMENTS`
+inside a step of RelocatableMemory or of QuantifiedMerging alone (``> 0``: the pair is out of order
+and swapped; else not), and each fork sorts on exactly. An element count or size with several values, or more than :data:`MAX_ELEMENTS`
 elements or :data:`MAX_SIZE` bytes each, leave the call a stub that sorts nothing (recorded on
-the path, :mod:`.stubs`), as does a symbolic comparison outside an angr-ram step.
+the path, :mod:`.stubs`), as does a symbolic comparison outside such a step.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import angr
 import claripy
 
 from angr_ram.core.errors import ForkRequest, Target
-from angr_ram.memory.strategies.fork import forking_enabled
+from angr_ram.memory.strategies.fork import value_forking_enabled
 from angr_ram.procedures.libc import hook_models, single_value
 from angr_ram.procedures.stubs import record
 
@@ -87,7 +87,7 @@ class Qsort(angr.SimProcedure):
         can = self.state.solver.satisfiable(extra_constraints=[greater])
         cannot = self.state.solver.satisfiable(extra_constraints=[claripy.Not(greater)])
         if can and cannot:
-            if forking_enabled():
+            if value_forking_enabled():
                 raise ForkRequest([Target(greater, "value"), Target(claripy.Not(greater), "value")],
                                   f"{self.name_for_stub}: the sign of a comparison")
             record(self.state, self.name_for_stub)

@@ -19,6 +19,7 @@ fread_unlocked(...) while (!(in->_flags & 0x30))``) read its end of input foreve
 * ``feof``, ``ferror`` and their ``_unlocked`` forms test the flags (angr's ``feof`` asked whether
   the position is at the end: 1 after reading the last byte, where glibc says 0 until a read
   fails); ``clearerr`` clears both;
+* ``fwrite`` returns the number of items written (angr's: the number of bytes);
 * ``__fpending`` is 0 (angr writes output when it is made; nothing waits in a buffer);
   ``__freading``/``__fwriting`` tell a read-only or write-only stream.
 """
@@ -96,7 +97,7 @@ def file_flags(proc, file_ptr):
     return proc.state.memory.load(file_ptr, 4, endness=proc.arch.memory_endness)
 
 
-def _set_eof_if(proc, file_ptr, cond) -> None:
+def set_eof_if(proc, file_ptr, cond) -> None:
     """``fp->_flags |= _IO_EOF_SEEN`` where ``cond`` holds."""
     if cond is False or (isinstance(cond, claripy.ast.Bool) and cond.is_false()):
         return
@@ -123,7 +124,7 @@ class Fread(angr.SimProcedure):
         if pushed:
             self.state.memory.store(dst, claripy.Concat(*pushed) if len(pushed) > 1 else pushed[0])
         got = simfd.read(dst + len(pushed), want - len(pushed)) + len(pushed)
-        _set_eof_if(self, file_ptr, claripy.ULT(got, want))
+        set_eof_if(self, file_ptr, claripy.ULT(got, want))
         return claripy.If(claripy.Or(size == 0, nm == 0), claripy.BVV(0, got.size()), got // size)
 
 
@@ -142,7 +143,7 @@ class Fgetc(angr.SimProcedure):
             return claripy.BVV(0xFFFFFFFF, 32)
         data, length = simfd.read_data(1)
         empty = length == 0
-        _set_eof_if(self, file_ptr, empty)
+        set_eof_if(self, file_ptr, empty)
         return claripy.If(empty, claripy.BVV(0xFFFFFFFF, 32), data.zero_extend(24))
 
 
@@ -187,7 +188,7 @@ class Fgets(angr.SimProcedure):
             if newline.is_true() or (newline.symbolic and holds_for_sure(state, newline, "fgets newline")):
                 break
         if ended:
-            _set_eof_if(self, file_ptr, True)
+            set_eof_if(self, file_ptr, True)
             if count == 0:
                 return claripy.BVV(0, state.arch.bits)
         state.memory.store(dst + count, claripy.BVV(0, 8))
@@ -313,6 +314,22 @@ class Fputs(angr.SimProcedure):
         return claripy.BVV(1, 32)
 
 
+class Fwrite(angr.SimProcedure):
+    """``fwrite(src, size, n, fp)``: ``size * n`` bytes written; the number of items, ``n`` (0 when
+    ``size`` or ``n`` is 0), or 0 with the error flag set for a stream that is closed or read-only.
+    angr's returned the number of bytes, so Debian's ``tee`` (``fwrite(buf, n, 1, stdout) != 1``)
+    reported a write error and exited 1 on every input."""
+
+    def run(self, src, size, nmemb, file_ptr):  # pylint: disable=arguments-differ
+        simfd = stream_fd(self, file_ptr)
+        if simfd is None or _access(self, file_ptr) == O_RDONLY:
+            flags = file_flags(self, file_ptr)
+            self.state.memory.store(file_ptr, flags | ERR_SEEN, endness=self.arch.memory_endness)
+            return claripy.BVV(0, 64)
+        simfd.write(src, size * nmemb)
+        return claripy.If(claripy.Or(size == 0, nmemb == 0), claripy.BVV(0, 64), nmemb)
+
+
 STDIO_PROCEDURES = {
     "fread": Fread, "fread_unlocked": Fread,
     "fgetc": Fgetc, "getc": Fgetc, "_IO_getc": Fgetc, "fgetc_unlocked": Fgetc, "getc_unlocked": Fgetc,
@@ -320,6 +337,7 @@ STDIO_PROCEDURES = {
     "feof": Feof, "feof_unlocked": Feof, "ferror": Ferror, "ferror_unlocked": Ferror,
     "clearerr": Clearerr, "clearerr_unlocked": Clearerr, "__fpending": Fpending,
     "__freading": Freading, "__fwriting": Fwriting, "fputs": Fputs, "fputs_unlocked": Fputs,
+    "fwrite": Fwrite, "fwrite_unlocked": Fwrite,
 }
 
 

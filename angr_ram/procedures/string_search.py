@@ -3,7 +3,7 @@
 ends the search for sure (as :mod:`angr_ram.procedures.strings` does for lengths and comparisons),
 over the values of a pointer that selects among a few strings; angr's procedure, or a fresh value
 the path records as a stub, when that end is not in reach. ``memrchr`` (a length, no end) reads
-its ``n`` bytes."""
+its ``n`` bytes; ``rawmemchr`` (no length, no end) reads up to the byte it looks for."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import angr
 import claripy
 
 from angr_ram.procedures.byte_scan import Bytes, by_cases, count_answer, first_match, is_zero
+from angr_ram.procedures.heap import holds_for_sure
 from angr_ram.procedures.libc import single_value
 from angr_ram.procedures.stubs import record
 
@@ -205,6 +206,35 @@ class RamStrpbrk(_NoModel):
         return claripy.If(n == 0, claripy.BVV(0, 64), s + n - 1)
 
 
+class RamRawmemchr(_NoModel):
+    """``rawmemchr(s, c)`` (a GNU function angr has no procedure for; Debian's grep finds a line's
+    end with it, knowing a sentinel is there): the first byte from ``s`` equal to ``(char) c``, with
+    no bound and no NUL ending the search; an if-then-else over the bytes up to the first that
+    matches for sure, or to the object's end where one of them matches (the path forks on it); a fresh
+    value the path records as a stub when no match is in reach."""
+
+    def run(self, s, c):  # pylint: disable=arguments-differ
+        ch = c[7:0]
+
+        def one(ps, rs):
+            sb, arms, i = Bytes(self.state, ps, rs), [], 0
+            while True:
+                b = sb[i]
+                if b is None:       # the object's end: a match must be among the bytes seen
+                    if arms and holds_for_sure(self.state, claripy.Or(*(c for c, _ in arms)), "rawmemchr in reach"):
+                        return first_match(arms[:-1], arms[-1][1])
+                    return None
+                hit = b == ch
+                if hit.is_true():
+                    return first_match(arms, ps + i)
+                if hit.symbolic:
+                    arms.append((hit, ps + i))
+                i += 1
+        r = by_cases(self.state, [s], one)
+        count_answer(self.state, r is not None)
+        return r if r is not None else s + self.fallback("rawmemchr", self.state.libc.max_str_len)
+
+
 MEMRCHR_LIMIT = 1 << 12     # bytes memrchr reads as an if-then-else; a longer or symbolic length: a stub
 
 
@@ -234,5 +264,5 @@ class RamMemrchr(_NoModel):
         return r
 
 
-SEARCH_PROCEDURES = {"memrchr": RamMemrchr, "strchr": RamStrchr, "strchrnul": RamStrchrnul, "strspn": RamStrspn,
+SEARCH_PROCEDURES = {"memrchr": RamMemrchr, "rawmemchr": RamRawmemchr, "__rawmemchr": RamRawmemchr, "strchr": RamStrchr, "strchrnul": RamStrchrnul, "strspn": RamStrspn,
                      "strcspn": RamStrcspn, "strpbrk": RamStrpbrk}

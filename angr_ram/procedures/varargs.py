@@ -9,8 +9,8 @@ size). These models read the arguments from the x86-64 ``va_list`` (``gp_offset`
 (and angr-ram's forking on symbolic integers and string lengths), and write and return what the C
 functions do: ``vsnprintf(s, n, ...)`` stores at most ``n - 1`` bytes and a NUL and returns the full
 length. ``asprintf``/``vasprintf`` and their ``__*_chk`` forms (angr: stubs that allocated nothing)
-put the text in a new heap object. Floating-point conversions are not modelled (angr's parser has
-none).
+put the text in a new heap object. A ``double`` argument is read from the vector registers' part of
+the save area (``fp_offset``) and printed by :mod:`.float_text`.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from cle.backends.externs.simdata.io_file import io_file_data_for_arch
 from angr_ram.procedures.libc import single_value
 
 GP_AREA = 48        # six integer registers of 8 bytes in the register save area
+FP_AREA_END = 176   # then eight vector registers of 16 bytes
 
 
 class VaList:
@@ -35,11 +36,22 @@ class VaList:
         if gp is None:
             raise angr.errors.SimProcedureError("va_list with a symbolic gp_offset")
         self.gp = gp
+        self.fp = single_value(state, state.memory.load(ap + 4, 4, endness=e))
         self.overflow = state.memory.load(ap + 8, 8, endness=e)
         self.save = state.memory.load(ap + 16, 8, endness=e)
 
-    def __call__(self, ty):  # pylint: disable=unused-argument
+    def __call__(self, ty):
         e = self.state.arch.memory_endness
+        if ty == "double":          # the next vector register's low 8 bytes, then the stack
+            if self.fp is None:
+                raise angr.errors.SimProcedureError("va_list with a symbolic fp_offset")
+            if self.fp < FP_AREA_END:
+                v = self.state.memory.load(self.save + self.fp, 8, endness=e)
+                self.fp += 16
+            else:
+                v = self.state.memory.load(self.overflow, 8, endness=e)
+                self.overflow = self.overflow + 8
+            return v
         if self.gp < GP_AREA:
             v = self.state.memory.load(self.save + self.gp, 8, endness=e)
             self.gp += 8

@@ -30,6 +30,7 @@ from angr_ram.core.profile import Profile, step_site
 from angr_ram.core.scope import RunScope
 from angr_ram.core.stats import RunStats
 from angr_ram.memory.address_space import AddressSpace
+from angr_ram.memory.extended_precision import EXTENDED
 from angr_ram.memory.fixed_regions import BRK_HEAP_MAPPED, fixed_regions
 from angr_ram.memory.ram_memory import RamMemory, RamRegisters
 from angr_ram.memory.strategies.fork import forking
@@ -65,8 +66,9 @@ DEFERRED_STASH = "deferred"    # ... within the first-pass budget: resumed with 
 
 # the patch sets (angr_ram.core.patches) in place while RelocatableMemory works: z3's check (budgets,
 # counts), claripy's z3 backend, successors z3 gave up on, exits with constant guards, format arguments,
-# merged pages' differences, profiling (seeding is a frontend mixin: angr_ram.solver.frontends)
-PATCH_SETS = (*solver_patches.NAMES, *(s.name for s in (FORKING, CONCRETE_EXITS, FORMAT, MEMORY_DIFF, PROFILE)))
+# merged pages' differences, x87 extended loads and stores, profiling (seeding is a frontend mixin:
+# angr_ram.solver.frontends)
+PATCH_SETS = (*solver_patches.NAMES, *(s.name for s in (FORKING, CONCRETE_EXITS, FORMAT, MEMORY_DIFF, EXTENDED, PROFILE)))
 
 class RelocatableMemory(angr.ExplorationTechnique):
     """Relocatable addressing model with complete symbolic-pointer resolution.
