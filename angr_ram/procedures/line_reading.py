@@ -24,7 +24,7 @@ import claripy
 
 from angr_ram.procedures.heap import holds_for_sure
 from angr_ram.procedures.libc import hook_models, single_value
-from angr_ram.procedures.stdio_flags import fd_number, set_eof_if, stream_fd
+from angr_ram.procedures.stdio_flags import fd_number, next_byte, set_eof_if, stream_fd
 
 FIRST_BUFFER = 120          # glibc's first getline buffer
 MAX_GETLINE = 1 << 20       # bytes one call reads at most (a bound on its loop; more ends the path)
@@ -71,15 +71,9 @@ class RamGetdelim(angr.SimProcedure):
         state = self.state
         line = []
         while len(line) < MAX_GETLINE:
-            pushed = state.ram_stdio.take(fd, 1) if fd is not None else []
-            if pushed:
-                byte = pushed[0]
-            else:
-                byte, length = simfd.read_data(1)
-                if not isinstance(length, int):
-                    length = 0 if holds_for_sure(state, length == 0, "getline end of input") else 1
-                if length == 0:
-                    return line, True
+            byte = next_byte(state, simfd, fd, "getline")
+            if byte is None:
+                return line, True
             line.append(byte)
             hit = byte == d
             if hit.is_true() or (hit.symbolic and holds_for_sure(state, hit, "getline delimiter")):

@@ -150,6 +150,18 @@ class Fgetc(angr.SimProcedure):
 MAX_LINE = 1 << 16      # bytes an fgets with a symbolic size reads at most (a bound on its loop)
 
 
+def next_byte(state, simfd, fd, what: str):
+    """The stream's next byte (the last one ``ungetc`` pushed back first), or None at the end of
+    input; an end that may or may not have come forks the state on it (``what`` names the call)."""
+    pushed = state.ram_stdio.take(fd, 1) if fd is not None else []
+    if pushed:
+        return pushed[0]
+    byte, length = simfd.read_data(1)
+    if not isinstance(length, int):
+        length = 0 if holds_for_sure(state, length == 0, f"{what} end of input") else 1
+    return None if length == 0 else byte
+
+
 class Fgets(angr.SimProcedure):
     """``fgets(s, n, fp)``: bytes (pushed-back ones first) up to and including a newline, at most
     ``n - 1``, then a NUL; NULL when the end came before any byte. Reaching the end sets
@@ -172,16 +184,10 @@ class Fgets(angr.SimProcedure):
         fd = fd_number(self, file_ptr)
         count, ended = 0, False
         while count < n - 1:
-            pushed = state.ram_stdio.take(fd, 1) if fd is not None else []
-            if pushed:
-                byte = pushed[0]
-            else:
-                byte, length = simfd.read_data(1)
-                if not isinstance(length, int):
-                    length = 0 if holds_for_sure(state, length == 0, "fgets end of input") else 1
-                if length == 0:
-                    ended = True
-                    break
+            byte = next_byte(state, simfd, fd, "fgets")
+            if byte is None:
+                ended = True
+                break
             state.memory.store(dst + count, byte)
             count += 1
             newline = byte == 10
