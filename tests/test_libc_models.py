@@ -16,6 +16,7 @@ from angr_ram.procedures import libc
 from angr_ram.procedures import string_search as search
 from angr_ram.procedures.environment import RamRandR
 from angr_ram.procedures.format_specs import RamSpec
+from angr_ram.procedures.heap import holds_for_sure
 from angr_ram.procedures.stubs import stubs_of
 from angr_ram.procedures.weak_imports import resolve_weak_imports, unresolved_weak_imports
 from angr_ram.run.inputs import Template
@@ -256,3 +257,19 @@ def test_scanf_parsers_keep_angrs_conversions():
     printf.arch = archinfo.ArchAMD64()
     spec = libc.complete_format_spec.replacement(lambda self, nugget: ("angr", nugget), printf, b"*c%d")
     assert isinstance(spec, RamSpec) and spec.width == "*" and spec.string == b"*c"
+
+
+def test_holds_for_sure_asks_the_solver_only_when_the_condition_is_symbolic(state):
+    """A model's "is this pointer NULL / this size 0" on a concrete value (getline's buffer and size,
+    realloc's size on most calls) is decided without a solver call; a symbolic one still asks, and
+    a condition the path decides is answered without a fork."""
+    calls = []
+    satisfiable = state.solver.satisfiable
+    state.solver.satisfiable = lambda **kw: calls.append(kw) or satisfiable(**kw)
+    assert holds_for_sure(state, claripy.BVV(0, 64) == 0, "zero") is True
+    assert holds_for_sure(state, claripy.BVV(8, 64) == 0, "eight") is False
+    assert calls == []
+    x = claripy.BVS("x", 8)
+    state.add_constraints(x == 3)
+    assert holds_for_sure(state, x == 3, "decided") is True and len(calls) == 2
+    assert holds_for_sure(state, x == 4, "decided") is False

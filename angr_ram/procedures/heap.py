@@ -197,6 +197,8 @@ class RamFree(angr.SimProcedure):
 def holds_for_sure(state, cond, what: str) -> bool:
     """Whether ``cond`` holds on every model of the path. Where it may or may not, the state forks on
     it (inside a step that forks on values: RelocatableMemory's, or QuantifiedMerging's alone; ``what`` names the fork), or, outside one, takes the case where it does not."""
+    if cond.is_true() or cond.is_false():
+        return cond.is_true()
     can = state.solver.satisfiable(extra_constraints=(cond,))
     can_not = state.solver.satisfiable(extra_constraints=(claripy.Not(cond),))
     if can and can_not:
