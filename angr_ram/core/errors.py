@@ -45,6 +45,9 @@ class ForkRequest(Exception):  # noqa: N818 - a control-flow signal, not an erro
 # fortify checks: angr_ram.procedures.aborts); a test of one replays as confirmed if the native run is
 # killed by SIGABRT
 ABORTING_ERRORS = frozenset({"abort", "assertion-failure", "stack-smashing", "buffer-overflow-detected"})
+# a path that raise()/kill() ends by a signal whose default action terminates the process; its message
+# is "killed by signal N (NAME)", and its test replays as confirmed if the native run dies of signal N
+FATAL_SIGNAL = "fatal-signal"
 
 
 class MemoryFault(Exception):  # noqa: N818 - reported as an error path, not a crash

@@ -13,8 +13,10 @@ from angr_ram.procedures.large_files import install_large_files
 from angr_ram.procedures.libc import RamLibcStartMain, install_error_fix
 from angr_ram.procedures.line_reading import install_line_reading
 from angr_ram.procedures.number_parsing import install_number_parsing
+from angr_ram.procedures.pipes import install_pipes
 from angr_ram.procedures.process import install_process
 from angr_ram.procedures.scanning import install_scanning
+from angr_ram.procedures.signal_delivery import install_signal_delivery
 from angr_ram.procedures.sorting import install_sorting
 from angr_ram.procedures.startup import install_startup
 from angr_ram.procedures.static_libc import install_static_libc
@@ -34,7 +36,7 @@ def install_procedures(project, string_procedures: bool = True, environment: str
     """Everything angr-ram hooks in ``project``: weak imports resolved, the heap and start-up
     procedures (:func:`install_hooks`), the environment (:mod:`.environment`), threads, start-up
     data, aborting functions (:mod:`.aborts`), string copies (:mod:`.copies`), stdio, number parsing,
-    ``getline``/``getdelim`` (:mod:`.line_reading`), variadic calls, wide characters in the C locale (:mod:`.wide_chars`), ``qsort`` (:mod:`.sorting`), ``gmtime``/``localtime`` (:mod:`.calendar`), temporary files (:mod:`.temp_files`) and the large-file names of the file functions (:mod:`.large_files`); in a
+    ``getline``/``getdelim`` (:mod:`.line_reading`), variadic calls, ``raise``/``kill`` (:mod:`.signal_delivery`), ``pipe`` (:mod:`.pipes`), wide characters in the C locale (:mod:`.wide_chars`), ``qsort`` (:mod:`.sorting`), ``gmtime``/``localtime`` (:mod:`.calendar`), temporary files (:mod:`.temp_files`) and the large-file names of the file functions (:mod:`.large_files`); in a
     statically linked program, the rest of libc that angr models, by symbol (:mod:`.static_libc`).
     Without ``heap``, ``malloc`` and its family stay angr's (for a run without the ``ram`` plugin
     their objects need: :class:`angr_ram.merging.technique.QuantifiedMerging` alone)."""
@@ -42,8 +44,10 @@ def install_procedures(project, string_procedures: bool = True, environment: str
     install_hooks(project, string_procedures, heap)
     install_environment(project, environment)
     install_threads(project)
+    install_signal_delivery(project)
     install_startup(project)
     install_descriptors(project)
+    install_pipes(project)
     install_aborts(project)
     install_copies(project, string_procedures)
     install_process(project)

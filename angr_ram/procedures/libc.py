@@ -44,7 +44,10 @@ MAX_PRECISION_READ = 1 << 16
 
 def single_value(state, v) -> int | None:
     """The one value ``v`` has on ``state``'s path (the solver substitutes the address
-    constraints), or None if it has several: what a SimProcedure needs of a length, key or name."""
+    constraints), or None if it has several: what a SimProcedure needs of a length, key or name.
+    A Python int (a SimFile's position after a write to a concrete offset) is its own value."""
+    if isinstance(v, int):
+        return v
     if not v.symbolic:
         return v.concrete_value
     vals = state.solver.eval_upto(v, 2)

@@ -12,7 +12,12 @@ program never takes. Here, as in a process with one thread:
   ``pthread_setspecific``/``pthread_getspecific`` store and read the key's value (NULL until set);
 * locks, attributes and naming succeed (the only thread always gets the lock; ``pthread_sigmask`` is
   :mod:`.signals`');
-  ``pthread_self`` is one constant thread id (``pthread_equal`` compares ids).
+  ``pthread_self`` is one constant thread id (``pthread_equal`` compares ids);
+* ``pthread_create`` runs the new thread's start routine to its return before the creator goes on
+  (one schedule the kernel may pick; angr's ran the routine and then ended the path with exit 0,
+  so whatever the creator did after it was lost), and ``pthread_join`` gives its return value.
+  ``pthread_exit`` in the main thread ends the process with status 0 (glibc's, once no other
+  thread runs); inside a started routine it is a named error (unwinding to the creator is not modelled).
 """
 
 from __future__ import annotations
@@ -93,6 +98,58 @@ class Equal(angr.SimProcedure):
         return claripy.If(a == b, claripy.BVV(1, 32), claripy.BVV(0, 32))
 
 
+_STARTED = "angr_ram_pthread_started"    # state.globals: (threads running, ((id, return value), ...))
+FIRST_THREAD = THREAD_ID + 0x801000         # the ids of started threads: apart from the main one
+THREAD_SPACING = 0x801000                   # glibc's default thread stack and guard, as ids are spaced
+ESRCH = 3
+
+
+class Create(angr.SimProcedure):
+    """``pthread_create(thread, attr, start, arg)``: ``*thread`` gets a fresh id, ``start(arg)`` runs
+    to its return, which ``pthread_join`` gives; returns 0."""
+
+    def run(self, thread, attr, start, arg):  # pylint: disable=arguments-differ,unused-argument
+        running, done = self.state.globals.get(_STARTED, (0, ()))
+        tid = FIRST_THREAD + THREAD_SPACING * len(done)
+        self.state.memory.store(thread, claripy.BVV(tid, 64), endness=self.state.arch.memory_endness)
+        self.state.globals[_STARTED] = (running + 1, done)
+        self.call(start, (arg,), "returned", prototype="void *start_routine(void *)")
+
+    def returned(self, thread, attr, start, arg):  # pylint: disable=arguments-differ,unused-argument
+        running, done = self.state.globals[_STARTED]
+        value = self.state.registers.load(self.state.arch.ret_offset, self.state.arch.bytes)
+        tid = FIRST_THREAD + THREAD_SPACING * len(done)
+        self.state.globals[_STARTED] = (running - 1, (*done, (tid, value)))
+        return claripy.BVV(0, 32)
+
+
+class Join(angr.SimProcedure):
+    """``pthread_join(thread, retval)``: ``*retval`` (unless NULL) gets the thread's return value;
+    0, or ``ESRCH`` for an id no ``pthread_create`` of this path gave."""
+
+    def run(self, thread, retval):  # pylint: disable=arguments-differ
+        tid = single_value(self.state, thread)
+        if tid is None:
+            raise angr.errors.SimProcedureError("pthread_join of a thread id with several values")
+        values = dict(self.state.globals.get(_STARTED, (0, ()))[1])
+        if tid not in values:
+            return claripy.BVV(ESRCH, 32)
+        if retval.symbolic or retval.concrete_value != 0:
+            self.state.memory.store(retval, values[tid], endness=self.state.arch.memory_endness)
+        return claripy.BVV(0, 32)
+
+
+class Exit(angr.SimProcedure):
+    """``pthread_exit(value)``: see the module doc."""
+
+    NO_RET = True
+
+    def run(self, value):  # pylint: disable=arguments-differ,unused-argument
+        if self.state.globals.get(_STARTED, (0, ()))[0]:
+            raise angr.errors.SimProcedureError("pthread_exit inside a started thread: unwinding to its creator is not modelled")
+        self.exit(0)
+
+
 SUCCEEDING = (
     "pthread_key_delete", "pthread_mutex_init", "pthread_mutex_destroy", "pthread_mutex_trylock",
     "pthread_mutex_timedlock", "pthread_mutex_consistent",
@@ -106,6 +163,7 @@ SUCCEEDING = (
 )
 THREAD_PROCEDURES = {"pthread_key_create": KeyCreate, "pthread_getspecific": GetSpecific,
                      "pthread_setspecific": SetSpecific, "pthread_self": Self, "pthread_equal": Equal,
+                     "pthread_create": Create, "pthread_join": Join, "pthread_exit": Exit,
                      **{name: Succeed for name in SUCCEEDING}}
 
 

@@ -17,7 +17,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from angr_ram.core.errors import ABORTING_ERRORS, AngrRamError
+from angr_ram.core.errors import ABORTING_ERRORS, FATAL_SIGNAL, AngrRamError
 from angr_ram.run.testcases import TestCase, read_tests
 
 # error kinds a native run (or AddressSanitizer) can confirm; the others are limits of the analysis
@@ -122,6 +122,11 @@ def replay_one(binary: str, test: TestCase, asan: str | None = None, timeout: fl
             return Replay(test, "confirmed", code, out, "native run killed by SIGABRT")
         return Replay(test, "mismatch", code, out, f"predicted {test.error}; native run "
                                                    f"{'timed out' if code is None else f'exited {code}'}")
+    if test.kind == "error" and test.error == FATAL_SIGNAL:
+        if sig is not None and f"signal {sig} " in test.message:
+            return Replay(test, "confirmed", code, out, f"native run killed by signal {sig}")
+        return Replay(test, "mismatch", code, out, f"predicted {test.message}; native run "
+                                                   f"{'timed out' if code is None else f'exited {code}' if sig is None else f'killed by signal {sig}'}")
     if test.kind == "error" and test.error in MEMORY_ERRORS:
         if sig is not None:
             return Replay(test, "confirmed", code, out, f"native run killed by signal {sig}")
