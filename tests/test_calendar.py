@@ -12,6 +12,7 @@ import pytest
 
 from angr_ram.procedures.calendar import TM_FIELDS, broken_down
 from angr_ram.procedures.startup import extern_allocate
+from angr_ram.procedures.time_text import used_fields
 from angr_ram.run.runner import explore
 
 from .conftest import BUILD, assert_tests_replay
@@ -113,3 +114,26 @@ def test_a_pointer_to_either_zone_name_reads_it(opt):
     assert native == {(0, b"GMT\n"), (0, b"UTC\n")}
     assert r.errors == [] and r.outcomes == native and r.stubs == {}
     assert_tests_replay(b, r)
+
+
+def test_strftime_conversions_read_the_fields_they_print():
+    """The struct tm members each conversion reads, flags, widths and E/O modifiers included; an
+    unknown conversion reads them all (the state forks on whatever it reads)."""
+    assert used_fields(b"%-d %_H %05Y") == ["hour", "mday", "year"]
+    assert used_fields(b"%Ec %Oy %%") == ["sec", "min", "hour", "mday", "mon", "year", "wday"]
+    assert used_fields(b"%Z%z") == ["isdst", "gmtoff", "zone"]
+    assert used_fields(b"%Q") == [*TM_FIELDS, "gmtoff", "zone"]
+    assert used_fields(b"plain %") == []
+
+
+@pytest.mark.parametrize("opt", (pytest.param("O0", marks=pytest.mark.slow), "O2"))
+def test_strftime_prints_a_date_picked_by_the_input(opt):
+    """timetext: gmtime_r/localtime of a time computed from two input bytes, then strftime with
+    every conversion of the C locale, %s, the zone, a buffer too small (0) and an empty format.
+    angr's strftime is a stub (an unconstrained count, the buffer untouched: a one-byte program ran
+    120 s without a result). A user's script: every native outcome, every test replays, no stub."""
+    from .test_scanning import _same_as_native
+
+    r, native = _same_as_native(os.fspath(BUILD / f"timetext_{opt}"), b"abc", 2)
+    assert len(native) == 9 and r.stats["paths"] == 9
+    assert all(b"\n0\n0 []\n" in out for _, out in native)

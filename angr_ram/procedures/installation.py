@@ -25,6 +25,7 @@ from angr_ram.procedures.string_search import SEARCH_PROCEDURES
 from angr_ram.procedures.strings import STRING_PROCEDURES
 from angr_ram.procedures.temp_files import install_temp_files
 from angr_ram.procedures.threads import install_threads
+from angr_ram.procedures.time_text import install_time_text
 from angr_ram.procedures.varargs import install_varargs
 from angr_ram.procedures.weak_imports import resolve_weak_imports
 from angr_ram.procedures.wide_chars import install_wide_chars
@@ -36,7 +37,7 @@ def install_procedures(project, string_procedures: bool = True, environment: str
     """Everything angr-ram hooks in ``project``: weak imports resolved, the heap and start-up
     procedures (:func:`install_hooks`), the environment (:mod:`.environment`), threads, start-up
     data, aborting functions (:mod:`.aborts`), string copies (:mod:`.copies`), stdio, number parsing,
-    ``getline``/``getdelim`` (:mod:`.line_reading`), variadic calls, ``raise``/``kill`` (:mod:`.signal_delivery`), ``pipe`` (:mod:`.pipes`), wide characters in the C locale (:mod:`.wide_chars`), ``qsort`` (:mod:`.sorting`), ``gmtime``/``localtime`` (:mod:`.calendar`), temporary files (:mod:`.temp_files`) and the large-file names of the file functions (:mod:`.large_files`); in a
+    ``getline``/``getdelim`` (:mod:`.line_reading`), variadic calls, ``raise``/``kill`` (:mod:`.signal_delivery`), ``pipe`` (:mod:`.pipes`), wide characters in the C locale (:mod:`.wide_chars`), ``qsort`` (:mod:`.sorting`), ``gmtime``/``localtime`` (:mod:`.calendar`), ``strftime`` (:mod:`.time_text`), temporary files (:mod:`.temp_files`) and the large-file names of the file functions (:mod:`.large_files`); in a
     statically linked program, the rest of libc that angr models, by symbol (:mod:`.static_libc`).
     Without ``heap``, ``malloc`` and its family stay angr's (for a run without the ``ram`` plugin
     their objects need: :class:`angr_ram.merging.technique.QuantifiedMerging` alone)."""
@@ -62,6 +63,7 @@ def install_procedures(project, string_procedures: bool = True, environment: str
     install_wide_streams(project)
     install_sorting(project)
     install_calendar(project)
+    install_time_text(project)
     install_large_files(project)       # after the models their base names take
     install_static_libc(project)       # last: a static program's other libc functions, by symbol
 
