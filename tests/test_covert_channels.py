@@ -59,3 +59,17 @@ def test_a_pipe_is_two_descriptors_over_one_ordered_file(ram_state):
     assert st.solver.eval(n) == 3 and st.solver.eval(data[data.size() - 1:data.size() - 24], cast_to=bytes) == b"abc"
     assert st.solver.eval(st.posix.get_fd(r).read_data(8)[1]) == 0
     assert open_pipe(st) == (5, 6)
+
+
+@pytest.mark.parametrize("opt", (pytest.param("O0", marks=pytest.mark.slow), "O2"))
+def test_a_thread_that_starts_a_thread_gets_its_own_id(opt):
+    """samples/threadnest: main starts an outer thread that starts and joins an inner one. Each id
+    is its own (the inner one took its creator's id, so main saw the two ids equal and joined the
+    inner thread's value) and every native outcome is found, each test replaying."""
+    b = os.fspath(BUILD / f"threadnest_{opt}")
+    simgr, r = users_run(b, b"abz", 2)
+    native = outcome_set_over(b, [b"abz"] * 2)
+    assert len(native) == 4
+    assert set().union(*(path_outcomes(s) for s in simgr.deadended)) == native
+    assert not r.errors and r.stubs == {}
+    assert {x.status for x in replay(r.tests, b, jobs=1)} == {"ok"}

@@ -30,13 +30,13 @@ from angr_ram.core.errors import FATAL_SIGNAL, MemoryFault
 from angr_ram.memory.strategies.fork import forking_enabled
 from angr_ram.procedures.libc import hook_models, single_value
 from angr_ram.procedures.signals import (
-    _MASK,
     ACTION_BYTES,
+    MASK,
     MAX_SIGNAL,
-    _handler_of,
-    _memory_order,
-    _set_action,
     current_action,
+    handler_of,
+    memory_order,
+    set_action,
 )
 from angr_ram.procedures.stubs import record
 
@@ -56,7 +56,7 @@ def _name(k: int) -> str:
 
 def _flags(state, blob) -> int | None:
     top = blob.size() - 8 * FLAGS_AT
-    return single_value(state, _memory_order(state, blob[top - 1:top - 32]))
+    return single_value(state, memory_order(state, blob[top - 1:top - 32]))
 
 
 class _Delivering(angr.SimProcedure):
@@ -64,11 +64,11 @@ class _Delivering(angr.SimProcedure):
 
     def deliver(self, k: int):
         state = self.state
-        mask = state.globals.get(_MASK, claripy.BVV(0, 64))
+        mask = state.globals.get(MASK, claripy.BVV(0, 64))
         if not state.solver.is_false(mask & (1 << (k - 1)) != 0):
             raise angr.errors.SimProcedureError(f"{_name(k)} sent while it may be blocked: pending signals are not modelled")
         blob = current_action(state, k)
-        handler = single_value(state, _handler_of(state, blob))
+        handler = single_value(state, handler_of(state, blob))
         if handler is None:
             raise angr.errors.SimProcedureError(f"the handler of {_name(k)} has several values")
         if handler == SIG_IGN or (handler == 0 and k in IGNORED_BY_DEFAULT):
@@ -81,12 +81,16 @@ class _Delivering(angr.SimProcedure):
             return self.exit(128 + k)
         flags = _flags(state, blob) or 0
         if flags & SA_RESETHAND:
-            _set_action(state, k, claripy.BVV(0, ACTION_BYTES * 8))
+            set_action(state, k, claripy.BVV(0, ACTION_BYTES * 8))
         if flags & SA_SIGINFO:
             self.call(handler, (k, 0, 0), "delivered", prototype="void handler(int, void *, void *)")
         else:
             self.call(handler, (k,), "delivered", prototype="void handler(int)")
         return None
+
+    def delivered(self, *args):  # pylint: disable=unused-argument
+        """The handler returned: the call returns 0."""
+        return claripy.BVV(0, 32)
 
 
 class Raise(_Delivering):
@@ -100,8 +104,6 @@ class Raise(_Delivering):
             return self.state.libc.ret_errno("EINVAL")
         return self.deliver(k)
 
-    def delivered(self, sig):  # pylint: disable=arguments-differ,unused-argument
-        return claripy.BVV(0, 32)
 
 
 class Kill(_Delivering):
@@ -119,8 +121,6 @@ class Kill(_Delivering):
             return self.state.libc.ret_errno("EINVAL")
         return claripy.BVV(0, 32) if k == 0 else self.deliver(k)
 
-    def delivered(self, pid, sig):  # pylint: disable=arguments-differ,unused-argument
-        return claripy.BVV(0, 32)
 
 
 DELIVERY_PROCEDURES = {"raise": Raise, "gsignal": Raise, "kill": Kill}

@@ -32,7 +32,7 @@ def _actions(state) -> dict:
     return dict(state.globals.get(_KEY, ()))
 
 
-def _set_action(state, signum: int, blob) -> None:
+def set_action(state, signum: int, blob) -> None:
     actions = _actions(state)
     actions[signum] = blob
     state.globals[_KEY] = tuple(sorted(actions.items(), key=lambda kv: kv[0]))
@@ -43,14 +43,14 @@ def current_action(state, signum: int):
     return _actions(state).get(signum, claripy.BVV(0, ACTION_BYTES * 8))
 
 
-def _memory_order(state, value):
+def memory_order(state, value):
     """``value``'s bytes as the architecture stores them (reversed on a little-endian one); its own inverse."""
     return value.reversed if state.arch.memory_endness == "Iend_LE" else value
 
 
-def _handler_of(state, blob):
+def handler_of(state, blob):
     """The handler field (the first 8 bytes) of an action stored in memory order."""
-    return _memory_order(state, blob[blob.size() - 1:blob.size() - 64])
+    return memory_order(state, blob[blob.size() - 1:blob.size() - 64])
 
 
 def _valid(signum: int | None, setting: bool) -> bool:
@@ -73,7 +73,7 @@ class Sigaction(angr.SimProcedure):
         if not (not oldact.symbolic and oldact.concrete_value == 0):
             self.state.memory.store(oldact, current_action(self.state, k))
         if setting:
-            _set_action(self.state, k, self.state.memory.load(act, ACTION_BYTES))
+            set_action(self.state, k, self.state.memory.load(act, ACTION_BYTES))
         return claripy.BVV(0, 32)
 
 
@@ -90,15 +90,15 @@ class Signal(angr.SimProcedure):
         if not _valid(k, True):
             self.state.libc.ret_errno(EINVAL)
             return claripy.BVV(-1, self.state.arch.bits)
-        previous = _handler_of(self.state, current_action(self.state, k))
+        previous = handler_of(self.state, current_action(self.state, k))
         rest = claripy.BVV(0, 128 * 8)
-        flags = _memory_order(self.state, claripy.BVV(SA_RESTART, 32))
-        _set_action(self.state, k, claripy.Concat(_memory_order(self.state, handler), rest, flags,
+        flags = memory_order(self.state, claripy.BVV(SA_RESTART, 32))
+        set_action(self.state, k, claripy.Concat(memory_order(self.state, handler), rest, flags,
                                                   claripy.BVV(0, 32 + 64)))
         return previous
 
 
-_MASK = "angr_ram_signal_mask"      # state.globals: the blocked signals (64 bits, as the kernel keeps them)
+MASK = "angr_ram_signal_mask"      # state.globals: the blocked signals (64 bits, as the kernel keeps them)
 SIG_BLOCK, SIG_UNBLOCK, SIG_SETMASK = 0, 1, 2
 MASK_BYTES = 8                      # what glibc passes the kernel of a 128-byte sigset_t
 
@@ -110,7 +110,7 @@ class Sigprocmask(angr.SimProcedure):
 
     def run(self, how, set_, oldset):  # pylint: disable=arguments-differ
         endness = self.state.arch.memory_endness
-        mask = self.state.globals.get(_MASK, claripy.BVV(0, 64))
+        mask = self.state.globals.get(MASK, claripy.BVV(0, 64))
         given = not (not set_.symbolic and set_.concrete_value == 0)
         h = single_value(self.state, how[31:0]) if given else SIG_BLOCK
         if h is None:
@@ -124,7 +124,7 @@ class Sigprocmask(angr.SimProcedure):
             new = self.state.memory.load(set_, MASK_BYTES, endness=endness)
             never = claripy.BVV((1 << (SIGKILL - 1)) | (1 << (SIGSTOP - 1)), 64)
             mask = (mask | new) if h == SIG_BLOCK else (mask & ~new) if h == SIG_UNBLOCK else new
-            self.state.globals[_MASK] = mask & ~never
+            self.state.globals[MASK] = mask & ~never
         return claripy.BVV(0, 32)
 
     def _fail(self, name: str):

@@ -98,28 +98,33 @@ class Equal(angr.SimProcedure):
         return claripy.If(a == b, claripy.BVV(1, 32), claripy.BVV(0, 32))
 
 
-_STARTED = "angr_ram_pthread_started"    # state.globals: (threads running, ((id, return value), ...))
+_STARTED = "angr_ram_pthread_started"    # state.globals: (threads created, ids running innermost last,
+#                                          ((id, return value), ...) of those that returned)
 FIRST_THREAD = THREAD_ID + 0x801000         # the ids of started threads: apart from the main one
 THREAD_SPACING = 0x801000                   # glibc's default thread stack and guard, as ids are spaced
 ESRCH = 3
 
 
+def _threads(state) -> tuple[int, tuple, tuple]:
+    return state.globals.get(_STARTED, (0, (), ()))
+
+
 class Create(angr.SimProcedure):
     """``pthread_create(thread, attr, start, arg)``: ``*thread`` gets a fresh id, ``start(arg)`` runs
-    to its return, which ``pthread_join`` gives; returns 0."""
+    to its return, which ``pthread_join`` gives; returns 0. A thread that creates another one runs
+    it to its return first: the routines' calls nest, so the innermost running thread returns first."""
 
     def run(self, thread, attr, start, arg):  # pylint: disable=arguments-differ,unused-argument
-        running, done = self.state.globals.get(_STARTED, (0, ()))
-        tid = FIRST_THREAD + THREAD_SPACING * len(done)
+        created, running, done = _threads(self.state)
+        tid = FIRST_THREAD + THREAD_SPACING * created
         self.state.memory.store(thread, claripy.BVV(tid, 64), endness=self.state.arch.memory_endness)
-        self.state.globals[_STARTED] = (running + 1, done)
+        self.state.globals[_STARTED] = (created + 1, (*running, tid), done)
         self.call(start, (arg,), "returned", prototype="void *start_routine(void *)")
 
     def returned(self, thread, attr, start, arg):  # pylint: disable=arguments-differ,unused-argument
-        running, done = self.state.globals[_STARTED]
+        created, running, done = _threads(self.state)
         value = self.state.registers.load(self.state.arch.ret_offset, self.state.arch.bytes)
-        tid = FIRST_THREAD + THREAD_SPACING * len(done)
-        self.state.globals[_STARTED] = (running - 1, (*done, (tid, value)))
+        self.state.globals[_STARTED] = (created, running[:-1], (*done, (running[-1], value)))
         return claripy.BVV(0, 32)
 
 
@@ -131,7 +136,7 @@ class Join(angr.SimProcedure):
         tid = single_value(self.state, thread)
         if tid is None:
             raise angr.errors.SimProcedureError("pthread_join of a thread id with several values")
-        values = dict(self.state.globals.get(_STARTED, (0, ()))[1])
+        values = dict(_threads(self.state)[2])
         if tid not in values:
             return claripy.BVV(ESRCH, 32)
         if retval.symbolic or retval.concrete_value != 0:
@@ -145,7 +150,7 @@ class Exit(angr.SimProcedure):
     NO_RET = True
 
     def run(self, value):  # pylint: disable=arguments-differ,unused-argument
-        if self.state.globals.get(_STARTED, (0, ()))[0]:
+        if _threads(self.state)[1]:
             raise angr.errors.SimProcedureError("pthread_exit inside a started thread: unwinding to its creator is not modelled")
         self.exit(0)
 
