@@ -1,0 +1,173 @@
+"""``strtod``, ``strtof`` and ``atof`` (C11 7.22.1.3) over symbolic bytes: one path per text read.
+
+angr has no model (stubs: an unconstrained result, ``*endptr`` untouched): a program that compares
+the number it read took paths no input reaches (a probe reading 3 bytes got 491 outcomes the native
+program never gives, 513 of its 514 tests mismatching). Converting decimal text to the nearest
+double needs arbitrary precision, which the solver has no theory of, so here the text is made
+concrete instead: the bytes at ``nptr`` are walked with the solver, extending a text byte by byte
+while it can still grow into one ``strtod`` reads (white space, a sign, decimal or hexadecimal
+digits with a point and an exponent, ``inf``/``infinity``, ``nan`` and ``nan(chars)``: a
+*viable* prefix), and ending it where the next byte may be one that stops the number. Each text
+is then read by this machine's C library (``strtod_l`` in the C locale: the glibc a replay runs
+with), which gives the value, the bytes it took (``*endptr``) and ``ERANGE``. One text: the result;
+several: the state forks once per text (up to ``MAX_TEXTS`` of them; more ends the path as a
+``symbolic-format-argument`` error, as ``printf`` of a value with too many values does). A number
+that may run past the readable bytes, or a string at a pointer of several values outside a forking
+step, is a named error, never a guess."""
+
+from __future__ import annotations
+
+import ctypes
+import re
+import struct
+
+import angr
+import claripy
+
+from angr_ram.core.errors import ForkRequest, Target
+from angr_ram.memory.pointers import pointer_cases
+from angr_ram.memory.strategies.fork import value_forking_enabled
+from angr_ram.procedures.byte_scan import Bytes
+from angr_ram.procedures.libc import _fault, hook_models
+
+MAX_TEXT = 4096                 # the most bytes read at nptr (a pointer with no object behind it)
+MAX_TEXTS = 1024                # the most texts one call forks into
+ERANGE = 34
+LC_ALL_MASK = 0x1FBF            # glibc's LC_ALL_MASK
+
+_HEX = "[0-9a-f]"
+_VIABLE = re.compile(  # every prefix of a text strtod reads in the C locale (case-insensitively)
+    r"[ \t\n\v\f\r]*[+-]?("
+    r"\d*|\d*\.\d*|(\d+\.?\d*|\.\d+)e[+-]?\d*"                                  # decimal
+    rf"|0x({_HEX}*|{_HEX}*\.{_HEX}*|({_HEX}+\.?{_HEX}*|\.{_HEX}+)p[+-]?\d*)"    # hexadecimal
+    r"|i(n(f(i(n(i(t(y)?)?)?)?)?)?)?"                                             # inf, infinity
+    r"|n(a(n(\([0-9a-z_]*\)?)?)?)?)",                                           # nan, nan(chars)
+    re.IGNORECASE | re.ASCII)
+_CANDIDATES = b" \t\n\v\f\r+-.()_" + bytes(range(48, 58)) + bytes(range(65, 91)) + bytes(range(97, 123))
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_LIBC.newlocale.restype = ctypes.c_void_p
+_LIBC.newlocale.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p]
+_C_LOCALE = _LIBC.newlocale(LC_ALL_MASK, b"C", None)
+for _name, _type in (("strtod_l", ctypes.c_double), ("strtof_l", ctypes.c_float)):
+    getattr(_LIBC, _name).restype = _type
+    getattr(_LIBC, _name).argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_void_p]
+
+
+def viable(prefix: bytes) -> bool:
+    """Whether ``prefix`` can be the start of a text ``strtod`` reads (so the next byte may extend it)."""
+    return _VIABLE.fullmatch(prefix.decode("latin-1")) is not None
+
+
+def continuations(prefix: bytes) -> list[int]:
+    """The bytes that keep ``prefix`` viable."""
+    return [c for c in _CANDIDATES if viable(prefix + bytes([c]))]
+
+
+def read_number(text: bytes, bits: int = 64) -> tuple[int, int, bool]:
+    """``(value's bits, bytes read, ERANGE)`` of glibc's ``strtod`` (``bits`` 32: ``strtof``) of ``text``
+    in the C locale."""
+    buf = ctypes.create_string_buffer(text)
+    end = ctypes.c_char_p()
+    ctypes.set_errno(0)
+    v = (_LIBC.strtod_l if bits == 64 else _LIBC.strtof_l)(buf, ctypes.byref(end), _C_LOCALE)
+    erange = ctypes.get_errno() == ERANGE
+    used = ctypes.cast(end, ctypes.c_void_p).value - ctypes.addressof(buf)
+    raw = struct.unpack("<Q", struct.pack("<d", v))[0] if bits == 64 else struct.unpack("<I", struct.pack("<f", v))[0]
+    return raw, used, erange
+
+
+def texts(state, s, most: int = MAX_TEXTS) -> list[tuple[bytes, list]] | None:
+    """The texts ``strtod`` can read from the bytes ``s`` on this path, each with its constraint
+    (its bytes, then a byte that stops it): at most ``most``, None for more. Raises when a text may
+    run past the readable bytes."""
+    out, todo = [], [(b"", [])]
+    sub = state.ram.substitute if state.has_plugin("ram") else (lambda e: e)
+    while todo:
+        prefix, conds = todo.pop()
+        c = s[len(prefix)]
+        if c is None:
+            raise angr.errors.SimProcedureError(f"strtod of a number that may go on past the {len(prefix)} readable bytes")
+        grow = continuations(prefix)
+        if not c.symbolic:
+            if c.concrete_value in grow:
+                todo.append((prefix + bytes([c.concrete_value]), conds))
+            else:
+                out.append((prefix, conds))
+            continue
+        sc = sub(c)
+        for v in _values(state, sc, grow, [*map(sub, conds)]):
+            todo.append((prefix + bytes([v]), [*conds, c == v]))
+        stop = claripy.And(*[c != g for g in grow]) if grow else claripy.true()
+        if not grow or state.solver.satisfiable(extra_constraints=(*map(sub, conds), sub(stop))):
+            out.append((prefix, [*conds, stop]))
+        if len(out) + len(todo) > most:      # each pending prefix ends in one text at least
+            return None
+    return out
+
+
+def _values(state, c, among: list[int], conds: list) -> list[int]:
+    """The values of byte ``c`` among ``among`` under ``conds`` (none when they cannot hold)."""
+    if not among:
+        return []
+    try:
+        return sorted(state.solver.eval_upto(c, len(among) + 1, extra_constraints=(*conds, claripy.Or(*[c == g for g in among]))))
+    except angr.errors.SimUnsatError:
+        return []
+
+
+class Strtod(angr.SimProcedure):
+    """``strtod(nptr, endptr)``: see the module doc."""
+
+    BITS = 64
+
+    def __init__(self, **kwargs):
+        ret = "double" if self.BITS == 64 else "float"
+        super().__init__(prototype=angr.types.parse_signature(f"{ret} f(char *, char **)"), **kwargs)
+
+    def run(self, nptr, endptr):  # pylint: disable=arguments-differ
+        state = self.state
+        cases = pointer_cases(state, nptr, MAX_TEXT)
+        if cases is not None and len(cases) > 1:
+            if not value_forking_enabled():
+                raise angr.errors.SimProcedureError("strtod of a pointer into several strings outside a forking step")
+            raise ForkRequest([Target(cond, "value") for cond, _, _ in cases], "strtod pointer")
+        readable = cases[0][2] if cases else MAX_TEXT
+        found = texts(state, Bytes(state, nptr, readable))
+        if found is None:
+            raise _fault(f"strtod of a text with more than {MAX_TEXTS} values")
+        if len(found) > 1:
+            if not value_forking_enabled():
+                raise angr.errors.SimProcedureError("strtod of a text with several values outside a forking step")
+            raise ForkRequest([Target(claripy.And(*conds), "value") for _, conds in found], "strtod text")
+        raw, used, erange = read_number(found[0][0], self.BITS)
+        if endptr.symbolic or endptr.concrete_value != 0:
+            state.memory.store(endptr, nptr + used, endness=state.arch.memory_endness)
+        if erange and state.libc.errno_location is not None:
+            state.libc.errno = ERANGE
+        return claripy.BVV(raw, self.BITS)
+
+
+class Strtof(Strtod):
+    """``strtof(nptr, endptr)``."""
+
+    BITS = 32
+
+
+class Atof(Strtod):
+    """``atof(s)`` = ``strtod(s, NULL)``."""
+
+    def __init__(self, **kwargs):
+        super(Strtod, self).__init__(prototype=angr.types.parse_signature("double f(char *)"), **kwargs)
+
+    def run(self, s):  # pylint: disable=arguments-differ
+        return super().run(s, claripy.BVV(0, 64))
+
+
+FLOAT_PARSING_PROCEDURES = {"strtod": Strtod, "__strtod_internal": Strtod, "strtof": Strtof,
+                            "__strtof_internal": Strtof, "atof": Atof}
+
+
+def install_float_parsing(project) -> None:
+    """Hook ``strtod``, ``strtof`` and ``atof`` of ``project`` (see module doc)."""
+    hook_models(project, FLOAT_PARSING_PROCEDURES)
