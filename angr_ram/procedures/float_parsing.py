@@ -1,4 +1,4 @@
-"""``strtod``, ``strtof`` and ``atof`` (C11 7.22.1.3) over symbolic bytes: one path per text read.
+"""``strtod``, ``strtof``, ``atof`` (C11 7.22.1.3) and ``strtod_l``/``strtof_l`` over symbolic bytes: one path per text read.
 
 angr has no model (stubs: an unconstrained result, ``*endptr`` untouched): a program that compares
 the number it read took paths no input reaches (a probe reading 3 bytes got 491 outcomes the native
@@ -120,10 +120,11 @@ class Strtod(angr.SimProcedure):
     """``strtod(nptr, endptr)``: see the module doc."""
 
     BITS = 64
+    PARAMETERS = "char *, char **"
 
     def __init__(self, **kwargs):
         ret = "double" if self.BITS == 64 else "float"
-        super().__init__(prototype=angr.types.parse_signature(f"{ret} f(char *, char **)"), **kwargs)
+        super().__init__(prototype=angr.types.parse_signature(f"{ret} f({self.PARAMETERS})"), **kwargs)
 
     def run(self, nptr, endptr):  # pylint: disable=arguments-differ
         state = self.state
@@ -154,18 +155,31 @@ class Strtof(Strtod):
     BITS = 32
 
 
+class StrtodL(Strtod):
+    """``strtod_l(nptr, endptr, locale)``: the C locale's (gnulib's ``c_strtod`` passes one)."""
+
+    PARAMETERS = "char *, char **, void *"
+
+    def run(self, nptr, endptr, locale):  # pylint: disable=arguments-differ,unused-argument
+        return super().run(nptr, endptr)
+
+
+class StrtofL(StrtodL):
+    BITS = 32
+
+
 class Atof(Strtod):
     """``atof(s)`` = ``strtod(s, NULL)``."""
 
-    def __init__(self, **kwargs):
-        super(Strtod, self).__init__(prototype=angr.types.parse_signature("double f(char *)"), **kwargs)
+    PARAMETERS = "char *"
 
     def run(self, s):  # pylint: disable=arguments-differ
         return super().run(s, claripy.BVV(0, 64))
 
 
 FLOAT_PARSING_PROCEDURES = {"strtod": Strtod, "__strtod_internal": Strtod, "strtof": Strtof,
-                            "__strtof_internal": Strtof, "atof": Atof}
+                            "__strtof_internal": Strtof, "strtod_l": StrtodL, "__strtod_l": StrtodL,
+                            "strtof_l": StrtofL, "__strtof_l": StrtofL, "atof": Atof}
 
 
 def install_float_parsing(project) -> None:

@@ -1,0 +1,53 @@
+"""Sleeps that complete (angr_ram.procedures.sleeping). angr's ``nanosleep`` stub made a loop that
+sleeps again on ``EINTR`` fork a path per iteration forever (samples/naps and coreutils' ``sleep``
+gave no result)."""
+
+import os
+import shutil
+
+import angr
+import claripy
+import pytest
+
+import angr_ram
+from angr_ram.run.outcomes import path_outcomes
+from angr_ram.run.replay import replay
+from angr_ram.run.runner import summarize
+
+from .conftest import BUILD, assert_tests_replay
+from .groundtruth import outcome_set_over
+from .test_scanning import users_run
+
+
+@pytest.mark.parametrize("opt", (pytest.param("O0", marks=pytest.mark.slow), "O2"))
+def test_a_sleep_loop_ends_and_a_bad_request_is_einval(opt):
+    """samples/naps over two bytes: every native outcome (slept, EINVAL from nanosleep in errno and
+    from clock_nanosleep as its result), none other, every test replaying."""
+    b = os.fspath(BUILD / f"naps_{opt}")
+    simgr, r = users_run(b, b"1xn", 2)
+    native = outcome_set_over(b, [b"1xn"] * 2)
+    assert len(native) == 4 and not r.errors and r.stubs == {}
+    assert set().union(*(path_outcomes(s) for s in simgr.deadended)) == native
+    assert [x.status for x in replay(r.tests, b, jobs=2) if x.status != "ok"] == []
+
+
+def test_coreutils_sleep_with_a_symbolic_argument():
+    """Debian's ``sleep`` (gnulib: ``strtod_l`` in the C locale, then ``xnanosleep``) with one
+    three-byte ``claripy.BVS`` argument over ``0.es``: both native exit codes, tests that replay,
+    no stub but ``newlocale``."""
+    prog = shutil.which("sleep")
+    if prog is None:
+        pytest.skip("no sleep")
+    proj = angr.Project(prog, auto_load_libs=False)
+    arg = claripy.BVS("arg", 24)
+    st = proj.factory.entry_state(args=["sleep", arg])
+    for byte in arg.chop(8):
+        st.solver.add(claripy.Or(*[byte == c for c in b"0.es"]))
+    simgr = proj.factory.simulation_manager(st)
+    tech = simgr.use_technique(angr_ram.RelocatableMemory())
+    simgr.run()
+    r = summarize(simgr, tech, tests=True)
+    assert not r.errors and set(r.stubs) <= {"newlocale"}
+    assert {code for code, _ in r.outcomes} == {0, 1}
+    assert {t.args[0] for t in r.tests if t.exit == 0} >= {b"000", b"0.0", b"0e0", b"00s"}
+    assert_tests_replay(prog, r)
