@@ -8,6 +8,8 @@ import claripy
 import pytest
 
 import angr_ram
+from angr_ram.core.errors import Target
+from angr_ram.procedures import float_parsing
 from angr_ram.procedures.byte_scan import Bytes
 from angr_ram.procedures.float_parsing import MAX_TEXTS, continuations, read_number, texts, viable
 from angr_ram.run.outcomes import path_outcomes
@@ -55,6 +57,20 @@ def test_texts_of_a_symbolic_byte_are_each_value_that_reads_differently(ram_stat
     assert MAX_TEXTS >= 1024
 
 
+def test_the_walk_has_a_solver_call_budget(ram_state, monkeypatch):
+    """Three symbolic digits cost two solver calls per symbolic prefix: four calls do not reach the
+    third byte, so the walk ends as a named error (outside a step: angr's procedure error)."""
+    st = ram_state.copy()
+    d = claripy.BVS("d", 24)
+    st.memory.store(0x500000, claripy.Concat(d, claripy.BVV(0, 8)))
+    for byte in d.chop(8):
+        st.solver.add(claripy.And(byte >= ord("0"), byte <= ord("9")))
+    assert len(texts(st, Bytes(st, claripy.BVV(0x500000, 64), 4))) == 1000
+    monkeypatch.setattr(float_parsing, "MAX_WALK_QUERIES", 4)
+    with pytest.raises(angr.errors.SimProcedureError, match="more than 4 solver calls"):
+        texts(st, Bytes(st, claripy.BVV(0x500000, 64), 4))
+
+
 @pytest.mark.parametrize("opt", (pytest.param("O0", marks=pytest.mark.slow), "O2"))
 @pytest.mark.parametrize("alphabet", (b"1.e-5", b"0x.p1-", pytest.param(b"inaf(-", marks=pytest.mark.slow)))
 def test_a_users_script_reads_numbers_as_glibc_does(opt, alphabet):
@@ -92,3 +108,28 @@ def test_out_of_range_texts_set_erange_as_glibc_does():
         (5, b"overflow\n+inf\n"), (0, b"underflow\n6 0\n"), (0, b"tiny\nfloat differs\n6 1.0000000000000019e-309\n")}
     assert not r.errors and set().union(*(path_outcomes(s) for s in simgr.deadended)) == native
     assert [x.status for x in replay(r.tests, b, jobs=2) if x.status != "ok"] == []
+
+
+def test_a_fork_reads_its_text_without_walking_again(monkeypatch):
+    """The call forks once per text and each fork re-executes it: the fork finds its text left by
+    the call (Target.hint), so one walk serves every fork. Without the hint each fork walks its
+    text again: exactly one walk more per fork, and the same outcomes."""
+    b = os.fspath(BUILD / "floatread_O2")
+    walks, forks = [0], [0]
+    walk = float_parsing.texts
+
+    def counted(*a, **k):
+        walks[0] += 1
+        found = walk(*a, **k)
+        forks[0] += len(found) if found is not None and len(found) > 1 else 0
+        return found
+
+    monkeypatch.setattr(float_parsing, "texts", counted)
+    simgr, _ = users_run(b, b"1.e-5", 2)
+    hinted = (walks[0], forks[0], set().union(*(path_outcomes(s) for s in simgr.deadended)))
+    walks[0] = forks[0] = 0
+    monkeypatch.setattr(float_parsing, "Target", lambda *a, hint=None, **k: Target(*a, **k))
+    simgr, _ = users_run(b, b"1.e-5", 2)
+    assert hinted[2] == set().union(*(path_outcomes(s) for s in simgr.deadended)) == outcome_set_over(b, [b"1.e-5"] * 2)
+    assert hinted[1] == forks[0] > 0
+    assert walks[0] == hinted[0] + hinted[1]

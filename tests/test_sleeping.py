@@ -10,6 +10,8 @@ import claripy
 import pytest
 
 import angr_ram
+from angr_ram.procedures.libc import set_errno
+from angr_ram.procedures.sleeping import EINVAL
 from angr_ram.run.outcomes import path_outcomes
 from angr_ram.run.replay import replay
 from angr_ram.run.runner import summarize
@@ -51,3 +53,21 @@ def test_coreutils_sleep_with_a_symbolic_argument():
     assert {code for code, _ in r.outcomes} == {0, 1}
     assert {t.args[0] for t in r.tests if t.exit == 0} >= {b"000", b"0.0", b"0e0", b"00s"}
     assert_tests_replay(prog, r)
+
+
+def test_errno_is_set_where_the_condition_holds(ram_state):
+    """``set_errno``: the code where a symbolic condition holds (the old value elsewhere), the code
+    for a condition that holds, nothing for one that cannot, nothing before errno has a location."""
+    st = ram_state.copy()
+    st.libc.errno_location = 0x500000
+    st.libc.errno = 7
+    x = claripy.BVS("x", 32)
+    set_errno(st, EINVAL, x == 1)
+    assert set(st.solver.eval_upto(st.libc.errno, 3)) == {7, EINVAL}
+    assert st.solver.eval(st.libc.errno, extra_constraints=[x == 1]) == EINVAL
+    set_errno(st, 9, claripy.false())
+    assert set(st.solver.eval_upto(st.libc.errno, 3)) == {7, EINVAL}
+    set_errno(st, 9)
+    assert st.solver.eval_upto(st.libc.errno, 2) == [9]
+    st.libc.errno_location = None
+    set_errno(st, 5, x == 2)                # no location yet: no store, no error

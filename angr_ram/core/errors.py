@@ -27,6 +27,17 @@ class Target:
     error: str | None = None           # error kind for kind == "error"
     message: str = ""
     obj_id: int | None = None
+    # (key, value) the fork finds in its ``globals`` when it re-executes the step: what the call that
+    # asked for the fork already knows of this way (strtod's text), so it is not worked out again
+    hint: tuple | None = None
+
+    def fork(self, state):
+        """A copy of ``state`` that goes this way: the constraint added, the hint left."""
+        s = state.copy()
+        s.add_constraints(self.constraint)
+        if self.hint is not None:
+            s.globals[self.hint[0]] = self.hint[1]
+        return s
 
 
 class ForkRequest(Exception):  # noqa: N818 - a control-flow signal, not an error

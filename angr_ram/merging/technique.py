@@ -195,12 +195,7 @@ class QuantifiedMerging(ExplorationTechnique):
             with value_forking():
                 return simgr.step_state(state, **kwargs)
         except ForkRequest as fr:
-            forks = []
-            for t in fr.targets:
-                s = state.copy()
-                s.add_constraints(t.constraint)
-                forks.append(s)
-            return {None: forks}
+            return {None: [t.fork(state) for t in fr.targets]}
 
     def _step(self, simgr, stash, **kwargs):
         simgr = simgr.step(stash=stash, **kwargs)

@@ -18,6 +18,7 @@ step, is a named error, never a guess."""
 from __future__ import annotations
 
 import ctypes
+import functools
 import re
 import struct
 
@@ -28,11 +29,13 @@ from angr_ram.core.errors import ForkRequest, Target
 from angr_ram.memory.pointers import pointer_cases
 from angr_ram.memory.strategies.fork import value_forking_enabled
 from angr_ram.procedures.byte_scan import Bytes
-from angr_ram.procedures.libc import _fault, hook_models
+from angr_ram.procedures.libc import _fault, hook_models, set_errno
 
 MAX_TEXT = 4096                 # the most bytes read at nptr (a pointer with no object behind it)
 MAX_TEXTS = 1024                # the most texts one call forks into
+MAX_WALK_QUERIES = 16 * MAX_TEXTS  # the most solver calls one call's walk over its texts makes
 ERANGE = 34
+HINT_KEY = "angr_ram.strtod_text"   # a fork's text, left by the call that forked (Target.hint)
 LC_ALL_MASK = 0x1FBF            # glibc's LC_ALL_MASK
 
 _HEX = "[0-9a-f]"
@@ -54,14 +57,16 @@ for _name, _type in (("strtod_l", ctypes.c_double), ("strtof_l", ctypes.c_float)
     getattr(_LIBC, _name).argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_void_p]
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def viable(prefix: bytes) -> bool:
     """Whether ``prefix`` can be the start of a text ``strtod`` reads (so the next byte may extend it)."""
     return _VIABLE.fullmatch(prefix.decode("latin-1")) is not None
 
 
-def continuations(prefix: bytes) -> list[int]:
+@functools.lru_cache(maxsize=1 << 12)
+def continuations(prefix: bytes) -> tuple[int, ...]:
     """The bytes that keep ``prefix`` viable."""
-    return [c for c in _CANDIDATES if viable(prefix + bytes([c]))]
+    return tuple(c for c in _CANDIDATES if viable(prefix + bytes([c])))
 
 
 def read_number(text: bytes, bits: int = 64) -> tuple[int, int, bool]:
@@ -80,33 +85,36 @@ def read_number(text: bytes, bits: int = 64) -> tuple[int, int, bool]:
 def texts(state, s, most: int = MAX_TEXTS) -> list[tuple[bytes, list]] | None:
     """The texts ``strtod`` can read from the bytes ``s`` on this path, each with its constraint
     (its bytes, then a byte that stops it): at most ``most``, None for more. Raises when a text may
-    run past the readable bytes."""
-    out, todo = [], [(b"", [])]
+    run past the readable bytes or the walk needs more than ``MAX_WALK_QUERIES`` solver calls."""
     sub = state.ram.substitute if state.has_plugin("ram") else (lambda e: e)
+    out, todo, asked = [], [(b"", [], ())], 0      # a prefix, its constraints, and them substituted
     while todo:
-        prefix, conds = todo.pop()
+        prefix, conds, subbed = todo.pop()
         c = s[len(prefix)]
         if c is None:
             raise angr.errors.SimProcedureError(f"strtod of a number that may go on past the {len(prefix)} readable bytes")
         grow = continuations(prefix)
         if not c.symbolic:
             if c.concrete_value in grow:
-                todo.append((prefix + bytes([c.concrete_value]), conds))
+                todo.append((prefix + bytes([c.concrete_value]), conds, subbed))
             else:
                 out.append((prefix, conds))
             continue
+        asked += 2
+        if asked > MAX_WALK_QUERIES:
+            raise _fault(f"strtod of a text whose values took more than {MAX_WALK_QUERIES} solver calls to walk")
         sc = sub(c)
-        for v in _values(state, sc, grow, [*map(sub, conds)]):
-            todo.append((prefix + bytes([v]), [*conds, c == v]))
+        for v in _values(state, sc, grow, subbed):
+            todo.append((prefix + bytes([v]), [*conds, c == v], (*subbed, sc == v)))
         stop = claripy.And(*[c != g for g in grow]) if grow else claripy.true()
-        if not grow or state.solver.satisfiable(extra_constraints=(*map(sub, conds), sub(stop))):
+        if not grow or state.solver.satisfiable(extra_constraints=(*subbed, sub(stop))):
             out.append((prefix, [*conds, stop]))
         if len(out) + len(todo) > most:      # each pending prefix ends in one text at least
             return None
     return out
 
 
-def _values(state, c, among: list[int], conds: list) -> list[int]:
+def _values(state, c, among: tuple[int, ...], conds: tuple) -> list[int]:
     """The values of byte ``c`` among ``among`` under ``conds`` (none when they cannot hold)."""
     if not among:
         return []
@@ -133,19 +141,26 @@ class Strtod(angr.SimProcedure):
             if not value_forking_enabled():
                 raise angr.errors.SimProcedureError("strtod of a pointer into several strings outside a forking step")
             raise ForkRequest([Target(cond, "value") for cond, _, _ in cases], "strtod pointer")
-        readable = cases[0][2] if cases else MAX_TEXT
-        found = texts(state, Bytes(state, nptr, readable))
-        if found is None:
-            raise _fault(f"strtod of a text with more than {MAX_TEXTS} values")
-        if len(found) > 1:
-            if not value_forking_enabled():
-                raise angr.errors.SimProcedureError("strtod of a text with several values outside a forking step")
-            raise ForkRequest([Target(claripy.And(*conds), "value") for _, conds in found], "strtod text")
-        raw, used, erange = read_number(found[0][0], self.BITS)
+        call = (state.history.depth, state.addr, nptr.hash())
+        hint = state.globals.pop(HINT_KEY, None)
+        if hint is not None and hint[0] == call:     # a fork of this call: its text is known
+            text = hint[1]
+        else:
+            readable = cases[0][2] if cases else MAX_TEXT
+            found = texts(state, Bytes(state, nptr, readable))
+            if found is None:
+                raise _fault(f"strtod of a text with more than {MAX_TEXTS} values")
+            if len(found) > 1:
+                if not value_forking_enabled():
+                    raise angr.errors.SimProcedureError("strtod of a text with several values outside a forking step")
+                raise ForkRequest([Target(claripy.And(*conds), "value", hint=(HINT_KEY, (call, t)))
+                                   for t, conds in found], "strtod text")
+            text = found[0][0]
+        raw, used, erange = read_number(text, self.BITS)
         if endptr.symbolic or endptr.concrete_value != 0:
             state.memory.store(endptr, nptr + used, endness=state.arch.memory_endness)
-        if erange and state.libc.errno_location is not None:
-            state.libc.errno = ERANGE
+        if erange:
+            set_errno(state, ERANGE)
         return claripy.BVV(raw, self.BITS)
 
 

@@ -54,6 +54,20 @@ def single_value(state, v) -> int | None:
     return vals[0] if len(vals) == 1 else None
 
 
+def set_errno(state, code: int, cond=True) -> None:
+    """Set ``errno`` to ``code`` where ``cond`` holds (a claripy Bool: an if-then-else over the old
+    value when symbolic); nothing while the program has no ``errno`` location yet."""
+    libc = state.libc
+    if libc.errno_location is None:
+        return
+    if isinstance(cond, bool) or not cond.symbolic:
+        if cond is True or (not isinstance(cond, bool) and cond.is_true()):
+            libc.errno = code
+        return
+    errno = libc.errno
+    libc.errno = claripy.If(cond, claripy.BVV(code, errno.size()), errno)
+
+
 class RamLibcStartMain(angr.SIM_PROCEDURES["glibc"]["__libc_start_main"]):
     """__libc_start_main whose exit code is main's return value (stock angr always exits 0)."""
 

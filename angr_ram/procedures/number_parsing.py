@@ -24,7 +24,7 @@ import angr
 import claripy
 
 from angr_ram.procedures.byte_scan import Bytes, by_cases, count_answer
-from angr_ram.procedures.libc import hook_models
+from angr_ram.procedures.libc import hook_models, set_errno
 
 ERANGE, EINVAL = 34, 22
 (WS, SIGNED, ZERO, PREFIX_X, PREFIX_B, DIGITS, DONE) = range(7)
@@ -234,7 +234,7 @@ class _Strto(angr.SimProcedure):
         if b >= 1 << 31:
             b -= 1 << 32
         if b < 0 or b == 1 or b > 36:        # glibc: EINVAL, 0, *endptr untouched
-            self._set_errno(claripy.true(), EINVAL)
+            set_errno(state, EINVAL)
             return claripy.BVV(0, 64)
         unsigned, c23 = self.UNSIGNED, self.C23
 
@@ -253,15 +253,8 @@ class _Strto(angr.SimProcedure):
         value, end, erange = packed[135:72], packed[71:8], packed[7:0] != 0
         if endptr.symbolic or endptr.concrete_value != 0:
             state.memory.store(endptr, end, endness=state.arch.memory_endness)
-        self._set_errno(erange, ERANGE)
+        set_errno(state, ERANGE, erange)
         return value
-
-    def _set_errno(self, cond, code: int) -> None:
-        libc = self.state.libc
-        if libc.errno_location is None or cond.is_false():
-            return
-        libc.errno = claripy.If(cond, claripy.BVV(code, 32), libc.errno) if cond.symbolic else code
-
 
 class _Strtoul(_Strto):
     UNSIGNED = True

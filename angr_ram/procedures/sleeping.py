@@ -14,7 +14,7 @@ from __future__ import annotations
 import angr
 import claripy
 
-from angr_ram.procedures.libc import hook_models
+from angr_ram.procedures.libc import hook_models, set_errno
 
 EINVAL = 22
 NSEC_PER_SEC = 1_000_000_000
@@ -35,9 +35,7 @@ class Nanosleep(angr.SimProcedure):
         bad = invalid_request(self.state, req)
         if not bad.symbolic and bad.is_false():
             return claripy.BVV(0, 32)
-        libc = self.state.libc
-        if libc.errno_location is not None:
-            libc.errno = claripy.If(bad, claripy.BVV(EINVAL, 32), libc.errno) if bad.symbolic else EINVAL
+        set_errno(self.state, EINVAL, bad)
         return claripy.If(bad, claripy.BVV(-1 & 0xFFFFFFFF, 32), claripy.BVV(0, 32))
 
 

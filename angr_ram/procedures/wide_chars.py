@@ -16,7 +16,7 @@ from __future__ import annotations
 import angr
 import claripy
 
-from angr_ram.procedures.libc import hook_models, single_value
+from angr_ram.procedures.libc import hook_models, set_errno, single_value
 
 EILSEQ = 84
 WEOF = 0xFFFFFFFF
@@ -42,8 +42,7 @@ def convert_byte(proc, pwc, s, n, incomplete_on_empty: bool):
     if not _null(pwc):
         old = state.memory.load(pwc, 4, endness=state.arch.memory_endness)
         state.memory.store(pwc, claripy.If(ascii_, b.zero_extend(24), old), endness=state.arch.memory_endness)
-    errno = state.libc.errno
-    state.libc.errno = claripy.If(ascii_, errno, claripy.BVV(EILSEQ, errno.size()))
+    set_errno(state, EILSEQ, claripy.Not(ascii_))
     r = claripy.If(b == 0, claripy.BVV(0, 64), claripy.If(ascii_, claripy.BVV(1, 64), claripy.BVV(INVALID, 64)))
     if k is None:       # a symbolic n: 0 bytes available is -2 (mbtowc: -1)
         r = claripy.If(n == 0, claripy.BVV(INCOMPLETE if incomplete_on_empty else INVALID, 64), r)

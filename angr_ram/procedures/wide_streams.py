@@ -24,7 +24,7 @@ import angr
 import claripy
 
 from angr_ram.procedures.heap import holds_for_sure
-from angr_ram.procedures.libc import hook_models, single_value
+from angr_ram.procedures.libc import hook_models, set_errno, single_value
 from angr_ram.procedures.stdio_flags import (
     EOF_SEEN,
     ERR_SEEN,
@@ -57,8 +57,7 @@ def read_wide(proc, file_ptr):
         state.ram_stdio.push(fd, byte)                  # glibc's next read fails on it again
     if file_ptr is not None:
         state.memory.store(file_ptr, file_flags(proc, file_ptr) | ERR_SEEN, endness=state.arch.memory_endness)
-    if state.libc.errno_location is not None:
-        state.libc.errno = EILSEQ
+    set_errno(state, EILSEQ)
     return claripy.BVV(WEOF, 32), "bad"
 
 

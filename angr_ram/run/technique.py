@@ -445,8 +445,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         self.stats.forks += 1
         cont, errors, undecided = [], [], []
         for t in fr.targets:
-            s = state.copy()
-            s.add_constraints(t.constraint)
+            s = t.fork(state)
             if t.kind == "error":
                 # an error fork is a finished path: it gets the guards the block had taken before
                 # the access, and is reported only if that exact path is feasible
