@@ -13,6 +13,7 @@ from angr_ram.procedures.heap import HEAP_PROCEDURES
 from angr_ram.procedures.large_files import install_large_files
 from angr_ram.procedures.libc import RamLibcStartMain, install_error_fix
 from angr_ram.procedures.line_reading import install_line_reading
+from angr_ram.procedures.mathematics import install_mathematics
 from angr_ram.procedures.number_parsing import install_number_parsing
 from angr_ram.procedures.pipes import install_pipes
 from angr_ram.procedures.process import install_process
@@ -38,7 +39,7 @@ def install_procedures(project, string_procedures: bool = True, environment: str
                        heap: bool = True) -> None:
     """Everything angr-ram hooks in ``project``: weak imports resolved, the heap and start-up
     procedures (:func:`install_hooks`), the environment (:mod:`.environment`), threads, start-up
-    data, aborting functions (:mod:`.aborts`), string copies (:mod:`.copies`), stdio, number parsing (integers; ``strtod``/``atof``: :mod:`.float_parsing`),
+    data, aborting functions (:mod:`.aborts`), string copies (:mod:`.copies`), stdio, number parsing (integers; ``strtod``/``atof``: :mod:`.float_parsing`), ``libm`` (:mod:`.mathematics`),
     ``getline``/``getdelim`` (:mod:`.line_reading`), variadic calls, ``raise``/``kill`` (:mod:`.signal_delivery`), sleeps (:mod:`.sleeping`), ``pipe`` (:mod:`.pipes`), wide characters in the C locale (:mod:`.wide_chars`), ``qsort`` (:mod:`.sorting`), ``gmtime``/``localtime`` (:mod:`.calendar`), ``strftime`` (:mod:`.time_text`), temporary files (:mod:`.temp_files`) and the large-file names of the file functions (:mod:`.large_files`); in a
     statically linked program, the rest of libc that angr models, by symbol (:mod:`.static_libc`).
     Without ``heap``, ``malloc`` and its family stay angr's (for a run without the ``ram`` plugin
@@ -61,6 +62,7 @@ def install_procedures(project, string_procedures: bool = True, environment: str
     install_line_reading(project)
     install_number_parsing(project)
     install_float_parsing(project)
+    install_mathematics(project)
     install_scanning(project)
     install_varargs(project)
     install_wide_chars(project)

@@ -1,0 +1,61 @@
+"""``libm`` (angr_ram.procedures.mathematics): each value the arguments take, computed by glibc.
+angr's stubs left the argument in ``xmm0`` as the result: paths no input takes natively."""
+
+import os
+
+import claripy
+
+from angr_ram.procedures.mathematics import EDOM, MAX_VALUES, argument_values, host, input_pieces
+from angr_ram.run.outcomes import path_outcomes
+from angr_ram.run.replay import replay
+
+from .conftest import BUILD
+from .groundtruth import outcome_set_over
+from .test_scanning import users_run
+
+ERANGE = 34
+RNE = claripy.fp.RM.RM_NearestTiesEven
+
+
+def test_glibc_computes_the_result_and_errno():
+    assert host("sqrt", 64, (0x4022000000000000,)) == (0x4008000000000000, 0)          # sqrt(9.0) = 3.0
+    raw, err = host("sqrt", 64, (0xBFF0000000000000,))                                # sqrt(-1.0)
+    assert err == EDOM and (raw >> 52) & 0x7FF == 0x7FF and raw & ((1 << 52) - 1)     # NaN
+    assert host("pow", 64, (0, 0xBFF0000000000000)) == (0x7FF0000000000000, ERANGE)    # pow(0, -1) = inf
+    assert host("sqrt", 32, (0x41100000,)) == (0x40400000, 0)                          # sqrtf(9.0f) = 3.0f
+
+
+def test_arguments_from_input_bytes_are_enumerated_over_the_bytes(ram_state):
+    """A double computed from one byte of a wide input: the solver is asked for that byte's values
+    (a bit-vector question), each argument value's constraint is over the input; a value of two
+    bytes that give the same argument (x*x) is one value with both."""
+    st = ram_state.copy()
+    data = claripy.BVS("stdin", 64)
+    byte = data[63:56]
+    st.solver.add(claripy.Or(*[byte == c for c in b"aeZ"]))
+    x = claripy.fpToFP(RNE, byte.zero_extend(24) - ord("a"), claripy.FSORT_DOUBLE)
+    sq = claripy.fpMul(RNE, x, x)
+    assert [p.op for p in input_pieces(sq.raw_to_bv())] == ["Extract"]
+    vals = argument_values(st, sq.raw_to_bv())
+    assert len(vals) == 3
+    sixteen = vals[0x4030000000000000]                                   # 16.0 = (4)^2, 'e' only
+    assert st.solver.eval_upto(byte, 3, extra_constraints=[sixteen]) == [ord("e")]
+    assert input_pieces(claripy.FPS("f", claripy.FSORT_DOUBLE).raw_to_bv()) is None
+    wide = claripy.fpToFP(RNE, data[31:0], claripy.FSORT_DOUBLE).raw_to_bv()
+    assert len(argument_values(st, wide)) == MAX_VALUES + 1              # 2^32 values: more than the bound
+    a, b = data[15:8], data[7:0]                  # 65536 input values, two argument values
+    rare = claripy.fpToFP(RNE, claripy.If(claripy.And(a == 0x41, b == 0x42), claripy.BVV(1, 32), claripy.BVV(0, 32)),
+                          claripy.FSORT_DOUBLE).raw_to_bv()
+    assert len(argument_values(st, rare)) == 2
+
+
+def test_a_users_script_gets_libm_results_as_native():
+    """samples/mathcalls at -O0 (every function a call: sqrt with EDOM, pow, sin, log, floor, fabs,
+    hypot) over two bytes: every native outcome, none other, every test replaying. (At -O2 gcc
+    inlines sqrt as sqrtsd and its comparisons go to z3's floating-point theory: not here.)"""
+    b = os.fspath(BUILD / "mathcalls_O0")
+    simgr, r = users_run(b, b"aej1z59", 2)
+    native = outcome_set_over(b, [b"aej1z59"] * 2)
+    assert len(native) > 20 and not r.errors and r.stubs == {}
+    assert set().union(*(path_outcomes(s) for s in simgr.deadended)) == native
+    assert [x.status for x in replay(r.tests, b, jobs=2) if x.status != "ok"] == []
