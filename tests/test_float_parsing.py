@@ -8,7 +8,7 @@ import claripy
 import pytest
 
 import angr_ram
-from angr_ram.core.errors import Target
+from angr_ram.core.errors import CallHint
 from angr_ram.procedures import float_parsing
 from angr_ram.procedures.byte_scan import Bytes
 from angr_ram.procedures.float_parsing import MAX_TEXTS, continuations, read_number, texts, viable
@@ -112,11 +112,12 @@ def test_out_of_range_texts_set_erange_as_glibc_does():
 
 def test_a_fork_reads_its_text_without_walking_again(monkeypatch):
     """The call forks once per text and each fork re-executes it: the fork finds its text left by
-    the call (Target.hint), so one walk serves every fork. Without the hint each fork walks its
+    the call (CallHint), so one walk serves every fork, and the fork asks nothing of the solver
+    before reading it (not even where the pointer points). Without the hint each fork walks its
     text again: exactly one walk more per fork, and the same outcomes."""
     b = os.fspath(BUILD / "floatread_O2")
-    walks, forks = [0], [0]
-    walk = float_parsing.texts
+    walks, forks, pointers = [0], [0], [0]
+    walk, cases = float_parsing.texts, float_parsing.pointer_cases
 
     def counted(*a, **k):
         walks[0] += 1
@@ -124,11 +125,22 @@ def test_a_fork_reads_its_text_without_walking_again(monkeypatch):
         forks[0] += len(found) if found is not None and len(found) > 1 else 0
         return found
 
+    def counted_cases(*a, **k):
+        pointers[0] += 1
+        return cases(*a, **k)
+
     monkeypatch.setattr(float_parsing, "texts", counted)
+    monkeypatch.setattr(float_parsing, "pointer_cases", counted_cases)
     simgr, _ = users_run(b, b"1.e-5", 2)
     hinted = (walks[0], forks[0], set().union(*(path_outcomes(s) for s in simgr.deadended)))
+    assert pointers[0] == walks[0]
+
+    class Forgotten(CallHint):
+        def take(self, state, ident):
+            return None
+
     walks[0] = forks[0] = 0
-    monkeypatch.setattr(float_parsing, "Target", lambda *a, hint=None, **k: Target(*a, **k))
+    monkeypatch.setattr(float_parsing, "TEXT_HINT", Forgotten("angr_ram.strtod_text"))
     simgr, _ = users_run(b, b"1.e-5", 2)
     assert hinted[2] == set().union(*(path_outcomes(s) for s in simgr.deadended)) == outcome_set_over(b, [b"1.e-5"] * 2)
     assert hinted[1] == forks[0] > 0

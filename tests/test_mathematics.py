@@ -5,6 +5,8 @@ import os
 
 import claripy
 
+from angr_ram.core.errors import CallHint
+from angr_ram.procedures import mathematics
 from angr_ram.procedures.mathematics import EDOM, MAX_VALUES, argument_values, host, input_pieces
 from angr_ram.run.outcomes import path_outcomes
 from angr_ram.run.replay import replay
@@ -59,3 +61,39 @@ def test_a_users_script_gets_libm_results_as_native():
     assert len(native) > 20 and not r.errors and r.stubs == {}
     assert set().union(*(path_outcomes(s) for s in simgr.deadended)) == native
     assert [x.status for x in replay(r.tests, b, jobs=2) if x.status != "ok"] == []
+
+
+def test_a_fork_finds_its_result_without_enumerating_again(monkeypatch):
+    """A call with several results forks once per result; each fork re-executes the call and finds
+    its result left for it (CallHint): one enumeration per forking call. Forgotten, every fork
+    enumerates its own arguments again: exactly one enumeration more per fork, same outcomes."""
+    b = os.fspath(BUILD / "mathcalls_O0")
+    calls, forks = [0], [0]
+    enumerate_values = mathematics.argument_values
+
+    def counted(state, key):
+        calls[0] += 1
+        return enumerate_values(state, key)
+
+    monkeypatch.setattr(mathematics, "argument_values", counted)
+    forking = mathematics.ForkRequest
+
+    class CountedFork(forking):
+        def __init__(self, targets, *a, **k):
+            forks[0] += len(targets)
+            super().__init__(targets, *a, **k)
+
+    monkeypatch.setattr(mathematics, "ForkRequest", CountedFork)
+    simgr, _ = users_run(b, b"aej1z59", 2)
+    hinted = (calls[0], forks[0], set().union(*(path_outcomes(s) for s in simgr.deadended)))
+
+    class Forgotten(CallHint):
+        def take(self, state, ident):
+            return None
+
+    calls[0] = forks[0] = 0
+    monkeypatch.setattr(mathematics, "RESULT_HINT", Forgotten("angr_ram.math_result"))
+    simgr, _ = users_run(b, b"aej1z59", 2)
+    assert hinted[2] == set().union(*(path_outcomes(s) for s in simgr.deadended))
+    assert hinted[1] == forks[0] > 0
+    assert calls[0] == hinted[0] + hinted[1]

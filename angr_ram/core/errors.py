@@ -40,6 +40,28 @@ class Target:
         return s
 
 
+@dataclass(frozen=True)
+class CallHint:
+    """What a call that forks by value leaves each fork, so the fork's re-execution of the call does
+    not work it out again (strtod's text, a libm result). The call is identified by the step's depth,
+    its address and its arguments' ASTs; ``key`` names the kind of value in ``globals``."""
+
+    key: str
+
+    @staticmethod
+    def identity(state, *args) -> tuple:
+        return (state.history.depth, state.addr, tuple(a.hash() for a in args))
+
+    def take(self, state, ident):
+        """The value left for this call by the fork that made ``state`` (removed), or None."""
+        hint = state.globals.pop(self.key, None)
+        return hint[1] if hint is not None and hint[0] == ident else None
+
+    def target(self, constraint, ident, value) -> Target:
+        """The way where ``constraint`` holds, its fork finding ``value`` for this call."""
+        return Target(constraint, "value", hint=(self.key, (ident, value)))
+
+
 class ForkRequest(Exception):  # noqa: N818 - a control-flow signal, not an error
     """Raised inside a step: the state must be forked once per target and each fork re-executed."""
 

@@ -25,7 +25,7 @@ import struct
 import angr
 import claripy
 
-from angr_ram.core.errors import ForkRequest, Target
+from angr_ram.core.errors import CallHint, ForkRequest, Target
 from angr_ram.memory.pointers import pointer_cases
 from angr_ram.memory.strategies.fork import value_forking_enabled
 from angr_ram.procedures.byte_scan import Bytes
@@ -35,7 +35,7 @@ MAX_TEXT = 4096                 # the most bytes read at nptr (a pointer with no
 MAX_TEXTS = 1024                # the most texts one call forks into
 MAX_WALK_QUERIES = 16 * MAX_TEXTS  # the most solver calls one call's walk over its texts makes
 ERANGE = 34
-HINT_KEY = "angr_ram.strtod_text"   # a fork's text, left by the call that forked (Target.hint)
+TEXT_HINT = CallHint("angr_ram.strtod_text")   # a fork's text, left by the call that forked
 LC_ALL_MASK = 0x1FBF            # glibc's LC_ALL_MASK
 
 _HEX = "[0-9a-f]"
@@ -136,16 +136,14 @@ class Strtod(angr.SimProcedure):
 
     def run(self, nptr, endptr):  # pylint: disable=arguments-differ
         state = self.state
-        cases = pointer_cases(state, nptr, MAX_TEXT)
-        if cases is not None and len(cases) > 1:
-            if not value_forking_enabled():
-                raise angr.errors.SimProcedureError("strtod of a pointer into several strings outside a forking step")
-            raise ForkRequest([Target(cond, "value") for cond, _, _ in cases], "strtod pointer")
-        call = (state.history.depth, state.addr, nptr.hash())
-        hint = state.globals.pop(HINT_KEY, None)
-        if hint is not None and hint[0] == call:     # a fork of this call: its text is known
-            text = hint[1]
-        else:
+        call = CallHint.identity(state, nptr)
+        text = TEXT_HINT.take(state, call)           # a fork of this call: its text is known
+        if text is None:
+            cases = pointer_cases(state, nptr, MAX_TEXT)
+            if cases is not None and len(cases) > 1:
+                if not value_forking_enabled():
+                    raise angr.errors.SimProcedureError("strtod of a pointer into several strings outside a forking step")
+                raise ForkRequest([Target(cond, "value") for cond, _, _ in cases], "strtod pointer")
             readable = cases[0][2] if cases else MAX_TEXT
             found = texts(state, Bytes(state, nptr, readable))
             if found is None:
@@ -153,8 +151,8 @@ class Strtod(angr.SimProcedure):
             if len(found) > 1:
                 if not value_forking_enabled():
                     raise angr.errors.SimProcedureError("strtod of a text with several values outside a forking step")
-                raise ForkRequest([Target(claripy.And(*conds), "value", hint=(HINT_KEY, (call, t)))
-                                   for t, conds in found], "strtod text")
+                raise ForkRequest([TEXT_HINT.target(claripy.And(*conds), call, t) for t, conds in found],
+                                  "strtod text")
             text = found[0][0]
         raw, used, erange = read_number(text, self.BITS)
         if endptr.symbolic or endptr.concrete_value != 0:

@@ -24,7 +24,7 @@ import struct
 import angr
 import claripy
 
-from angr_ram.core.errors import ForkRequest, MemoryFault, Target
+from angr_ram.core.errors import CallHint, ForkRequest, MemoryFault
 from angr_ram.memory.strategies.fork import value_forking_enabled
 from angr_ram.procedures.libc import hook_models, set_errno
 from angr_ram.solver.evaluator import dag_nodes
@@ -33,7 +33,7 @@ MAX_VALUES = 256                # the most argument values one call forks into
 MAX_PIECE_BITS = 64             # the most input bits the arguments' values are enumerated over
 MAX_NODES = 4096                # the most expression nodes looked through for them
 EDOM = 33
-HINT_KEY = "angr_ram.math_result"   # a fork's (result, errno), left by the call that forked
+RESULT_HINT = CallHint("angr_ram.math_result")   # a fork's (result, errno), left by the call that forked
 
 ONE_ARGUMENT = ("sqrt", "cbrt", "fabs", "floor", "ceil", "trunc", "round", "rint", "nearbyint", "sin", "cos",
                 "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "exp", "exp2",
@@ -141,10 +141,10 @@ class MathFunction(angr.SimProcedure):
             return self._set(self._result(key.concrete_value))
         if name in ("fabs", "copysign"):
             return _exact(name, bits, args)[0]
-        call = (state.history.depth, state.addr, key.hash())
-        hint = state.globals.pop(HINT_KEY, None)
-        if hint is not None and hint[0] == call:      # a fork of this call: its result is known
-            return self._set(hint[1])
+        call = CallHint.identity(state, key)
+        known = RESULT_HINT.take(state, call)          # a fork of this call: its result is known
+        if known is not None:
+            return self._set(known)
         values = argument_values(state, key)
         if len(values) <= MAX_VALUES:
             results: dict[tuple[int, int], list] = {}     # arguments giving one result: one path
@@ -154,7 +154,7 @@ class MathFunction(angr.SimProcedure):
                 return self._set(next(iter(results)))
             if not value_forking_enabled():
                 raise angr.errors.SimProcedureError(f"{self._fname()} of arguments with several values outside a forking step")
-            raise ForkRequest([Target(claripy.Or(*conds), "value", hint=(HINT_KEY, (call, r)))
+            raise ForkRequest([RESULT_HINT.target(claripy.Or(*conds), call, r)
                                for r, conds in results.items()], f"{self._fname()} arguments")
         exact = _exact(name, bits, args)
         if exact is None:
