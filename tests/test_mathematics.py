@@ -53,8 +53,8 @@ def test_arguments_from_input_bytes_are_enumerated_over_the_bytes(ram_state):
 
 def test_a_users_script_gets_libm_results_as_native():
     """samples/mathcalls at -O0 (every function a call: sqrt with EDOM, pow, sin, log, floor, fabs,
-    hypot) over two bytes: every native outcome, none other, every test replaying. (At -O2 gcc
-    inlines sqrt as sqrtsd and its comparisons go to z3's floating-point theory: not here.)"""
+    hypot) over two bytes: every native outcome, none other, every test replaying. (-O2, where gcc
+    inlines sqrt as sqrtsd and the program compares doubles itself: test_float_semantics.py.)"""
     b = os.fspath(BUILD / "mathcalls_O0")
     simgr, r = users_run(b, b"aej1z59", 2)
     native = outcome_set_over(b, [b"aej1z59"] * 2)

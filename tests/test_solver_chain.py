@@ -5,6 +5,7 @@ import os
 
 import angr
 import claripy
+import pytest
 from claripy.frontend.mixin.model_cache_mixin import ModelCacheMixin
 from claripy.solvers import Solver, SolverCompositeChild
 
@@ -131,11 +132,13 @@ class Recorder(Layer):
 class FakeFrontend:
     """What the layers read of a SubstitutingFrontend."""
 
-    def __init__(self, subst=None, cache=None, constraints=(), sizes=None, has_lets=False, scope=None, stats=None):
+    def __init__(self, subst=None, cache=None, constraints=(), sizes=None, has_lets=False, scope=None, stats=None,
+                 has_floats=False):
         self.subst = subst if subst is not None else Substitution({})
         self.cache, self.constraints, self.sizes = cache, list(constraints), sizes or {}
         self.embedded, self.has_lets, self.scope, self.stats, self.constants = frozenset(), has_lets, scope, stats, None
         self.facts = NO_FACTS
+        self.has_floats = has_floats
 
     def _sync(self):
         raise AssertionError("a layer under test asked for the inner solver")
@@ -203,10 +206,19 @@ def test_the_run_layer_activates_the_scope_and_counts_queries():
     assert seen == [scope] and stats.solver_queries == 1 and current() is None
 
 
-def test_the_small_domain_layer_acts_only_on_let_bound_lookups():
+def test_the_small_domain_layer_acts_only_on_let_bound_lookups_and_floating_point():
     below = Recorder(answer="below")
+    x = claripy.BVS("x", 8)
+    d = claripy.fpToFP(claripy.fp.RM.RM_NearestTiesEven, x.sign_extend(24), claripy.fp.FSORT_DOUBLE)
     assert SmallDomainLayer(below).ask(FakeFrontend(has_lets=False), Query("satisfiable")) == "below"
-    assert len(below.queries) == 1
+    assert SmallDomainLayer(below).ask(FakeFrontend(), Query("satisfiable", (), {"extra_constraints": (x == 2,)})) == "below"
+    assert len(below.queries) == 2
+    for fe, q in [(FakeFrontend(has_floats=True), Query("satisfiable")),
+                  (FakeFrontend(), Query("satisfiable", (), {"extra_constraints": (claripy.fpLT(d, 2.5),)})),
+                  (FakeFrontend(), Query("is_true", (claripy.fpGT(d, 0.5),)))]:
+        with pytest.raises(AssertionError, match="inner solver"):      # it asks for the slice
+            SmallDomainLayer(below).ask(fe, q)
+    assert len(below.queries) == 2
 
 
 def test_the_query_cache_layer_answers_a_repeated_query_without_going_down():

@@ -32,6 +32,7 @@ from claripy.errors import UnsatError
 
 from angr_ram.core.scope import current
 from angr_ram.solver import enumeration, seeding
+from angr_ram.solver.evaluator import uses_float
 from angr_ram.solver.query_cache import model_leaves
 
 
@@ -233,10 +234,10 @@ class SmallDomainLayer(Layer):
     label = "small-domain evaluation"
 
     def describe(self, fe) -> list[str]:
-        return [self.label] if fe.has_lets else []
+        return [self.label] if fe.has_lets or fe.has_floats else []
 
     def ask(self, fe, q: Query):
-        if fe.has_lets:
+        if fe.has_lets or fe.has_floats or any(uses_float(x) for x in enumeration.query_exprs(q.name, q.args) + q.extra):
             r = enumeration.solve(fe._sync(), q.name, q.args, q.kwargs, fe.stats)
             if r is not enumeration.UNHANDLED:
                 return r

@@ -12,9 +12,12 @@ selection is one ``searchsorted``), when
 * its free variables (all but the let-bound ones, which are functions of them) have at most
   :data:`MAX_BITS` bits in all.
 
-Anything else (wider inputs, a value over 64 bits used other than in windows of at most 64 bits of
-its concatenations, shifts, bitwise operations and low halves of sums and products, division by
-a value that may be zero, floating point) returns :data:`UNHANDLED` and the query goes to z3.
+The same holds for a slice that computes with floating point (:mod:`.float_semantics`: numpy's
+IEEE arithmetic on the bits), lets or not: z3's floating-point theory needs seconds per check
+where the inputs are a few bytes. Anything else (wider inputs, a value over 64 bits used other
+than in windows of at most 64 bits of its concatenations, shifts, bitwise operations and low
+halves of sums and products, division by a value that may be zero, floating point that is not
+exact under to-nearest-even) returns :data:`UNHANDLED` and the query goes to z3.
 Definitional constraints are true by construction under this evaluation, so they are skipped.
 """
 
@@ -35,6 +38,7 @@ from angr_ram.solver.evaluator import (
     deep_recursion,
     is_let,
     split_lets,
+    uses_float,
 )
 from angr_ram.solver.frontends import SeededSolver
 from angr_ram.solver.joint_image import joint_image
@@ -48,7 +52,7 @@ def _prepare(constraints, exprs, extra=()):
     """The evaluator and the non-definitional constraints of a slice, or None if not handled;
     ``exprs`` are the query's expressions, ``extra`` its extra constraints."""
     lets, rest = split_lets(constraints)
-    if not lets:
+    if not lets and not any(uses_float(x) for x in (*constraints, *exprs, *extra)):
         return None
     leaves = _leaves([*constraints, *exprs, *extra])
     free = [v for n, v in sorted(leaves.items()) if not is_let(n)]
@@ -154,8 +158,8 @@ def _prepare_cut(lets: dict, rest: list, exprs, extra):
     """The evaluator over a narrow cut's joint image (:mod:`.narrow_cut`) and the constraints to
     evaluate on it, or None. Constraints on inputs alone restrict the image (and then hold on
     every row: they are given a column of True)."""
-    filters = [c for c in (*rest, *extra) if _inputs_only(c)]
-    others = [c for c in (*rest, *extra) if not _inputs_only(c)]
+    filters = [c for c in (*rest, *extra) if _inputs_only(c) and not uses_float(c)]
+    others = [c for c in (*rest, *extra) if not _inputs_only(c) or uses_float(c)]
     try:
         cut = find_cut([*others, *exprs], lets)
         nodes = sorted(cut.values(), key=lambda x: x.hash())
@@ -189,12 +193,14 @@ def _one_value_through_cut(constraints, e, extra):
     """One value of the input-only expression ``e`` (a test's input: the query that asks for a
     model) when the slice is too wide to enumerate but has a narrow cut: a satisfying row of the
     cut's joint image is found by evaluation, then z3 solves only ``cut node == its value in the
-    row`` with the constraints on inputs alone: the table lookups that make the whole slice slow for
-    z3 are left out, and every input with those cut values satisfies them (the evaluation showed
+    row`` with the constraints on inputs alone that compute no floating point: the table lookups and
+    floating point that make the whole slice slow for z3 are left out, and every input with those cut values satisfies them (the evaluation showed
     it). UNHANDLED if there is no cut or that small problem is not solved in
     :data:`MODEL_Z3_MS`; UnsatError when no row satisfies the slice."""
     lets, rest = split_lets(constraints)
-    if not lets or any(n not in lets for n in _leaves([*constraints, e, *extra]) if is_let(n)):
+    if any(n not in lets for n in _leaves([*constraints, e, *extra]) if is_let(n)):
+        return UNHANDLED
+    if not lets and not any(uses_float(c) for c in (*constraints, *extra)):
         return UNHANDLED
     prep = _prepare_cut(lets, rest, (), extra)
     if prep is None:
@@ -208,7 +214,7 @@ def _one_value_through_cut(constraints, e, extra):
     for x in ev.cut_nodes:
         v = ev.cuts[x.hash()][k]
         small.add(x == claripy.BoolV(bool(v)) if isinstance(x, claripy.ast.Bool) else x == int(v))
-    small.add([c for c in (*rest, *extra) if _inputs_only(c)])
+    small.add([c for c in (*rest, *extra) if _inputs_only(c) and not uses_float(c)])   # the others hold on the row
     try:
         return tuple(small.eval(e, 1))
     except claripy.errors.ClaripyError:
@@ -301,10 +307,14 @@ def query_exprs(name: str, args: tuple) -> tuple:
     return ()
 
 
+def _query_parts(name: str, args: tuple, kwargs: dict) -> tuple:
+    return (*query_exprs(name, args), *(kwargs.get("extra_constraints") or ()))
+
+
 def query_names(name: str, args: tuple, kwargs: dict) -> set:
     """Variable names a query mentions (its expressions and extra constraints)."""
     names: set = set()
-    for e in (*query_exprs(name, args), *(kwargs.get("extra_constraints") or ())):
+    for e in _query_parts(name, args, kwargs):
         names |= e.variables
     return names
 
@@ -316,7 +326,7 @@ def prime(inner, stats=None) -> None:
     for child in inner._solver_list:
         if getattr(child, "_cached_satness", True) is not None:
             continue
-        if not any(is_let(n) for n in child.variables):
+        if not any(is_let(n) for n in child.variables) and not any(uses_float(c) for c in child.constraints):
             continue
         r = answer(list(child.constraints), "satisfiable", (), {})
         if r is not UNHANDLED:
@@ -332,10 +342,12 @@ def solve(inner, name: str, args: tuple, kwargs: dict, stats=None):
     names = query_names(name, args, kwargs)
     if not names:
         return UNHANDLED     # whole-state satisfiability: the primed caches answer it
-    if not any(is_let(n) for n in names):
-        # the query's own slice may still reach let-bound symbols through shared variables
+    if not any(is_let(n) for n in names) and not any(uses_float(x) for x in _query_parts(name, args, kwargs)):
+        # the query's own slice may still reach let-bound symbols or floating point through
+        # shared variables
         children = inner._solvers_for_variables(names) if names else []
-        if not any(any(is_let(n) for n in ch.variables) for ch in children):
+        if not any(any(is_let(n) for n in ch.variables) or any(uses_float(c) for c in ch.constraints)
+                   for ch in children):
             return UNHANDLED
     child = inner._solver_for_names(names)
     if name not in ("satisfiable", "check_satisfiability") and not kwargs.get("extra_constraints"):

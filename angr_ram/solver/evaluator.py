@@ -21,6 +21,7 @@ from claripy.ast import Base
 
 from angr_ram.core.scope import LRU, memo
 from angr_ram.solver.columns import WideColumn, _new_value_cache, _OwnValues, _ValueCache, column, mask
+from angr_ram.solver.float_semantics import FP_OPS, fpv_bits
 from angr_ram.solver.selections import table_of
 from angr_ram.solver.semantics import COMPARISONS, OPS, VECTOR, Unsupported
 
@@ -249,6 +250,8 @@ class Evaluator:
             return _U64(e.args[0])
         if op == "BoolV":
             return np.bool_(e.args[0])
+        if op == "FPV":
+            return _U64(fpv_bits(e))
         if op == "BVS":
             name = e.args[0]
             v = self.vars.get(name)
@@ -274,7 +277,7 @@ class Evaluator:
             if op in ("__eq__", "__ne__"):
                 return self._wide_eq(a[0], a[1], op == "__ne__")
             raise _Unsupported(f"{op} of values wider than 64 bits")
-        fn = OPS.get(op)
+        fn = OPS.get(op) or FP_OPS.get(op)
         if fn is None:
             raise _Unsupported(op)
         return fn(VECTOR, [self.ev(x) if isinstance(x, Base) else x for x in a], e)
@@ -368,6 +371,19 @@ def _leaves_of(e) -> dict:
     if r is None:
         r = {x.args[0]: x for x in dag_nodes(e, _symbolic_children) if x.op in ("BVS", "BoolS")}
         leaf_memo.put(key, r)
+    return r
+
+
+def uses_float(e) -> bool:
+    """Whether a symbolic part of ``e`` computes with floating point (memoised per expression)."""
+    if not e.symbolic:
+        return False
+    key = e.hash()
+    float_memo = memo("enumeration.floats", lambda: LRU(8192))
+    r = float_memo.lookup(key)
+    if r is None:
+        r = any(x.op in FP_OPS for x in dag_nodes(e, _symbolic_children))
+        float_memo.put(key, r)
     return r
 
 

@@ -16,6 +16,7 @@ from claripy.frontend import Frontend
 
 from angr_ram.solver import enumeration, path_facts
 from angr_ram.solver.chain import DEFAULT_CHAIN, Layer, Query, build_chain, chain_of
+from angr_ram.solver.evaluator import uses_float
 from angr_ram.solver.frontends import composite
 from angr_ram.solver.model_cache import satisfied_by
 from angr_ram.solver.substitution import Substitution
@@ -40,6 +41,7 @@ class SubstitutingFrontend(Frontend):
         self.sizes: dict = {}
         self.embedded = frozenset()
         self.has_lets = False       # some constraint binds a let symbol (see plugins/enumeration.py)
+        self.has_floats = False     # some constraint computes with floating point (solver/float_semantics.py)
         self.scope = None           # the run's RunScope, active during every query
         self.constants = None       # the state's stored constants, for seeded models (a callable)
         self.chain = chain          # the layers every query passes (angr_ram.solver.chain)
@@ -141,7 +143,7 @@ class SubstitutingFrontend(Frontend):
         c.inner = None
         c.subst, c._epoch, c.stats, c._variables = self.subst, None, self.stats, frozenset()
         c.cache, c.sizes, c.embedded = self.cache, self.sizes, self.embedded
-        c.has_lets = False
+        c.has_lets = c.has_floats = False
         c.facts = path_facts.NO_FACTS
         c.timeout, c.scope, c.constants, c.chain = self.timeout, self.scope, self.constants, self.chain
 
@@ -150,7 +152,7 @@ class SubstitutingFrontend(Frontend):
         c.inner = self.inner.branch() if self.inner is not None else None   # None: unpickled, not yet rebuilt
         c.subst, c._epoch, c.stats, c._variables = self.subst, self._epoch, self.stats, self._variables
         c.cache, c.sizes, c.embedded = self.cache, self.sizes, self.embedded
-        c.has_lets = self.has_lets
+        c.has_lets, c.has_floats = self.has_lets, self.has_floats
         c.facts = self.facts
         c.timeout, c.scope, c.constants, c.chain = self.timeout, self.scope, self.constants, self.chain
 
@@ -210,6 +212,8 @@ class SubstitutingFrontend(Frontend):
         self._variables = self._variables.union(*(c.variables for c in added))
         if not self.has_lets:
             self.has_lets = any(enumeration.is_let(n) for c in added for n in c.variables)
+        if not self.has_floats:
+            self.has_floats = any(uses_float(c) for c in added)
         inner.add(self.subst.many(added))
 
     def simplify(self):
