@@ -8,7 +8,6 @@ import claripy
 import pytest
 
 import angr_ram
-from angr_ram.core.errors import CallHint
 from angr_ram.procedures import float_parsing
 from angr_ram.procedures.byte_scan import Bytes
 from angr_ram.procedures.float_parsing import MAX_TEXTS, continuations, read_number, texts, viable
@@ -16,7 +15,7 @@ from angr_ram.run.outcomes import path_outcomes
 from angr_ram.run.replay import replay
 from angr_ram.run.runner import summarize
 
-from .conftest import BUILD
+from .conftest import BUILD, ForgottenHint
 from .groundtruth import outcome_set_over
 from .test_drives import _merging_alone
 from .test_scanning import users_run
@@ -135,12 +134,8 @@ def test_a_fork_reads_its_text_without_walking_again(monkeypatch):
     hinted = (walks[0], forks[0], set().union(*(path_outcomes(s) for s in simgr.deadended)))
     assert pointers[0] == walks[0]
 
-    class Forgotten(CallHint):
-        def take(self, state, ident):
-            return None
-
     walks[0] = forks[0] = 0
-    monkeypatch.setattr(float_parsing, "TEXT_HINT", Forgotten("angr_ram.strtod_text"))
+    monkeypatch.setattr(float_parsing, "TEXT_HINT", ForgottenHint("angr_ram.strtod_text"))
     simgr, _ = users_run(b, b"1.e-5", 2)
     assert hinted[2] == set().union(*(path_outcomes(s) for s in simgr.deadended)) == outcome_set_over(b, [b"1.e-5"] * 2)
     assert hinted[1] == forks[0] > 0

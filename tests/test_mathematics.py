@@ -5,13 +5,12 @@ import os
 
 import claripy
 
-from angr_ram.core.errors import CallHint
 from angr_ram.procedures import mathematics
 from angr_ram.procedures.mathematics import EDOM, MAX_VALUES, argument_values, host, input_pieces
 from angr_ram.run.outcomes import path_outcomes
 from angr_ram.run.replay import replay
 
-from .conftest import BUILD
+from .conftest import BUILD, ForgottenHint
 from .groundtruth import outcome_set_over
 from .test_scanning import users_run
 
@@ -87,12 +86,8 @@ def test_a_fork_finds_its_result_without_enumerating_again(monkeypatch):
     simgr, _ = users_run(b, b"aej1z59", 2)
     hinted = (calls[0], forks[0], set().union(*(path_outcomes(s) for s in simgr.deadended)))
 
-    class Forgotten(CallHint):
-        def take(self, state, ident):
-            return None
-
     calls[0] = forks[0] = 0
-    monkeypatch.setattr(mathematics, "RESULT_HINT", Forgotten("angr_ram.math_result"))
+    monkeypatch.setattr(mathematics, "RESULT_HINT", ForgottenHint("angr_ram.math_result"))
     simgr, _ = users_run(b, b"aej1z59", 2)
     assert hinted[2] == set().union(*(path_outcomes(s) for s in simgr.deadended))
     assert hinted[1] == forks[0] > 0
