@@ -193,9 +193,9 @@ def _one_value_through_cut(constraints, e, extra):
     """One value of the input-only expression ``e`` (a test's input: the query that asks for a
     model) when the slice is too wide to enumerate but has a narrow cut: a satisfying row of the
     cut's joint image is found by evaluation, then z3 solves only ``cut node == its value in the
-    row`` with the constraints on inputs alone that compute no floating point: the table lookups and
-    floating point that make the whole slice slow for z3 are left out, and every input with those cut values satisfies them (the evaluation showed
-    it). UNHANDLED if there is no cut or that small problem is not solved in
+    row`` with the constraints on inputs alone that compute no floating point: the table lookups
+    and floating point that make the whole slice slow for z3 are left out, and every input with
+    those cut values satisfies them (the evaluation showed it). UNHANDLED if there is no cut or that small problem is not solved in
     :data:`MODEL_Z3_MS`; UnsatError when no row satisfies the slice."""
     lets, rest = split_lets(constraints)
     if any(n not in lets for n in _leaves([*constraints, e, *extra]) if is_let(n)):
