@@ -75,6 +75,7 @@ class SubstitutingFrontend(Frontend):
         self.__dict__.update(s)
         self.__dict__.setdefault("chain", DEFAULT_CHAIN)
         self.__dict__.setdefault("facts", path_facts.NO_FACTS)
+        self.__dict__.setdefault("has_floats", False)
         self.inner, self.subst, self._epoch, self.constants = None, _EMPTY, None, None
 
     def _sync(self):
