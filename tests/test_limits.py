@@ -402,11 +402,15 @@ def test_a_step_over_its_memory_budget_is_retried_with_a_larger_one(monkeypatch)
 
     def hungry(self, simgr, state, **kw):
         n = stepped[state.addr] = stepped.get(state.addr, 0) + 1
-        if n == 3:                   # one step, once: 48 MiB for longer than the watcher's tick
+        if n == 3 and not stepped.get("held"):   # one step, once: 48 MiB until the watcher abandons it
+            stepped["held"] = True
             block = bytearray(48 << 20)
             block[::4096] = b"x" * len(block[::4096])
-            time.sleep(0.3)
-            del block
+            try:
+                for _ in range(100):     # at most 5 s: under load the watcher's tick comes late
+                    time.sleep(0.05)
+            finally:
+                del block
         return step(self, simgr, state, **kw)
 
     monkeypatch.setattr(T.RelocatableMemory, "_step", hungry)
