@@ -154,12 +154,18 @@ def _inputs_only(c) -> bool:
     return bool(c.variables) and not any(is_let(n) for n in c.variables)
 
 
+def _filter(c) -> bool:
+    """A constraint that restricts a cut's image (on inputs alone, no floating point): z3 can
+    take it with the cut's values, and it holds on every row the image keeps."""
+    return _inputs_only(c) and not uses_float(c)
+
+
 def _prepare_cut(lets: dict, rest: list, exprs, extra):
     """The evaluator over a narrow cut's joint image (:mod:`.narrow_cut`) and the constraints to
     evaluate on it, or None. Constraints on inputs alone restrict the image (and then hold on
     every row: they are given a column of True)."""
-    filters = [c for c in (*rest, *extra) if _inputs_only(c) and not uses_float(c)]
-    others = [c for c in (*rest, *extra) if not _inputs_only(c) or uses_float(c)]
+    filters = [c for c in (*rest, *extra) if _filter(c)]
+    others = [c for c in (*rest, *extra) if not _filter(c)]
     try:
         cut = find_cut([*others, *exprs], lets)
         nodes = sorted(cut.values(), key=lambda x: x.hash())
@@ -214,7 +220,7 @@ def _one_value_through_cut(constraints, e, extra):
     for x in ev.cut_nodes:
         v = ev.cuts[x.hash()][k]
         small.add(x == claripy.BoolV(bool(v)) if isinstance(x, claripy.ast.Bool) else x == int(v))
-    small.add([c for c in (*rest, *extra) if _inputs_only(c) and not uses_float(c)])   # the others hold on the row
+    small.add([c for c in (*rest, *extra) if _filter(c)])   # the others hold on the row
     try:
         return tuple(small.eval(e, 1))
     except claripy.errors.ClaripyError:
