@@ -1,7 +1,9 @@
 """``strtod``/``strtof``/``atof`` (angr_ram.procedures.float_parsing): one path per text the call
 can read, each read by glibc. angr's stubs gave an unconstrained result: paths no input reaches."""
 
+import itertools
 import os
+import subprocess
 
 import angr
 import claripy
@@ -15,7 +17,7 @@ from angr_ram.run.outcomes import path_outcomes
 from angr_ram.run.replay import replay
 from angr_ram.run.runner import summarize
 
-from .conftest import BUILD, ForgottenHint
+from .conftest import BUILD
 from .groundtruth import outcome_set_over
 from .test_drives import _merging_alone
 from .test_scanning import users_run
@@ -109,34 +111,55 @@ def test_out_of_range_texts_set_erange_as_glibc_does():
     assert [x.status for x in replay(r.tests, b, jobs=2) if x.status != "ok"] == []
 
 
-def test_a_fork_reads_its_text_without_walking_again(monkeypatch):
-    """The call forks once per text and each fork re-executes it: the fork finds its text left by
-    the call (CallHint), so one walk serves every fork, and the fork asks nothing of the solver
-    before reading it (not even where the pointer points). Without the hint each fork walks its
-    text again: exactly one walk more per fork, and the same outcomes."""
-    b = os.fspath(BUILD / "floatread_O2")
-    walks, forks, pointers = [0], [0], [0]
-    walk, cases = float_parsing.texts, float_parsing.pointer_cases
+@pytest.mark.parametrize("prog,alphabet,n", [("numcompare_O2", b"1.e5-", 3),
+                                              pytest.param("numcompare_O0", b"1.e5-", 3, marks=pytest.mark.slow),
+                                              pytest.param("numcompare_O2", b"1.5-", 4, marks=pytest.mark.slow)])
+def test_a_number_that_is_only_compared_takes_a_path_per_outcome(monkeypatch, prog, alphabet, n):
+    """samples/numcompare reads a number and only compares it. The texts strtod can read differ
+    in value, *endptr and errno, but they fork nothing: every native outcome, one path each, none
+    other, each test replaying; the comparisons of the merged value are answered by evaluation."""
+    b = os.fspath(BUILD / prog)
+    forks = []
+    walk = float_parsing.texts
 
     def counted(*a, **k):
-        walks[0] += 1
         found = walk(*a, **k)
-        forks[0] += len(found) if found is not None and len(found) > 1 else 0
+        forks.append(len(found))
         return found
 
-    def counted_cases(*a, **k):
-        pointers[0] += 1
-        return cases(*a, **k)
-
     monkeypatch.setattr(float_parsing, "texts", counted)
-    monkeypatch.setattr(float_parsing, "pointer_cases", counted_cases)
-    simgr, _ = users_run(b, b"1.e-5", 2)
-    hinted = (walks[0], forks[0], set().union(*(path_outcomes(s) for s in simgr.deadended)))
-    assert pointers[0] == walks[0]
+    simgr, r = users_run(b, alphabet, n)
+    native = outcome_set_over(b, [alphabet] * n)
+    readings = {read_number(bytes(t))[:2] for t in itertools.product(alphabet, repeat=n)}
+    assert not r.errors and set().union(*(path_outcomes(s) for s in simgr.deadended)) == native
+    assert r.stats["paths"] == len(native) < len(readings)
+    assert max(forks) > 1 and r.stats["enumerated_queries"] > 0
+    assert [x.status for x in replay(r.tests, b, jobs=2) if x.status != "ok"] == []
 
-    walks[0] = forks[0] = 0
-    monkeypatch.setattr(float_parsing, "TEXT_HINT", ForgottenHint("angr_ram.strtod_text"))
-    simgr, _ = users_run(b, b"1.e-5", 2)
-    assert hinted[2] == set().union(*(path_outcomes(s) for s in simgr.deadended)) == outcome_set_over(b, [b"1.e-5"] * 2)
-    assert hinted[1] == forks[0] > 0
-    assert walks[0] == hinted[0] + hinted[1]
+
+MAWK_PROGRAM = '{ x = $1 + 0; if (x > 2.5) print "big"; else if (x == 1.5) print "mid"; else print "small" }'
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.exists("/usr/bin/mawk"), reason="Debian's mawk is not installed")
+def test_debians_mawk_compares_a_symbolic_field_in_a_path_per_outcome():
+    """Debian's mawk (its own lexer and interpreter, strtod for a field's number) run on two
+    symbolic digits from stdin with angr's defaults and one wide BVS: both native outcomes and
+    each test replays. Each text forked before: 300 paths of the interpreter were still running
+    after 240 s."""
+    alphabet = b"0123456789"
+    proj = angr.Project("/usr/bin/mawk", auto_load_libs=False)
+    data = claripy.BVS("stdin", 16)
+    st = proj.factory.entry_state(args=["mawk", MAWK_PROGRAM],
+                                  stdin=angr.SimFileStream("stdin", content=data, size=2, has_end=True))
+    for byte in data.chop(8):
+        st.solver.add(claripy.Or(*[byte == c for c in alphabet]))
+    simgr = proj.factory.simulation_manager(st)
+    tech = simgr.use_technique(angr_ram.RelocatableMemory())
+    simgr.run()
+    r = summarize(simgr, tech, tests=True)
+    native = {(p.returncode, p.stdout) for t in itertools.product(alphabet, repeat=2)
+              for p in [subprocess.run(["/usr/bin/mawk", MAWK_PROGRAM], input=bytes(t), capture_output=True, check=False)]}
+    assert native == {(0, b"big\n"), (0, b"small\n")}
+    assert not r.errors and set().union(*(path_outcomes(s) for s in simgr.deadended)) == native
+    assert [x.status for x in replay(r.tests, "/usr/bin/mawk", jobs=2) if x.status != "ok"] == []

@@ -288,6 +288,37 @@ def test_printable_bytes_of_a_fold_restrict_their_ports_images():
     assert i >> 8 < 6 and (table[i] + i) & 0xFFFF == target
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_a_chain_over_a_wide_inputs_bytes_is_enumerated_through_its_bytes(seed):
+    """What strtod's merged result looks like: an if-then-else chain over many conjunctions of a
+    wide input's bytes (more terms than the port search keeps), each byte kept to a few values.
+    The ports are the bytes, each byte's constraint restricts its own port's image, and the rows
+    are exactly the chain's values over the product of the bytes' values (32 input bits, too many
+    to enumerate as bits)."""
+    rng = random.Random(seed)
+    s = claripy.BVS("stdin", 32)
+    byte = [claripy.Extract(31 - 8 * k, 24 - 8 * k, s) for k in range(4)]
+    alphabet = [rng.sample(range(0x30, 0x3A), 4) for _ in range(4)]
+    filters = [claripy.Or(*[b == c for c in a]) for b, a in zip(byte, alphabet, strict=True)]
+    arms = [({k: rng.choice(alphabet[k]) for k in rng.sample(range(4), rng.randrange(1, 5))}, rng.randrange(1 << 40))
+            for _ in range(rng.randrange(70, 90))]
+    default = rng.randrange(1 << 40)
+    chain = claripy.BVV(default, 64)
+    for pattern, v in reversed(arms):
+        chain = claripy.If(claripy.And(*[byte[k] == c for k, c in pattern.items()]), claripy.BVV(v, 64), chain)
+
+    def value(t):
+        return next((v for pattern, v in arms if all(t[k] == c for k, c in pattern.items())), default)
+
+    want = sorted({value(t) for t in itertools.product(*alphabet)})
+    count = (len({v for _, v in arms} | {default}) - 1).bit_length()
+    with evl.deep_recursion():
+        assert nc.find_cut([chain == 0], {}) == {chain.hash(): chain}
+        assert nc.effective_bits(chain) == count      # counted by its choices, not its 64 bits
+        rows = ji.joint_image([chain], filters)
+    assert sorted(int(x) for x in rows[:, 0]) == want
+
+
 def _script(binary: str, nbytes: int, wide: bool):
     """The way an angr user drives it: their own entry state and angr's default options."""
     proj = angr.Project(binary, auto_load_libs=False)

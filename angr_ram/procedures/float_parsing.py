@@ -9,11 +9,15 @@ while it can still grow into one ``strtod`` reads (white space, a sign, decimal 
 digits with a point and an exponent, ``inf``/``infinity``, ``nan`` and ``nan(chars)``: a
 *viable* prefix), and ending it where the next byte may be one that stops the number. Each text
 is then read by this machine's C library (``strtod_l`` in the C locale: the glibc a replay runs
-with), which gives the value, the bytes it took (``*endptr``) and ``ERANGE``. One text: the result;
-several: the state forks once per text (up to ``MAX_TEXTS`` of them; more ends the path as a
-``symbolic-format-argument`` error, as ``printf`` of a value with too many values does). A number
-that may run past the readable bytes, or a string at a pointer of several values outside a forking
-step, is a named error, never a guess."""
+with), which gives the value, the bytes it took (``*endptr``) and ``ERANGE``. Several texts do not
+fork the path: the value, ``*endptr`` and ``errno`` are if-then-else chains over the texts'
+constraints (which partition the path), one arm per distinct reading, and the path forks only
+where the program's own branches and outputs tell the readings apart. An interpreter that reads
+a number and compares it (``mawk`` with ``$1 > 2.5``) takes a path per outcome instead of one per
+text; the small-domain layer decides such floating-point comparisons by evaluation. Up to
+``MAX_TEXTS`` texts; more ends the path as a ``symbolic-format-argument`` error, as ``printf`` of
+a value with too many values does. A number that may run past the readable bytes, or a string at
+a pointer of several values outside a forking step, is a named error, never a guess."""
 
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ import struct
 import angr
 import claripy
 
-from angr_ram.core.errors import CallHint, ForkRequest, Target
+from angr_ram.core.errors import ForkRequest, Target
 from angr_ram.memory.pointers import pointer_cases
 from angr_ram.memory.strategies.fork import value_forking_enabled
 from angr_ram.procedures.byte_scan import Bytes
@@ -35,7 +39,6 @@ MAX_TEXT = 4096                 # the most bytes read at nptr (a pointer with no
 MAX_TEXTS = 1024                # the most texts one call forks into
 MAX_WALK_QUERIES = 16 * MAX_TEXTS  # the most solver calls one call's walk over its texts makes
 ERANGE = 34
-TEXT_HINT = CallHint("angr_ram.strtod_text")   # a fork's text, left by the call that forked
 LC_ALL_MASK = 0x1FBF            # glibc's LC_ALL_MASK
 
 _HEX = "[0-9a-f]"
@@ -136,30 +139,30 @@ class Strtod(angr.SimProcedure):
 
     def run(self, nptr, endptr):  # pylint: disable=arguments-differ
         state = self.state
-        call = CallHint.identity(state, nptr)
-        text = TEXT_HINT.take(state, call)           # a fork of this call: its text is known
-        if text is None:
-            cases = pointer_cases(state, nptr, MAX_TEXT)
-            if cases is not None and len(cases) > 1:
-                if not value_forking_enabled():
-                    raise angr.errors.SimProcedureError("strtod of a pointer into several strings outside a forking step")
-                raise ForkRequest([Target(cond, "value") for cond, _, _ in cases], "strtod pointer")
-            readable = cases[0][2] if cases else MAX_TEXT
-            found = texts(state, Bytes(state, nptr, readable))
-            if found is None:
-                raise _fault(f"strtod of a text with more than {MAX_TEXTS} values")
-            if len(found) > 1:
-                if not value_forking_enabled():
-                    raise angr.errors.SimProcedureError("strtod of a text with several values outside a forking step")
-                raise ForkRequest([TEXT_HINT.target(claripy.And(*conds), call, t) for t, conds in found],
-                                  "strtod text")
-            text = found[0][0]
-        raw, used, erange = read_number(text, self.BITS)
+        cases = pointer_cases(state, nptr, MAX_TEXT)
+        if cases is not None and len(cases) > 1:
+            if not value_forking_enabled():
+                raise angr.errors.SimProcedureError("strtod of a pointer into several strings outside a forking step")
+            raise ForkRequest([Target(cond, "value") for cond, _, _ in cases], "strtod pointer")
+        readable = cases[0][2] if cases else MAX_TEXT
+        found = texts(state, Bytes(state, nptr, readable))
+        if found is None:
+            raise _fault(f"strtod of a text with more than {MAX_TEXTS} values")
+        arms: dict[tuple, list] = {}            # a reading (value's bits, bytes read, ERANGE): its texts
+        for text, conds in found:
+            arms.setdefault(read_number(text, self.BITS), []).append(claripy.And(*conds))
+        readings = sorted(arms.items(), key=lambda kv: -len(kv[1]))
+        (raw, n, _), _ = readings[-1]
+        value, used = claripy.BVV(raw, self.BITS), claripy.BVV(n, 64)
+        for (raw, n, _), conds in reversed(readings[:-1]):
+            cond = claripy.Or(*conds)
+            value, used = claripy.If(cond, claripy.BVV(raw, self.BITS), value), claripy.If(cond, claripy.BVV(n, 64), used)
         if endptr.symbolic or endptr.concrete_value != 0:
             state.memory.store(endptr, nptr + used, endness=state.arch.memory_endness)
-        if erange:
-            set_errno(state, ERANGE)
-        return claripy.BVV(raw, self.BITS)
+        ranged = [c for (_, _, erange), conds in readings for c in conds if erange]
+        if ranged:
+            set_errno(state, ERANGE, True if len(readings) == 1 else claripy.Or(*ranged))
+        return value
 
 
 class Strtof(Strtod):

@@ -133,6 +133,8 @@ def _ports(roots) -> list | None:
     r = cache.lookup(key)
     if r is None:
         r = _search_ports(roots)
+        if r is None:
+            r = _variable_slices(roots)
         cache.put(key, r if r is not None else ())
     return list(r) if r else None
 
@@ -160,6 +162,38 @@ def _search_ports(roots) -> list | None:
         if len(frontier) > MAX_PORTS:
             return None
     return None
+
+
+MAX_SLICE_WALK = 1 << 16   # nodes :func:`_variable_slices` visits
+
+
+def _variable_slices(roots) -> list | None:
+    """Ports when the search finds none: the variables and variable slices (``Extract`` of a
+    variable) the roots use, if those of one variable are pairwise disjoint. Each byte of one wide
+    input compared on its own (a chain of if-then-else over whole texts, as a model of ``strtod``
+    returns) unfolds into more terms than the search keeps, but its bytes are few ports."""
+    ports: dict = {}
+    seen: set = set()
+    stack = [x for x in roots if hasattr(x, "op") and x.variables]
+    while stack:
+        y = stack.pop()
+        h = y.hash()
+        if h in seen:
+            continue
+        seen.add(h)
+        if len(seen) > MAX_SLICE_WALK:
+            return None
+        if y.op in ("BVS", "BoolS"):
+            ports[h] = (y.args[0], 0, (y.length or 1) - 1, y)
+        elif y.op == "Extract" and y.args[2].op == "BVS":
+            ports[h] = (y.args[2].args[0], y.args[1], y.args[0], y)
+        else:
+            stack.extend(_children(y))
+    spans = sorted(ports.values(), key=lambda p: (p[0], p[1]))
+    for a, b in itertools.pairwise(spans):
+        if a[0] == b[0] and b[1] <= a[2]:
+            return None
+    return [p[3] for p in spans] if 0 < len(spans) <= MAX_PORTS else None
 
 
 def _widest_clash(frontier: dict, bits: dict, rank: dict):
@@ -221,19 +255,44 @@ def _through_ports(nodes: list, filters: list, bits: int) -> np.ndarray:
         raise NoCut("a node wider than 64 bits")
     ports = _ports(canon)
     if ports is not None and filters:
-        known = {p.hash() for p in ports}
-        covered = [f for f in filters if _built_from(f, known)]
+        try:
+            return _filtered_ports(canon, filters, ports, bits)
+        except NoCut:
+            pass
+    if filters:
+        ports = _ports([*canon, *filters])
+    if ports is None:
+        raise NoCut("no disjoint ports")
+    if filters:
+        try:
+            return _filtered_ports(canon, filters, ports, bits)
+        except NoCut:
+            pass
+    return _over_ports(canon, filters, ports, [() for _ in ports], bits)
+
+
+def _filtered_ports(canon: list, filters: list, ports: list, bits: int) -> np.ndarray:
+    """:func:`_over_ports` where a filter that is a function of the ports is checked on the rows
+    and one that is not restricts the one port whose bits it shares; failing that, every filter
+    on one port's bits alone restricts that port (a byte of a wide input kept to a few values,
+    when the ports are the bytes: their product unfiltered is too large)."""
+    known = {p.hash() for p in ports}
+    for alone in (False, True):
+        covered = [f for f in filters if _built_from(f, known) and not (alone and _on_one(f, ports))]
         own = _attach(ports, [f for f in filters if all(f is not c for c in covered)])
         if own is not None:
             try:
                 return _over_ports(canon, covered, ports, own, bits)
             except NoCut:
                 pass
-    if filters:
-        ports = _ports([*canon, *filters])
-    if ports is None:
-        raise NoCut("no disjoint ports")
-    return _over_ports(canon, filters, ports, [() for _ in ports], bits)
+    raise NoCut("filters that neither restrict one port nor are functions of the ports")
+
+
+def _on_one(f, ports: list) -> bool:
+    """Whether the filter ``f`` uses the input bits of one port alone (it then restricts that
+    port's image, which is cheaper than checking it on the rows of the product)."""
+    fb = used_bits(f)
+    return sum(_overlap(fb, used_bits(p)) for p in ports) == 1
 
 
 def _over_ports(canon: list, filters: list, ports: list, own: list, bits: int) -> np.ndarray:

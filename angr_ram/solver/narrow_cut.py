@@ -59,11 +59,17 @@ def effective_bits(x) -> int:
     return _eff(x, memo("narrow_cut.eff", lambda: LRU(65536)))
 
 
+_COUNTED = LRU(65536)   # chains of if-then-else over constants cut as themselves: hash -> bits of their choices
+
+
 def _eff(x, cache) -> int:
     if x.op in ("BoolV", "BVV"):
         return 0
     if isinstance(x, claripy.ast.Bool):
         return 1
+    if x.op == "If":         # counted by :func:`_narrowest` (a function of the expression alone), else its width
+        counted = _COUNTED.lookup(x.hash())
+        return x.length if counted is None else counted
     h = x.hash()
     r = cache.lookup(h)
     if r is not None:
@@ -94,6 +100,27 @@ def _eff(x, cache) -> int:
     return r
 
 
+def _choices(x, most: int = 1 << 12) -> set | None:
+    """The constants an if-then-else chain over constants chooses among (None: an arm is not one,
+    or the chain has more than ``most`` links and constants)."""
+    out, todo, seen = set(), [x], set()
+    while todo:
+        y = todo.pop()
+        if y.op == "If":
+            h = y.hash()
+            if h in seen:
+                continue
+            seen.add(h)
+            todo.extend(y.args[1:])
+        elif y.op == "BVV":
+            out.add(y.args[0])
+        else:
+            return None
+        if len(out) + len(todo) + len(seen) > most:
+            return None
+    return out
+
+
 def _children(x):
     return [a for a in x.args if hasattr(a, "op") and a.variables]
 
@@ -103,26 +130,50 @@ def _narrowest(x, cache) -> tuple[int, dict]:
     itself or the union of its operands' cuts (shared sub-nodes counted once: the conditions of a
     table selection all test the same offset). A condition is cut below itself when that fits in
     :data:`MAX_CUT_BITS`: its one bit is narrow, but a selection has a condition per entry, all
-    over one narrow offset."""
+    over one narrow offset. A chain of if-then-else over constants whose conditions have no narrow
+    cut (a merged ``strtod`` result: one condition per text, over several bytes) is cut as itself,
+    its effective bits counted from the constants it chooses among."""
     h = x.hash()
     r = cache.lookup(h)
     if r is not None:
         return r
-    own = (effective_bits(x), {h: x})
-    kids = _children(x) if x.op not in ("BVS", "BoolS") else []
-    r = own
-    if kids:
-        union: dict = {}
-        for k in kids:
-            union.update(_narrowest(k, cache)[1])
-            if len(union) > 64:
-                break
-        else:
-            bits = sum(effective_bits(n) for n in union.values())
-            if bits < own[0] or (isinstance(x, claripy.ast.Bool) and bits <= MAX_CUT_BITS):
-                r = (bits, union)
+    kids = _chain_parts(x) if x.op == "If" else _children(x) if x.op not in ("BVS", "BoolS") else []
+    union: dict | None = {} if kids else None
+    for k in kids:                  # (first: the operands' chains are counted before x's width is)
+        union.update(_narrowest(k, cache)[1])
+        if len(union) > 64:
+            union = None
+            break
+    bits = None if union is None else sum(effective_bits(n) for n in union.values())
+    if x.op == "If" and (bits is None or bits > 2 * MAX_CUT_BITS):
+        leaves = _choices(x)
+        if leaves is not None and (len(leaves) - 1).bit_length() < x.length:
+            _COUNTED.put(h, (len(leaves) - 1).bit_length())
+    r = own = (effective_bits(x), {h: x})
+    if bits is not None and (bits < own[0] or (isinstance(x, claripy.ast.Bool) and bits <= MAX_CUT_BITS)):
+        r = (bits, union)
     cache.put(h, r)
     return r
+
+
+def _chain_parts(x, most: int = 1 << 12) -> list:
+    """The conditions and the arms other than if-then-else of the chain ``x`` that mention
+    variables (its operands, if the chain is longer than ``most``): a chain's inner links count no
+    more than the conditions and arms they are built from."""
+    parts: dict = {}
+    todo, seen = [x], set()
+    while todo:
+        y = todo.pop()
+        if y.op == "If":
+            if y.hash() in seen:
+                continue
+            seen.add(y.hash())
+            if len(seen) > most:
+                return _children(x)
+            todo.extend(y.args)
+        elif y.variables:
+            parts[y.hash()] = y
+    return list(parts.values())
 
 
 def find_cut(roots, lets: dict) -> dict:
