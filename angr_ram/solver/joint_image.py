@@ -14,7 +14,7 @@ import numpy as np
 from angr_ram.core.scope import LRU, memo
 from angr_ram.solver.bit_extraction import canonical
 from angr_ram.solver.columns import column, unique_rows
-from angr_ram.solver.evaluator import MAX_BITS, Evaluator, _leaves
+from angr_ram.solver.evaluator import MAX_BITS, Evaluator, _leaves, dag_nodes
 from angr_ram.solver.narrow_cut import (
     MAX_IMAGE,
     MAX_JOINT_BITS,
@@ -167,28 +167,26 @@ def _search_ports(roots) -> list | None:
 MAX_SLICE_WALK = 1 << 16   # nodes :func:`_variable_slices` visits
 
 
+def _to_slices(y) -> list:
+    return [] if y.op in ("BVS", "BoolS") or (y.op == "Extract" and y.args[2].op == "BVS") else _children(y)
+
+
 def _variable_slices(roots) -> list | None:
     """Ports when the search finds none: the variables and variable slices (``Extract`` of a
     variable) the roots use, if those of one variable are pairwise disjoint. Each byte of one wide
     input compared on its own (a chain of if-then-else over whole texts, as a model of ``strtod``
     returns) unfolds into more terms than the search keeps, but its bytes are few ports."""
     ports: dict = {}
-    seen: set = set()
-    stack = [x for x in roots if hasattr(x, "op") and x.variables]
-    while stack:
-        y = stack.pop()
-        h = y.hash()
-        if h in seen:
-            continue
-        seen.add(h)
-        if len(seen) > MAX_SLICE_WALK:
-            return None
-        if y.op in ("BVS", "BoolS"):
-            ports[h] = (y.args[0], 0, (y.length or 1) - 1, y)
-        elif y.op == "Extract" and y.args[2].op == "BVS":
-            ports[h] = (y.args[2].args[0], y.args[1], y.args[0], y)
-        else:
-            stack.extend(_children(y))
+    visited = 0
+    for root in (x for x in roots if hasattr(x, "op") and x.variables):
+        for y in dag_nodes(root, _to_slices):
+            visited += 1
+            if visited > MAX_SLICE_WALK:
+                return None
+            if y.op in ("BVS", "BoolS"):
+                ports[y.hash()] = (y.args[0], 0, (y.length or 1) - 1, y)
+            elif y.op == "Extract" and y.args[2].op == "BVS":
+                ports[y.hash()] = (y.args[2].args[0], y.args[1], y.args[0], y)
     spans = sorted(ports.values(), key=lambda p: (p[0], p[1]))
     for a, b in itertools.pairwise(spans):
         if a[0] == b[0] and b[1] <= a[2]:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import claripy
 
 from angr_ram.core.scope import LRU, memo
-from angr_ram.solver.evaluator import LET_PREFIX
+from angr_ram.solver.evaluator import LET_PREFIX, dag_nodes
 
 MAX_CUT_BITS = 16        # effective bits of the cut nodes together (rows of the evaluation, at most)
 MAX_ROWS = 1 << 16       # rows of the joint image
@@ -103,22 +103,17 @@ def _eff(x, cache) -> int:
 def _choices(x, most: int = 1 << 12) -> set | None:
     """The constants an if-then-else chain over constants chooses among (None: an arm is not one,
     or the chain has more than ``most`` links and constants)."""
-    out, todo, seen = set(), [x], set()
-    while todo:
-        y = todo.pop()
-        if y.op == "If":
-            h = y.hash()
-            if h in seen:
-                continue
-            seen.add(h)
-            todo.extend(y.args[1:])
-        elif y.op == "BVV":
+    out: set = set()
+    for n, y in enumerate(dag_nodes(x, _links), 1):
+        if y.op == "BVV":
             out.add(y.args[0])
-        else:
-            return None
-        if len(out) + len(todo) + len(seen) > most:
+        elif y.op != "If" or n > most:
             return None
     return out
+
+
+def _links(y) -> tuple:
+    return y.args[1:] if y.op == "If" else ()
 
 
 def _children(x):
@@ -161,17 +156,10 @@ def _chain_parts(x, most: int = 1 << 12) -> list:
     variables (its operands, if the chain is longer than ``most``): a chain's inner links count no
     more than the conditions and arms they are built from."""
     parts: dict = {}
-    todo, seen = [x], set()
-    while todo:
-        y = todo.pop()
-        if y.op == "If":
-            if y.hash() in seen:
-                continue
-            seen.add(y.hash())
-            if len(seen) > most:
-                return _children(x)
-            todo.extend(y.args)
-        elif y.variables:
+    for n, y in enumerate(dag_nodes(x, lambda y: y.args if y.op == "If" else ()), 1):
+        if n > most:
+            return _children(x)
+        if y.op != "If" and hasattr(y, "op") and y.variables:
             parts[y.hash()] = y
     return list(parts.values())
 
