@@ -51,7 +51,8 @@ def test_coreutils_sleep_with_a_symbolic_argument():
     r = summarize(simgr, tech, tests=True)
     assert not r.errors and set(r.stubs) <= {"newlocale"}
     assert {code for code, _ in r.outcomes} == {0, 1}
-    assert {t.args[0] for t in r.tests if t.exit == 0} >= {b"000", b"0.0", b"0e0", b"00s"}
+    # strtod's texts of one value and end ("000", "0.0", "0e0") are one path; a unit suffix is another
+    assert {t.args[0].endswith(b"s") for t in r.tests if t.exit == 0} == {True, False}
     assert_tests_replay(prog, r)
 
 
