@@ -5,6 +5,7 @@ Ctrl-C; steps over their time or memory budget are set aside; choosing tests' in
 linear and never raises; every path that did not finish gets an ``unfinished`` test; damaged
 cache stores and unwritable output locations are one-line reports."""
 
+import gc
 import json
 import os
 import random
@@ -372,7 +373,6 @@ def test_a_finished_run_leaves_nothing_of_itself_in_the_process():
     dictionary keyed by project, held its project through its value; claripy's conversion cache (never
     emptied) held every z3 term of the run. Every later run in the process was then slower and up to
     ten times larger."""
-    import gc
     import weakref
 
     from angr_ram.memory.declared import _BY_PROJECT
@@ -397,14 +397,15 @@ def test_a_step_over_its_memory_budget_is_retried_with_a_larger_one(monkeypatch)
     machine has the memory: its path is not lost to the budget (before: ``unknown`` for good)."""
     b = os.fspath(BUILD / "matrix3_O0")
     want = explore(b, 2).outcomes
+    gc.collect()          # earlier tests' garbage, freed during the hungry step, hid its growth
     stepped = {}
     step = T.RelocatableMemory._step
 
     def hungry(self, simgr, state, **kw):
         n = stepped[state.addr] = stepped.get(state.addr, 0) + 1
-        if n == 3 and not stepped.get("held"):   # one step, once: 48 MiB until the watcher abandons it
+        if n == 3 and not stepped.get("held"):   # one step, once: 128 MiB until the watcher abandons it
             stepped["held"] = True
-            block = bytearray(48 << 20)
+            block = bytearray(128 << 20)
             block[::4096] = b"x" * len(block[::4096])
             try:
                 for _ in range(100):     # at most 5 s: under load the watcher's tick comes late

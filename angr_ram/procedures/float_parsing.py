@@ -151,7 +151,7 @@ class Strtod(angr.SimProcedure):
         arms: dict[tuple, list] = {}            # a reading (value's bits, bytes read, ERANGE): its texts
         for text, conds in found:
             arms.setdefault(read_number(text, self.BITS), []).append(claripy.And(*conds))
-        readings = sorted(arms.items(), key=lambda kv: -len(kv[1]))
+        readings = sorted(arms.items(), key=lambda kv: len(kv[1]))   # the most texts: the default arm
         (raw, n, _), _ = readings[-1]
         value, used = claripy.BVV(raw, self.BITS), claripy.BVV(n, 64)
         for (raw, n, _), conds in reversed(readings[:-1]):

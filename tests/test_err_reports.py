@@ -1,0 +1,66 @@
+"""BSD's ``<err.h>`` reports (angr_ram.procedures.err_reports): ``errx``/``err`` end the path with
+their status, ``warn``/``warnx`` write glibc's line to stderr and return. Under angr, ``err`` raised a
+TypeError that ended the user's whole run, and the others were stubs: a path ran on past ``errx``."""
+
+import os
+import subprocess
+
+import angr
+import claripy
+import pytest
+
+import angr_ram
+from angr_ram.run.outcomes import path_outcomes
+from angr_ram.run.replay import replay
+from angr_ram.run.runner import summarize
+
+from .conftest import BUILD
+from .groundtruth import outcome_set_over
+from .test_scanning import users_run
+
+ALPHABET = b"59x!?#"
+
+
+@pytest.mark.parametrize("opt", ("O2", pytest.param("O0", marks=pytest.mark.slow)))
+def test_each_report_is_glibcs_line_and_the_exiting_ones_end_the_path(opt):
+    """samples/errreport with four symbolic bytes (one wide BVS, angr's defaults): every native
+    outcome, none other, no stub, each test replays; and each finished path's stderr is what the
+    native program writes to stderr on that path's input (program name, message, errno text)."""
+    b = os.fspath(BUILD / f"errreport_{opt}")
+    simgr, r = users_run(b, ALPHABET, 4)
+    native = outcome_set_over(b, [ALPHABET] * 4)
+    assert {code for code, _ in native} == {0, 3, 4, 5, 6}
+    assert r.errors == [] and r.stubs == {}
+    assert set().union(*(path_outcomes(s) for s in simgr.deadended)) == native
+    assert [x.status for x in replay(r.tests, b, jobs=2) if x.status != "ok"] == []
+    seen = set()
+    for s in simgr.deadended:
+        stdin = s.posix.dumps(0)
+        run = subprocess.run([b], input=stdin, capture_output=True, check=False)
+        assert s.posix.dumps(2) == run.stderr, stdin
+        seen.add(run.returncode)
+    assert seen == {0, 3, 4, 5, 6}
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/colrm"), reason="util-linux's colrm is not installed")
+def test_debians_colrm_rejects_a_symbolic_column_through_errx():
+    """util-linux's colrm with a symbolic column argument (two bytes of ``03a-``): the invalid ones
+    end in ``errx`` (exit 1). Under angr's stub the path ran on past ``errx`` into a null read."""
+    prog, alphabet, text = "/usr/bin/colrm", b"03a-", b"abcdefgh\n"
+    proj = angr.Project(prog, auto_load_libs=False)
+    arg = claripy.BVS("arg", 16)
+    st = proj.factory.entry_state(args=[prog, arg], stdin=angr.SimFileStream("stdin", content=text, size=len(text),
+                                                                              has_end=True))
+    for byte in arg.chop(8):
+        st.solver.add(claripy.Or(*[byte == c for c in alphabet]))
+    simgr = proj.factory.simulation_manager(st)
+    tech = simgr.use_technique(angr_ram.RelocatableMemory())
+    simgr.run()
+    r = summarize(simgr, tech, tests=True)
+    native = {(p.returncode, p.stdout) for p in (
+        subprocess.run([prog, bytes((x, y))], input=text, capture_output=True, check=False, env={"LC_ALL": "C"})
+        for x in alphabet for y in alphabet)}
+    assert 1 in {code for code, _ in native}
+    assert r.errors == [] and r.stubs == {}
+    assert set().union(*(path_outcomes(s) for s in simgr.deadended)) == native
+    assert [x.status for x in replay(r.tests, prog, jobs=2) if x.status != "ok"] == []
