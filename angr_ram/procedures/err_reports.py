@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 
-import angr
 import claripy
 from angr.procedures.stubs.format_parser import FormatParser
 

@@ -7,6 +7,7 @@ from angr_ram.procedures.calendar import install_calendar
 from angr_ram.procedures.copies import install_copies
 from angr_ram.procedures.descriptors import install_descriptors
 from angr_ram.procedures.environment import install_environment
+from angr_ram.procedures.err_reports import install_err_reports
 from angr_ram.procedures.file_status import install_file_status
 from angr_ram.procedures.float_parsing import install_float_parsing
 from angr_ram.procedures.heap import HEAP_PROCEDURES
@@ -40,7 +41,7 @@ def install_procedures(project, string_procedures: bool = True, environment: str
     """Everything angr-ram hooks in ``project``: weak imports resolved, the heap and start-up
     procedures (:func:`install_hooks`), the environment (:mod:`.environment`), threads, start-up
     data, aborting functions (:mod:`.aborts`), string copies (:mod:`.copies`), stdio, number parsing (integers; ``strtod``/``atof``: :mod:`.float_parsing`), ``libm`` (:mod:`.mathematics`),
-    ``getline``/``getdelim`` (:mod:`.line_reading`), variadic calls, ``raise``/``kill`` (:mod:`.signal_delivery`), sleeps (:mod:`.sleeping`), ``pipe`` (:mod:`.pipes`), wide characters in the C locale (:mod:`.wide_chars`), ``qsort`` (:mod:`.sorting`), ``gmtime``/``localtime`` (:mod:`.calendar`), ``strftime`` (:mod:`.time_text`), temporary files (:mod:`.temp_files`) and the large-file names of the file functions (:mod:`.large_files`); in a
+    ``getline``/``getdelim`` (:mod:`.line_reading`), variadic calls, ``<err.h>``'s reports (:mod:`.err_reports`), ``raise``/``kill`` (:mod:`.signal_delivery`), sleeps (:mod:`.sleeping`), ``pipe`` (:mod:`.pipes`), wide characters in the C locale (:mod:`.wide_chars`), ``qsort`` (:mod:`.sorting`), ``gmtime``/``localtime`` (:mod:`.calendar`), ``strftime`` (:mod:`.time_text`), temporary files (:mod:`.temp_files`) and the large-file names of the file functions (:mod:`.large_files`); in a
     statically linked program, the rest of libc that angr models, by symbol (:mod:`.static_libc`).
     Without ``heap``, ``malloc`` and its family stay angr's (for a run without the ``ram`` plugin
     their objects need: :class:`angr_ram.merging.technique.QuantifiedMerging` alone)."""
@@ -65,6 +66,7 @@ def install_procedures(project, string_procedures: bool = True, environment: str
     install_mathematics(project)
     install_scanning(project)
     install_varargs(project)
+    install_err_reports(project)
     install_wide_chars(project)
     install_wide_streams(project)
     install_sorting(project)
