@@ -18,6 +18,7 @@ from angr_ram.procedures.mathematics import install_mathematics
 from angr_ram.procedures.number_parsing import install_number_parsing
 from angr_ram.procedures.pipes import install_pipes
 from angr_ram.procedures.process import install_process
+from angr_ram.procedures.random_numbers import install_random_numbers
 from angr_ram.procedures.scanning import install_scanning
 from angr_ram.procedures.signal_delivery import install_signal_delivery
 from angr_ram.procedures.sleeping import install_sleeping
@@ -41,7 +42,7 @@ def install_procedures(project, string_procedures: bool = True, environment: str
     """Everything angr-ram hooks in ``project``: weak imports resolved, the heap and start-up
     procedures (:func:`install_hooks`), the environment (:mod:`.environment`), threads, start-up
     data, aborting functions (:mod:`.aborts`), string copies (:mod:`.copies`), stdio, number parsing (integers; ``strtod``/``atof``: :mod:`.float_parsing`), ``libm`` (:mod:`.mathematics`),
-    ``getline``/``getdelim`` (:mod:`.line_reading`), variadic calls, ``<err.h>``'s reports (:mod:`.err_reports`), ``raise``/``kill`` (:mod:`.signal_delivery`), sleeps (:mod:`.sleeping`), ``pipe`` (:mod:`.pipes`), wide characters in the C locale (:mod:`.wide_chars`), ``qsort`` (:mod:`.sorting`), ``gmtime``/``localtime`` (:mod:`.calendar`), ``strftime`` (:mod:`.time_text`), temporary files (:mod:`.temp_files`) and the large-file names of the file functions (:mod:`.large_files`); in a
+    ``getline``/``getdelim`` (:mod:`.line_reading`), variadic calls, ``<err.h>``'s reports (:mod:`.err_reports`), glibc's ``rand``/``random`` (:mod:`.random_numbers`), ``raise``/``kill`` (:mod:`.signal_delivery`), sleeps (:mod:`.sleeping`), ``pipe`` (:mod:`.pipes`), wide characters in the C locale (:mod:`.wide_chars`), ``qsort`` (:mod:`.sorting`), ``gmtime``/``localtime`` (:mod:`.calendar`), ``strftime`` (:mod:`.time_text`), temporary files (:mod:`.temp_files`) and the large-file names of the file functions (:mod:`.large_files`); in a
     statically linked program, the rest of libc that angr models, by symbol (:mod:`.static_libc`).
     Without ``heap``, ``malloc`` and its family stay angr's (for a run without the ``ram`` plugin
     their objects need: :class:`angr_ram.merging.technique.QuantifiedMerging` alone)."""
@@ -56,6 +57,7 @@ def install_procedures(project, string_procedures: bool = True, environment: str
     install_aborts(project)
     install_copies(project, string_procedures)
     install_process(project)
+    install_random_numbers(project)
     install_sleeping(project)
     install_file_status(project)
     install_temp_files(project)
