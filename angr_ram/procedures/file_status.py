@@ -10,18 +10,27 @@ stubs. These models answer from the files the run gives the program (``state.fs`
 * the working directory, ``.``, ``..`` and ``/``: directories (``S_IFDIR | 0755``);
 * any other path: -1 with ``ENOENT`` (``open`` fails on it too);
 * ``access``/``eaccess``: 0 for what exists, except execute permission on a regular file
-  (``EACCES``); -1 with ``ENOENT`` otherwise.
+  (``EACCES``); -1 with ``ENOENT`` otherwise;
+* ``readlink``/``readlinkat``: no file is a link: -1 with ``EINVAL`` for what exists, ``ENOENT``
+  otherwise.
 
-A symbolic path gets angr's model and is recorded as a stub (:mod:`.stubs`). A test's native run
+A pointer that selects among a few names forks once per name (:func:`path_name`); any other
+symbolic path gets angr's model and is recorded as a stub (:mod:`.stubs`). A test's native run
 finds the files at their real times and inode numbers: a program that prints those differs by
 nature."""
 
 from __future__ import annotations
 
+import os
+
 import angr
 import claripy
 from angr.storage.file import SimFile, SimFileDescriptorDuplex, SimFileStream, SimPackets
 
+from angr_ram.core.errors import ForkRequest, Target
+from angr_ram.memory.pointers import pointer_cases
+from angr_ram.memory.strategies.fork import value_forking_enabled
+from angr_ram.procedures.byte_scan import Bytes
 from angr_ram.procedures.libc import hook_models, single_value
 from angr_ram.procedures.strings import concrete_string
 from angr_ram.procedures.stubs import record
@@ -31,11 +40,59 @@ FILE_MODE, DIR_MODE, PIPE_MODE = S_IFREG | 0o644, S_IFDIR | 0o755, S_IFIFO | 0o6
 STAT_BYTES = 144                    # struct stat on x86-64
 X_OK = 1
 MAX_PATH = 4096
+MAX_SIZES = 16                      # a readlink size of up to this many values forks once per value
 
 
 def _directories(state) -> set[bytes]:
     cwd = state.fs.cwd.rstrip(b"/") or b"/"
     return {b"/", b".", b"..", b"./", cwd, cwd + b"/"}
+
+
+MISSING = b"\0"          # path_name's answer for a name that is none of the run's files: no file has it
+
+
+def path_name(proc, path) -> bytes | None:
+    """The concrete name at ``path``. A pointer that selects among a few names (``c ? "a" : "b"``,
+    a conditional move at -O2) forks once per name inside an angr-ram step. A name of symbolic
+    bytes is one of the names the run knows (its files, directories and ``/proc/self/exe``) or
+    none of them (:data:`MISSING`): the path forks once per class that is feasible. None when the
+    name cannot be read (a symbolic pointer that is no selection)."""
+    p = concrete_string(proc, path, MAX_PATH)
+    if p is not None or not value_forking_enabled():
+        return p
+    cases = pointer_cases(proc.state, path, MAX_PATH)
+    if cases is None:
+        return None
+    if len(cases) > 1:
+        raise ForkRequest([Target(cond, "value") for cond, _, _ in cases], f"{proc.display_name} path")
+    return _name_class(proc, path, cases[0][2])
+
+
+def _name_class(proc, path, readable: int) -> bytes:
+    state = proc.state
+    data = Bytes(state, path, readable)
+    classes = []
+    for name in sorted(_known_names(state)):
+        got = [data[i] for i in range(len(name) + 1)]
+        if got[-1] is None:
+            continue
+        cond = claripy.And(*(b == c for b, c in zip(got, name + b"\0", strict=True)))
+        if state.solver.satisfiable(extra_constraints=[cond]):
+            classes.append((name, cond))
+    rest = claripy.And(*(claripy.Not(c) for _, c in classes)) if classes else claripy.true
+    if not classes or state.solver.satisfiable(extra_constraints=[rest]):
+        classes.append((MISSING, rest))
+    if len(classes) > 1:
+        raise ForkRequest([Target(cond, "value") for _, cond in classes], f"{proc.display_name} name")
+    return classes[0][0]
+
+
+def _known_names(state) -> set[bytes]:
+    files = {bytes(f) for f in state.fs._files}
+    cwd = (state.fs.cwd.rstrip(b"/") or b"") + b"/"
+    here = {f[len(cwd):] for f in files if f.startswith(cwd)}           # their names relative to it
+    names = files | here | {b"./" + f for f in here} | _directories(state) | {b"/proc/self/exe"}
+    return {n for n in names if n and b"\0" not in n}
 
 
 def lookup(state, path: bytes):
@@ -69,7 +126,7 @@ class Stat(angr.SimProcedure):
 
 
 def stat_path(proc, path, buf):
-    p = concrete_string(proc, path, MAX_PATH)
+    p = path_name(proc, path)
     if p is None:
         record(proc.state, "stat")
         return proc.inline_call(angr.SIM_PROCEDURES["linux_kernel"]["stat"], path, buf).ret_expr
@@ -128,7 +185,7 @@ class Access(angr.SimProcedure):
     """``access(path, mode)`` and ``eaccess``."""
 
     def run(self, path, mode):  # pylint: disable=arguments-differ
-        p = concrete_string(self, path, MAX_PATH)
+        p = path_name(self, path)
         if p is None:
             record(self.state, "access")
             return claripy.BVS("access", 32)
@@ -140,6 +197,38 @@ class Access(angr.SimProcedure):
             return claripy.If(wants_exec, claripy.BVV(-1, 32), claripy.BVV(0, 32)) if wants_exec.symbolic \
                 else (self.state.libc.ret_errno("EACCES") if wants_exec.is_true() else claripy.BVV(0, 32))
         return claripy.BVV(0, 32)
+
+
+class Readlink(angr.SimProcedure):
+    """``readlink(path, buf, size)`` (and ``readlinkat(dirfd, path, buf, size)``, relative to the
+    working directory): ``/proc/self/exe`` is the program's file (its absolute path, as a test's
+    native run sees it); the run's files and directories are no links, -1 with ``EINVAL``; any other
+    path does not exist, -1 with ``ENOENT`` (angr's stub returned any length and wrote nothing).
+    A symbolic path is a recorded stub with an unconstrained result."""
+
+    def run(self, path, buf, size):  # pylint: disable=arguments-differ,unused-argument
+        p = path_name(self, path)
+        if p is None:
+            record(self.state, "readlink")
+            return claripy.BVS("readlink", 64)
+        if p == b"/proc/self/exe":          # the program's own file, as its native run has it
+            target = os.path.abspath(self.project.filename or "").encode()
+            n = single_value(self.state, size)
+            if n is None:
+                vals = self.state.solver.eval_upto(size, MAX_SIZES + 1)
+                if len(vals) > MAX_SIZES or not value_forking_enabled():
+                    raise angr.errors.SimProcedureError(f"readlink with a size of more than {MAX_SIZES} values")
+                raise ForkRequest([Target(size == v, "value") for v in sorted(vals)], "readlink size")
+            target = target[:n]
+            if target:
+                self.state.memory.store(buf, claripy.BVV(target))
+            return claripy.BVV(len(target), 64)
+        return self.state.libc.ret_errno("ENOENT" if lookup(self.state, p) is None else "EINVAL")
+
+
+class Readlinkat(Readlink):
+    def run(self, dirfd, path, buf, size):  # pylint: disable=arguments-differ,unused-argument
+        return super().run(path, buf, size)
 
 
 FIONREAD = 0x541B          # <asm-generic/ioctls.h>
@@ -192,7 +281,7 @@ class Ioctl(angr.SimProcedure):
 FILE_STATUS_PROCEDURES = {"stat": Stat, "lstat": Stat, "stat64": Stat, "lstat64": Stat, "__xstat": Xstat,
                           "__lxstat": Xstat, "__xstat64": Xstat, "__lxstat64": Xstat, "__fxstat": Fxstat,
                           "__fxstat64": Fxstat, "fstat": Fstat, "fstat64": Fstat, "access": Access, "eaccess": Access, "euidaccess": Access,
-                          "ioctl": Ioctl}
+                          "ioctl": Ioctl, "readlink": Readlink, "readlinkat": Readlinkat}
 
 
 def install_file_status(project) -> None:
