@@ -22,8 +22,8 @@ test: $(STAMP) samples
 	$(VENV)/bin/ruff check angr_ram bench tests
 	$(PY) -m pytest -q -n 2 --dist worksteal --durations=15 -m "not slow" tests
 
-# the tests marked slow: ratio claims that `make bench` also prints, and the longest corpus programs
-# (CI runs them after `make test`)
+# the tests marked slow: ratio claims that `make bench` also prints, the longest corpus programs, and
+# every test or case that took 15 s or more (tests/conftest.py SLOW_CASES); not in CI (about 90 minutes)
 test-slow: $(STAMP) samples
 	$(PY) -m pytest -q -n 2 --dist worksteal --durations=10 -m slow tests
 

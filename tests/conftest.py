@@ -14,6 +14,57 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "samples" / "build"
 
 
+# Cases of parametrized tests that run with the tests marked slow (``make test-slow``): each took
+# 15 s or more of CPU, and ``make test`` keeps to about 12 minutes on 2 cores; the test's other
+# cases stay in ``make test``. Keyed by file and function, the cases by their parameter ids.
+SLOW_CASES = {
+    'test_compiled_code.py::test_binary_idioms_on_heap_pointers': {'fork-O0'},
+    'test_distributed.py::test_outcomes_equal_native_and_single_process': {'hashtables_O0-dsmm'},
+    'test_drives.py::test_corpus_programs_driven_by_a_script': {'True-strspn_generic-O0', 'True-strspn_generic-O2'},
+    'test_drives.py::test_script_drives_reach_the_outcomes_of_explore_and_replay': {
+        'False-b64class4_O2-5-pat', 'True-b64class4_O2-5-pat',
+    },
+    'test_getopt.py::test_debian_tools_with_options': {'base64-argv0-False', 'tr-argv2-True'},
+    'test_incremental.py::test_auto_merge_points_are_the_program_loops': {'memspn2x4_O0-5-alphabets0'},
+    'test_loop_corpus.py::test_ctype_loop_merges_without_register_refusals': {'O0'},
+    'test_loop_corpus.py::test_ite_and_unmerged_runs_match_native': {'kmp'},
+    'test_loop_corpus.py::test_pattern_merging_matches_native': {
+        'b64class-O0', 'b64class-O2', 'c_atoi-O0', 'c_atoi-O2', 'kmp-O2', 'rle-O2', 'wordcount-O0', 'wordcount-O2',
+    },
+    'test_merging.py::test_ite_merging_keeps_outcomes_and_merges_paths': {'memspn2x4_O2', 'strloops_O0'},
+    'test_models.py::test_big_table_with_and_without_splitting': {'fork-opts2'},
+    'test_models.py::test_model_outcomes_equal_native_ground_truth': {
+        "hashtables_O0-dsmm-{'split': 32, 'split_threshold': 16}",
+        "hashtables_O0-fork-{'split': 32, 'split_threshold': 16}",
+    },
+    'test_process_models.py::test_fgets_reads_a_file_template_line_by_line': {'??????-10-11-O0', '??????-10-11-O2'},
+    'test_query_cache.py::test_cache_modes_change_no_outcome_and_validation_finds_no_mismatch': {'hashtables_O0'},
+    'test_relocation_property.py::test_random_relocation_keeps_queries_and_outcomes': {
+        'chainhash_O0-1-7-True', 'hashtables_O0-1-3-False', 'ptrarray_O0-2-4-False',
+    },
+    'test_samples.py::test_concrete_bases_agree_with_symbolic_bases': {'ptrpaths', 'twolookup'},
+    'test_samples.py::test_outcomes_equal_native_ground_truth': {
+        'branches-O0', 'branches-O2', 'checksum-O0', 'hashpaths-O0', 'matrix40-O2', 'ptrpaths-O0', 'ptrpaths-O2',
+        'twolookup-O0', 'twolookup-O2',
+    },
+    'test_samples.py::test_path_count_equals_stock_without_symbolic_pointers': {'checksum-O0'},
+    'test_semantics.py::test_semantics_program_under_fork': {
+        'symsize-O0-explore', 'tripcount-O0-explore', 'tripcount-O0-script',
+    },
+    'test_static_libc.py::test_static_builds_reach_the_native_outcomes_and_replay': {'staticio_O0'},
+}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):  # noqa: ARG001 - pytest's hook signature
+    """Mark :data:`SLOW_CASES` slow before ``-m`` selects (``tryfirst``: pytest's own selection is
+    this same hook)."""
+    for item in items:
+        spec = getattr(item, "callspec", None)
+        if spec is not None and spec.id in SLOW_CASES.get(f"{item.path.name}::{item.originalname}", ()):
+            item.add_marker(pytest.mark.slow)
+
+
 class ForgottenHint(CallHint):
     """A call hint whose forks find nothing: each works its way out again (what a hint saves)."""
 

@@ -114,6 +114,7 @@ CHAR_CLASSES = b"\x00aA1 \t\x7f\x80\xff!\x01"      # NUL, lower, upper, digit, s
 
 
 @pytest.mark.parametrize("opt", ["O2", pytest.param("O0", marks=pytest.mark.slow)])
+@pytest.mark.slow
 def test_wide_characters_in_the_c_locale(opt):
     """widechar (3 bytes: ``mbrtowc`` restarting after ``EILSEQ``, ``iswprint``/``iswalpha``/
     ``iswspace``, ``wcwidth``, ``towupper``, ``btowc``/``wctob``, ``mbsinit``): the 112 native outcomes

@@ -61,6 +61,7 @@ def _explore(binary: str, stdin: str, **opts):
     pytest.param("allochist0_O0", "bytes", marks=pytest.mark.slow),       # make test-slow: 13 s
     pytest.param("allochist2_O2", "one-symbol", marks=pytest.mark.slow),  # 10 s
 ])
+@pytest.mark.slow
 def test_aa_sends_3x_fewer_queries_to_z3_than_syntactic_over_eight_histories(name, stdin):
     """Scratch objects of different sizes (variant 0) and freed ones (variant 2): every history
     places the matrix elsewhere, so the syntactic cache only hits within a history; aa answers the
@@ -74,7 +75,7 @@ def test_aa_sends_3x_fewer_queries_to_z3_than_syntactic_over_eight_histories(nam
     assert 3 * aa["z3_checks"] <= syn["z3_checks"], (aa["z3_checks"], syn["z3_checks"])
 
 
-@pytest.mark.slow   # make test-slow (CI): 20 s
+@pytest.mark.slow   # make test-slow: 20 s
 def test_histories_that_differ_after_the_matrix_need_no_aa_hits_and_validation_confirms_hits():
     """Variant 3 allocates after the matrix: its addresses are the same in every history, the
     syntactic cache already hits and aa adds nothing. Variant 1 (equal scratch sizes) under

@@ -62,6 +62,7 @@ def test_a_symbolic_time_solves_for_a_date():
 
 
 @pytest.mark.parametrize("opt", ("O0", "O2"))
+@pytest.mark.slow
 def test_a_program_branching_on_the_calendar(opt):
     """timefields: a 16-bit day count and a mode byte; leap day, Sunday New Year (localtime and
     gmtime_r), the printed time and zone, or nothing: the native outcomes, every test replays
@@ -127,6 +128,7 @@ def test_strftime_conversions_read_the_fields_they_print():
 
 
 @pytest.mark.parametrize("opt", (pytest.param("O0", marks=pytest.mark.slow), "O2"))
+@pytest.mark.slow
 def test_strftime_prints_a_date_picked_by_the_input(opt):
     """timetext: gmtime_r/localtime of a time computed from two input bytes, then strftime with
     every conversion of the C locale, %s, the zone, a buffer too small (0) and an empty format.

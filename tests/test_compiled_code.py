@@ -91,7 +91,7 @@ def test_dependent_lookups_reach_native_outcomes(hops, opt):
     assert r.stats["enumerated_queries"] > 0
 
 
-@pytest.mark.slow   # make test-slow (CI): a cost ratio over 1, 3 and 8 hops, 40 s
+@pytest.mark.slow   # make test-slow: a cost ratio over 1, 3 and 8 hops, 40 s
 def test_cost_per_hop_stays_flat():
     """Native outcomes at 1 and 8 hops, and z3 never sees the table chains: its call count does
     not grow with the number of hops."""

@@ -47,14 +47,14 @@ def test_string_functions_under_dsmm():
     check("strspn_generic", "O2", model="dsmm")
 
 
-@pytest.mark.slow   # make test-slow (CI): the interpreter's jump table under each model, 8 s each
+@pytest.mark.slow   # make test-slow: the interpreter's jump table under each model, 8 s each
 @pytest.mark.parametrize("model", ("fork", "dsmm", "ite"))
 def test_bytecode_interpreter_jump_table(model):
     """At -O2 the switch is a jump table: a symbolic read of .rodata decides the jump target."""
     check("bytecode", "O2", model=model)
 
 
-@pytest.mark.slow   # make test-slow (CI): uthash lookup, 60 s (bench --corpus runs it too)
+@pytest.mark.slow   # make test-slow: uthash lookup, 60 s (bench --corpus runs it too)
 def test_uthash_lookup_of_a_symbolic_key():
     """Jenkins hash of the key, then the bucket chain: both outcomes (found, not found) and the
     found values' classes, with z3 never asked about the hash."""
@@ -62,13 +62,14 @@ def test_uthash_lookup_of_a_symbolic_key():
     assert r.stats["enumerated_queries"] > 0
 
 
-@pytest.mark.slow   # make test-slow (CI): the uthash lookup under dsmm (55 s) and ite (80 s)
+@pytest.mark.slow   # make test-slow: the uthash lookup under dsmm (55 s) and ite (80 s)
 @pytest.mark.parametrize("model", ("dsmm", "ite"))
 def test_uthash_lookup_under_other_models(model):
     check("uthash_find", "O2", model=model)
 
 
 @pytest.mark.parametrize("opt", ("O2", pytest.param("O0", marks=pytest.mark.slow)))
+@pytest.mark.slow
 def test_jsonc_lookup_in_a_fixed_environment(opt):
     """json-c seeds its string hash from ``getrandom``: in the fixed environment the seed is one
     value, the keys' hashes are concrete, and ``strcmp`` against the stored keys (a bucket entry
@@ -80,6 +81,7 @@ def test_jsonc_lookup_in_a_fixed_environment(opt):
 
 
 @pytest.mark.parametrize("opt", ("O2", pytest.param("O0", marks=pytest.mark.slow)))
+@pytest.mark.slow
 def test_glib_hash_table_lookup(opt):
     """glib's GHashTable (static libglib-2.0.a): its slice allocator keeps thread-specific data
     (pthread keys), sizes slabs from ``sysconf(_SC_PAGESIZE)`` and takes them from
@@ -90,18 +92,19 @@ def test_glib_hash_table_lookup(opt):
 
 
 @pytest.mark.parametrize("opt", ("O2", pytest.param("O0", marks=pytest.mark.slow)))
+@pytest.mark.slow
 def test_apr_hash_lookup_in_a_fixed_environment(opt):
     """APR's hash (static libapr-1.a) seeds from ``apr_time_now()`` and the table's address; in the
     fixed environment the seed is concrete up to the hidden addresses."""
     check("apr_hash", opt, environment="fixed")
 
 
-@pytest.mark.slow   # make test-slow (CI): the default (symbolic clock) on APR, about 70 s
+@pytest.mark.slow   # make test-slow: the default (symbolic clock) on APR, about 70 s
 def test_apr_hash_lookup_with_a_symbolic_clock():
     check("apr_hash", "O2")
 
 
-@pytest.mark.slow   # make test-slow (CI): the three library lookups under dsmm and ite, about 80 s
+@pytest.mark.slow   # make test-slow: the three library lookups under dsmm and ite, about 80 s
 @pytest.mark.parametrize("model", ("dsmm", "ite"))
 @pytest.mark.parametrize("name,kw", [("glib_hash", {}), ("apr_hash", {"environment": "fixed"}),
                                      ("jsonc_get", {"environment": "fixed"})])

@@ -24,6 +24,7 @@ KILLED = (128 + 12, b"")       # kill(getpid(), SIGUSR2) once SA_RESETHAND put t
 
 
 @pytest.mark.parametrize("opt", (pytest.param("O0", marks=pytest.mark.slow), "O2"))
+@pytest.mark.slow
 def test_every_channel_carries_the_value_as_natively(opt):
     """A user's script with RelocatableMemory over two bytes: every native outcome, the process
     killed by SIGUSR2 (a handler installed with SA_RESETHAND runs once, the second kill takes the
@@ -40,6 +41,7 @@ def test_every_channel_carries_the_value_as_natively(opt):
     assert [x.test.stdin for x in runs if x.status == "confirmed"] == [b"kx"]
 
 
+@pytest.mark.slow
 def test_merging_alone_takes_every_channel_too():
     """QuantifiedMerging alone (no RelocatableMemory): the same models, the kill ends the path with
     status 128 + 12 as the native process does; every native outcome, none other."""

@@ -55,6 +55,7 @@ def test_a_fully_written_array_read_at_a_symbolic_index_has_no_uninitialized_def
     assert any(n.startswith("ram_uninit") for n in partial.read(i << 3, 8).variables)
 
 
+@pytest.mark.slow
 def test_merging_with_symbolic_uninitialized_memory_merges_as_with_zero_fill():
     """wordcount under pattern merging with ``uninitialized="symbolic"``: unwritten registers read
     as stable ``uninit_reg_*`` variables, so forks that read ``xmm0`` at different times still
@@ -157,6 +158,7 @@ def test_merging_points_auto_in_a_program_without_loops(caplog):
 
 @pytest.mark.parametrize("opt", ["O0", pytest.param("O2", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("mode", ["ite", "pat"])
+@pytest.mark.slow
 def test_a_merged_path_prints_no_byte_the_program_does_not_write(mode, opt):
     """``printf("acc %s\\n", words[k])`` with ``k`` computed without a branch in a merged state:
     the string's length is symbolic (4, 5 or 3 bytes); stock angr printed the longest case, so
@@ -172,6 +174,7 @@ def test_a_merged_path_prints_no_byte_the_program_does_not_write(mode, opt):
 
 @pytest.mark.parametrize("opt", ["O0", "O2"])
 @pytest.mark.parametrize("wide", [True, False])
+@pytest.mark.slow
 def test_uninitialized_memory_is_the_techniques_decision_with_one_default(opt, wide):
     """A malloc'd block of which only the first byte was written, read at four input-chosen
     indices. The default (``uninitialized="zero"``) is the same for a user's script (angr's

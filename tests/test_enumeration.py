@@ -323,6 +323,7 @@ def _arx_hash(a, b, rounds):
     return v0 ^ v1
 
 
+@pytest.mark.slow
 def test_one_wide_input_with_byte_ranges_and_a_hash_of_it_is_enumerated_over_the_ranges():
     """A user's script makes one 16-bit variable and limits each of its bytes to 'A'..'z'; the
     program's path constraints then hash that variable. Only the constraints that compare its bits

@@ -74,6 +74,7 @@ def test_the_walk_has_a_solver_call_budget(ram_state, monkeypatch):
 
 @pytest.mark.parametrize("opt", (pytest.param("O0", marks=pytest.mark.slow), "O2"))
 @pytest.mark.parametrize("alphabet", (b"1.e-5", b"0x.p1-", pytest.param(b"inaf(-", marks=pytest.mark.slow)))
+@pytest.mark.slow
 def test_a_users_script_reads_numbers_as_glibc_does(opt, alphabet):
     """samples/floatread (strtod with its end and ERANGE, strtof, atof, inf, nan) over three bytes
     of a line: every native outcome, none other, every test replays."""
@@ -85,6 +86,7 @@ def test_a_users_script_reads_numbers_as_glibc_does(opt, alphabet):
     assert [x.status for x in replay(r.tests, b, jobs=2) if x.status != "ok"] == []
 
 
+@pytest.mark.slow
 def test_merging_alone_reads_numbers_too():
     got, native, _ = _merging_alone(os.fspath(BUILD / "floatread_O2"), b"1.e-", 3)
     assert got == native

@@ -80,6 +80,7 @@ def test_what_is_not_exact_is_left_to_z3():
     assert not uses_float(X + 1) and not uses_float(claripy.fpToIEEEBV(claripy.FPV(1.5, D)))
 
 
+@pytest.mark.slow
 def test_a_query_over_floating_point_is_answered_without_z3():
     """The slice has no table lookup, only floating point from one byte: answered by evaluation,
     the same answers as z3 gives."""
@@ -95,6 +96,7 @@ def test_a_query_over_floating_point_is_answered_without_z3():
 
 
 @pytest.mark.parametrize("opt,n", [("O2", 2), ("O2", 4), pytest.param("O0", 4, marks=pytest.mark.slow)])
+@pytest.mark.slow
 def test_a_users_script_branches_on_doubles_as_natively(opt, n):
     """samples/mathcalls at -O2: gcc inlines sqrt as sqrtsd and the program compares doubles
     computed from its input; z3's floating-point theory gave no result in 900 s. One wide
@@ -110,6 +112,7 @@ def test_a_users_script_branches_on_doubles_as_natively(opt, n):
 
 
 @pytest.mark.parametrize("opt", ["O2", pytest.param("O0", marks=pytest.mark.slow)])
+@pytest.mark.slow
 def test_branches_on_float_and_double_arithmetic_reach_every_native_outcome(opt):
     """samples/floatbranches (written for this: int-to-double and double-to-float conversions, the
     four operations in both precisions, truncation to int, an exact comparison that rounding

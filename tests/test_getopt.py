@@ -34,6 +34,7 @@ def native_outcomes(binary: str, argv: list[str], inputs) -> set:
 
 
 @pytest.mark.parametrize("opt", ["O0", "O2"])
+@pytest.mark.slow
 def test_command_lines_parse_as_natively(opt):
     b = os.fspath(BUILD / f"getopts_{opt}")
     lines = COMMAND_LINES if opt == "O0" else COMMAND_LINES[::3]
@@ -43,6 +44,7 @@ def test_command_lines_parse_as_natively(opt):
         assert r.errors == [] and not r.stubs, argv
 
 
+@pytest.mark.slow
 def test_a_symbolic_argument_parses_by_cases():
     """``--arg 2``: the parse forks on what the argument's bytes decide (a dash, which option
     letter, whether the word ends) and follows glibc on each case: no stub, every test replays,
@@ -85,6 +87,7 @@ def _over(t: Template):
 
 
 @pytest.mark.parametrize(("opt", "line"), [("O0", b"-? -?s\n"), ("O2", b"-? -?s\n"), ("O2", b"--? -?\n")])
+@pytest.mark.slow
 def test_options_from_input_in_a_heap_argv(opt, line):
     """``samples/optline.c`` splits a line of stdin into a heap argv (as make decodes MAKEFLAGS) and
     parses it: the argument pointers are heap pointers (symbolic bases) and the option letters and
@@ -99,6 +102,7 @@ def test_options_from_input_in_a_heap_argv(opt, line):
     assert_tests_replay(b, r)
 
 
+@pytest.mark.slow
 def test_options_from_input_driven_by_a_script_with_one_wide_variable():
     """A user's script: entry_state, stdin of concrete dashes around one 16-bit ``claripy.BVS``
     constrained to letters, angr's default options: the same outcomes as natively."""
@@ -116,6 +120,7 @@ LONG_ONLY_LINES = [["-alpha"], ["-a"], ["-al"], ["-b", "x"], ["-beta=3"], ["-bx"
 
 
 @pytest.mark.parametrize("opt", ["O0", "O2"])
+@pytest.mark.slow
 def test_getopt_long_only_on_concrete_and_symbolic_arguments(opt):
     """``getopt_long_only`` (``samples/longonly.c``): long names after one dash, prefixes, short
     options where no long name matches, unknown ones, as natively; a symbolic 3-byte argument

@@ -20,6 +20,7 @@ TRAP_DOMAIN = [range(0, 6)] + [b"abcd"] * 4
 
 
 @pytest.mark.parametrize("name", ["livetrap_O0", "livetrap_O2"])
+@pytest.mark.slow
 def test_incremental_merging_keeps_live_differences(name):
     """'a' and 'c' paths differ only in a dead variable and are merged; 'b' paths differ in a
     variable read after the loop and in one read through a pointer, and are kept apart."""
@@ -41,6 +42,7 @@ def test_merging_without_liveness_would_lose_outcomes(monkeypatch):
     assert r.outcomes < outcome_set_over(b, TRAP_DOMAIN)
 
 
+@pytest.mark.slow
 def test_incremental_merging_makes_memspn_ab_linear():
     """memspn over "ab" forks 2^m paths; incremental merging joins the 'a' and 'b' branches of each
     iteration, so the leaves grow linearly (2m + 2) and the outcomes stay exact."""

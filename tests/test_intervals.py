@@ -27,6 +27,7 @@ SHAPES = [
 
 
 @pytest.mark.parametrize("k", range(len(SHAPES)))
+@pytest.mark.slow
 def test_the_interval_holds_for_every_assignment_and_is_tight_where_it_can_be(k):
     e = SHAPES[k]
     lo, hi = unsigned_range(e)
@@ -43,6 +44,7 @@ def test_the_interval_holds_for_every_assignment_and_is_tight_where_it_can_be(k)
         assert (lo, hi) == (least, greatest)
 
 
+@pytest.mark.slow
 def test_region_extremes_taken_from_the_interval_keep_every_outcome():
     """b64class's table lookup ``dec[*p]`` with ``*p != 0``: the least address is one past the
     interval's bound (probed next to it), the greatest its bound; outcomes are unchanged."""

@@ -135,6 +135,7 @@ def test_angr_search_from_a_selected_pointer(state):
 
 
 @pytest.mark.parametrize("opt", ("O0", "O2"))
+@pytest.mark.slow
 def test_libc_calls_reach_the_native_outcomes(opt):
     """samples/libcalls.c: every outcome over the two-byte domain, no error, no stub on any path,
     every test replays natively (stock angr: strspn/strcspn/strpbrk are stubs, vsnprintf writes
@@ -227,6 +228,7 @@ def test_printf_flags_widths_and_precisions_match_glibc(opt):
 
 
 @pytest.mark.parametrize("opt", ("O0", "O2"))
+@pytest.mark.slow
 def test_printf_flags_signs_and_forms_match_glibc(opt):
     """printfflags: ``%+d``, ``% d``, ``%#x`` (no ``0x`` for 0), ``%#o``, ``%05d`` of a negative number
     (zeros after the sign), ``%5.3d``, ``%.0d`` of 0 (no digit), ``%.*s`` of a malloc'd array without

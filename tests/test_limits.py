@@ -105,6 +105,7 @@ def _solver_that_gives_up(rate: float, seed: int):
 
 
 @pytest.mark.parametrize("seed", [1, pytest.param(2, marks=pytest.mark.slow), pytest.param(3, marks=pytest.mark.slow)])
+@pytest.mark.slow
 def test_a_solver_that_gives_up_at_random_never_crashes_a_run_or_loses_a_path(monkeypatch, seed):
     """z3 giving up at random points (exploring, forking, fault checks, outcomes, test inputs):
     the run ends normally, every state is a finished path or set aside with a test, and resuming the
@@ -145,6 +146,7 @@ def test_unfinished_paths_get_a_test_with_the_input_that_drives_them_there(tmp_p
         subprocess.run([b], input=unfinished[0].stdin, capture_output=True, timeout=1)
 
 
+@pytest.mark.slow
 def test_choosing_inputs_is_linear_in_the_input_size():
     """2000 stdin bytes, 20 of them forced to 0xff by the path: the readable model costs a few
     queries per forced byte (group testing), not one per byte, and never raises."""
@@ -330,6 +332,7 @@ def test_an_interrupt_never_leaves_a_wrong_answer_behind():
     assert ZI.fresh_answer(lambda: zs.check(zx == 3), z3.main_ctx()) == z3.unsat
 
 
+@pytest.mark.slow
 def test_a_slow_outcome_query_is_not_lost_when_the_run_has_no_deadline(monkeypatch):
     """A finished path's outcomes are a result, not an improvement: under load the query enumerating
     them (a merged path's exit codes) may take longer than the per-query budget of test inputs; the

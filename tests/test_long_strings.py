@@ -12,6 +12,7 @@ from .test_scanning import _same_as_native
 
 
 @pytest.mark.parametrize("opt", (pytest.param("O0", marks=pytest.mark.slow), "O2"))
+@pytest.mark.slow
 def test_strings_past_angrs_length_limit_end_where_c_ends_them(opt):
     """longstrings: a 300-byte stack line whose NUL is at 150 or 250 (chosen by an input byte) and a
     copy of it on the heap; fputs of the three input bytes, which stop at the first NUL. angr's

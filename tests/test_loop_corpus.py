@@ -68,6 +68,7 @@ def test_accept_walk_merges_once_per_outer_iteration(m):
     assert st["paths"] <= 6
 
 
+@pytest.mark.slow
 def test_refusals_are_counted_by_their_first_difference():
     """wordcount keeps states apart whose word or line counts differ: the comparisons that did not
     merge are counted by what differed (a frame slot at -O0, the caller's line counter above the
@@ -100,6 +101,7 @@ def test_reject_set_loop_finds_formula_patterns():
     assert d.stats["paths"] <= st["paths"]
 
 
+@pytest.mark.slow
 def test_an_inner_loop_merges_its_exits_once_per_outer_iteration():
     """rle's copy loop (``for j < in[i] & 3``) leaves with four output lengths per input pair: as a
     part of the decoder loop's fragment they multiplied (354 leaves at M = 8, 1381 at M = 10); as
@@ -166,6 +168,7 @@ def test_ctype_loop_merges_without_register_refusals(opt):
 
 
 @pytest.mark.parametrize("opt", ["O0", "O2"])
+@pytest.mark.slow
 def test_luhn_digit_sum_matches_native_in_every_mode(opt):
     """A Luhn check over n <= 3 digits read right to left (every digit value leads elsewhere, so the
     native domain is all ten digits and one non-digit)."""

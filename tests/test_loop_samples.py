@@ -21,6 +21,7 @@ SIZES = range(0, 6)          # n = 0..4 and one value above M = 4
 
 @pytest.mark.parametrize("name", ["memspn4_O0", "memspnab4_O0", "memspn2x4_O0", "memspn2x4_O2", "strloops_O0",
                                   "strloops_O2"])
+@pytest.mark.slow
 def test_loop_samples_match_native_outcomes(name):
     b = os.fspath(BUILD / name)
     if name.startswith("strloops"):

@@ -4,6 +4,7 @@ angr's stubs left the argument in ``xmm0`` as the result: paths no input takes n
 import os
 
 import claripy
+import pytest
 
 from angr_ram.procedures import mathematics
 from angr_ram.procedures.mathematics import EDOM, MAX_VALUES, argument_values, host, input_pieces
@@ -50,6 +51,7 @@ def test_arguments_from_input_bytes_are_enumerated_over_the_bytes(ram_state):
     assert len(argument_values(st, rare)) == 2
 
 
+@pytest.mark.slow
 def test_a_users_script_gets_libm_results_as_native():
     """samples/mathcalls at -O0 (every function a call: sqrt with EDOM, pow, sin, log, floor, fabs,
     hypot) over two bytes: every native outcome, none other, every test replaying. (-O2, where gcc
@@ -62,6 +64,7 @@ def test_a_users_script_gets_libm_results_as_native():
     assert [x.status for x in replay(r.tests, b, jobs=2) if x.status != "ok"] == []
 
 
+@pytest.mark.slow
 def test_a_fork_finds_its_result_without_enumerating_again(monkeypatch):
     """A call with several results forks once per result; each fork re-executes the call and finds
     its result left for it (CallHint): one enumeration per forking call. Forgotten, every fork

@@ -106,6 +106,7 @@ def test_c23_forms_read_a_binary_prefix(blank):
 
 
 @pytest.mark.parametrize("opt", ["O0", "O2"])
+@pytest.mark.slow
 def test_a_program_parsing_two_stdin_bytes_reaches_every_native_outcome_and_its_tests_replay(opt):
     """``samples/numparse.c`` (strtol base 0 with end pointer and ERANGE, strtoul base 16, atoi) over
     every 2-byte stdin: the outcome set is the native one and every test replays."""
@@ -129,6 +130,7 @@ def test_a_long_number_saturates_as_natively(opt):
     assert all(x.status == "ok" for x in replay(r.tests, b, jobs=2))
 
 
+@pytest.mark.slow
 def test_a_script_with_one_wide_stdin_variable_and_angr_defaults_finds_the_same_outcomes():
     """Driven as a user's script drives angr (entry_state, one ``claripy.BVS``, angr's options),
     the outcomes over 2 bytes are those of ``explore``."""

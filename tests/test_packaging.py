@@ -5,9 +5,12 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from .conftest import BUILD, ROOT
 
 
+@pytest.mark.slow
 def test_installed_package_runs_outside_the_checkout_and_benches_only_from_it(tmp_path):
     target = tmp_path / "site"
     src = tmp_path / "src"            # a copy: setuptools writes its build/ directory into the source tree

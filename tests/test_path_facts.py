@@ -80,6 +80,7 @@ def _walk(binary: str, monkeypatch, probe: bool):
 
 
 @pytest.mark.parametrize("opt", ["O0", "O2"])
+@pytest.mark.slow
 def test_a_hashed_name_found_in_its_bucket_fixes_the_bucket_for_the_rest_of_the_walk(opt, monkeypatch):
     """samples/drives/hashwalk: a four-byte name (one 32-bit BVS, angr's defaults) hashed into one
     of 8 buckets, every bucket walked. The path that finds the entry in bucket i learns that the

@@ -24,6 +24,7 @@ from .groundtruth import outcome_set_over
 
 
 @pytest.mark.parametrize("opt", ["O0", "O2"])
+@pytest.mark.slow
 def test_signals_descriptors_cwd_and_file_status_answer_as_a_fresh_process(opt):
     """procstate: every native outcome over its 256 inputs, no stub, no error, tests replay.
     (Before these models: 0 paths, 16 error paths, ``signal`` a stub.)"""
@@ -127,7 +128,7 @@ def test_standard_streams_are_pipes_as_in_a_replay(opt):
     assert {out.split(b"\n")[0] for _, out in native} == {b"fifo=1 size=0"}
 
 
-@pytest.mark.slow     # make test-slow (CI): about a minute
+@pytest.mark.slow     # make test-slow: about a minute
 @pytest.mark.parametrize("argv", (["cat", "-A"], ["wc"], ["tail", "-c", "2"]))
 def test_debian_filters_see_their_standard_streams_as_pipes(argv):
     """Debian's cat -A (ioctl FIONREAD on stdin: angr's stub ended half the paths with an error,
@@ -145,6 +146,7 @@ def test_debian_filters_see_their_standard_streams_as_pipes(argv):
 
 
 @pytest.mark.parametrize("opt", (pytest.param("O0", marks=pytest.mark.slow), "O2"))
+@pytest.mark.slow
 def test_temporary_files_are_new_empty_files(opt):
     """tempfiles: mkstemp of a template without six X fails with EINVAL; otherwise it names and
     opens a new empty regular file, which the input is spooled to and read back from in reverse;
@@ -156,6 +158,7 @@ def test_temporary_files_are_new_empty_files(opt):
     assert len(native) == 27 and all(b"placeholder replaced 1\n" in out for _, out in native)
 
 
+@pytest.mark.slow
 def test_debian_tac_spools_its_pipe_to_a_temporary_file(tmp_path):
     """Debian's tac copies a pipe into a mkstemp file before reading it backwards: every native
     outcome over four bytes of {a, newline, b, NUL}, every test replayed (angr: mkstemp and fcntl

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import claripy
+import pytest
 
 from angr_ram.core.profile import SECTIONS
 from angr_ram.memory.memory_object import MemoryObject
@@ -16,6 +17,7 @@ from angr_ram.run.runner import explore
 from .conftest import BUILD
 
 
+@pytest.mark.slow
 def test_profile_splits_the_step_time_and_attributes_z3_to_sites():
     b = os.fspath(BUILD / "allochist0_O0")
     r = explore(b, 2, profile=True)

@@ -255,7 +255,7 @@ def z3_calls(binary, n, **opts):
     return r, zc.count
 
 
-@pytest.mark.slow   # make test-slow (CI): a z3-call ratio (bench --cache prints it for every sample), 41 s
+@pytest.mark.slow   # make test-slow: a z3-call ratio (bench --cache prints it for every sample), 41 s
 @pytest.mark.parametrize("name", ["ptrpaths_O0"])
 def test_aa_sends_at_least_half_fewer_queries_to_z3_across_allocation_histories(name):
     """Paths that allocate scratch objects before the data structure ask the same lookup queries
@@ -272,6 +272,7 @@ def test_aa_sends_at_least_half_fewer_queries_to_z3_across_allocation_histories(
     assert 2 * z_aa <= z_syn <= z_none
 
 
+@pytest.mark.slow
 def test_validation_mode_confirms_every_aa_hit():
     b = os.fspath(BUILD / "ptrpaths_O2")
     r = explore(b, 2, cache="aa", validate=True)          # raises CacheMismatch on any difference
@@ -280,6 +281,7 @@ def test_validation_mode_confirms_every_aa_hit():
 
 
 @pytest.mark.parametrize(("mode", "name"), [("aa", "ptrpaths_O0"), ("syntactic", "ptrpaths_O0")])
+@pytest.mark.slow
 def test_second_run_with_persistent_cache_sends_90_percent_fewer_queries_to_z3(tmp_path, mode, name):
     b = os.fspath(BUILD / name)
     first, z_first = z3_calls(b, 2, cache=mode, persist=os.fspath(tmp_path))

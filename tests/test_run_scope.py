@@ -59,7 +59,7 @@ def comparable(stats: dict) -> dict:
     return out
 
 
-@pytest.mark.slow   # 34 s: make test-slow (CI)
+@pytest.mark.slow   # 34 s: make test-slow
 def test_interleaved_simulation_managers_keep_their_own_outcomes_and_stats():
     alone = {label: shared_run(os.fspath(BUILD / b), n, **o) for label, b, n, o in RUNS}   # each on its own
     runs = {label: prepare(os.fspath(BUILD / b), n, **o) for label, b, n, o in RUNS}
@@ -118,7 +118,7 @@ def _stock_in_fresh_process(prelude: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.slow   # make test-slow (CI): three fresh processes, 37 s
+@pytest.mark.slow   # make test-slow: three fresh processes, 37 s
 def test_stock_angr_is_unchanged_by_importing_and_running_angr_ram():
     """The same stock-angr exploration in a fresh process, after ``import angr_ram``, and after runs
     with every technique gives the same paths, outcomes and endings; after the runs every patched

@@ -51,6 +51,7 @@ def _same_as_native(binary: str, alphabet: bytes, n: int):
 
 
 @pytest.mark.parametrize("opt", (pytest.param("O0", marks=pytest.mark.slow), "O2"))
+@pytest.mark.slow
 def test_sscanf_directives_match_glibc(opt):
     """scanfforms: ``%d-%2x%n`` (a literal that must match, a width, %n), `` %c%[0-7x]``, ``%*d%i``
     through vsscanf (EOF when the input ends before the first assignment, base 0), ``%2s%%%n``,
@@ -60,6 +61,7 @@ def test_sscanf_directives_match_glibc(opt):
     assert len(native) == 138 and r.stats["paths"] >= len({code for code, _ in native})
 
 
+@pytest.mark.slow
 def test_scanf_moves_the_stream_position():
     """scanfstream: ``scanf("%d %2s")``, then ``getchar()`` reads the byte after what scanf consumed,
     then ``scanf("%x")`` at the input's end is EOF. angr's scanf: a TypeError out of the run."""
@@ -67,6 +69,7 @@ def test_scanf_moves_the_stream_position():
 
 
 @pytest.mark.parametrize("opt", (pytest.param("O0", marks=pytest.mark.slow), "O2"))
+@pytest.mark.slow
 def test_reading_numbers_until_the_input_ends(opt):
     """scanfloop: ``while (fscanf(stdin, "%d", &x) == 1)`` sums the numbers of 4 bytes, then
     ``scanf("%3[^0-9]")`` reads what is left. angr's procedures: 14 paths, 14/14 tests mismatched."""
@@ -103,6 +106,7 @@ def test_formats_parse_as_glibc_reads_them():
 
 
 @pytest.mark.parametrize("opt", (pytest.param("O0", marks=pytest.mark.slow), "O2"))
+@pytest.mark.slow
 def test_formats_in_exactly_sized_heap_buffers(opt):
     """heapformat: sscanf's and printf's formats copied into ``malloc(strlen + 1)`` buffers. The
     format was read 16 bytes at a time past its object's end: an out-of-bounds error on every path
@@ -112,6 +116,7 @@ def test_formats_in_exactly_sized_heap_buffers(opt):
 
 
 @pytest.mark.parametrize("opt", (pytest.param("O0", marks=pytest.mark.slow), "O2"))
+@pytest.mark.slow
 def test_sscanf_reads_a_stack_line_past_angrs_string_limit(opt):
     """scanlong: ``sscanf(line, "%d")`` where the number follows 140 spaces of a stack buffer. The
     string was read to angr's ``max_str_len`` (128) and its end taken there: one path, printing

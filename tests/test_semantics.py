@@ -118,7 +118,7 @@ def test_semantics_program_under_fork(name, opt, drive):
     check(name, opt, drive, "fork")
 
 
-@pytest.mark.slow    # make test-slow (CI): the same programs under the segment and ite models
+@pytest.mark.slow    # make test-slow: the same programs under the segment and ite models
 @pytest.mark.parametrize("drive", ("explore", "script"))
 @pytest.mark.parametrize("model", ("dsmm", "ite"))
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
@@ -199,7 +199,7 @@ def test_value_arms_pull_arithmetic_into_the_selection():
     assert g is None and v.concrete_value == 5
 
 
-@pytest.mark.slow    # make test-slow (CI): 20-30 s each, most of it angr stepping the fill loop
+@pytest.mark.slow    # make test-slow: 20-30 s each, most of it angr stepping the fill loop
 @pytest.mark.parametrize("name", BIG_TABLES)
 def test_big_stack_and_global_tables_are_read_completely(name):
     """An 8 KiB stack table, a 4000-byte and a 64 KiB global table read at symbolic indices that

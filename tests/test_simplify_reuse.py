@@ -94,6 +94,7 @@ def _walk(binary: str, monkeypatch, reuse: bool):
 
 
 @pytest.mark.parametrize("opt", ["O0", "O2"])
+@pytest.mark.slow
 def test_a_table_walked_after_hashing_a_wide_name_simplifies_the_hash_once(opt, monkeypatch):
     """samples/drives/hashwalk: a four-byte name (one 32-bit BVS, angr's defaults) hashed into one
     of 8 buckets, then every bucket ("the entry or NULL") is walked, its fields read and written

@@ -33,6 +33,7 @@ def test_a_sleep_loop_ends_and_a_bad_request_is_einval(opt):
     assert [x.status for x in replay(r.tests, b, jobs=2) if x.status != "ok"] == []
 
 
+@pytest.mark.slow
 def test_coreutils_sleep_with_a_symbolic_argument():
     """Debian's ``sleep`` (gnulib: ``strtod_l`` in the C locale, then ``xnanosleep``) with one
     three-byte ``claripy.BVS`` argument over ``0.es``: both native exit codes, tests that replay,

@@ -24,6 +24,7 @@ def _over(t: Template):
 
 
 @pytest.mark.parametrize("opt", [pytest.param("O0", marks=pytest.mark.slow), "O2"])
+@pytest.mark.slow
 def test_three_input_bytes_sorted_as_natively(opt):
     b = os.fspath(BUILD / f"sorting_{opt}")
     t = Template(b"???", ord("a"), ord("e"))
@@ -33,6 +34,7 @@ def test_three_input_bytes_sorted_as_natively(opt):
     assert_tests_replay(b, r)
 
 
+@pytest.mark.slow
 def test_a_script_with_one_wide_variable_sorts_as_natively():
     """A user's script (entry_state, one 16-bit ``claripy.BVS`` as stdin, angr's defaults): the
     comparison's sign forks, the native outcomes, tests that replay."""
@@ -44,6 +46,7 @@ def test_a_script_with_one_wide_variable_sorts_as_natively():
     assert_tests_replay(b, r)
 
 
+@pytest.mark.slow
 def test_debian_cut_sorts_a_symbolic_field_list_through_qsort():
     """Debian's ``cut -c X,Y`` (qsort orders the ranges by their start), driven as a user's script:
     ``entry_state(args=[...])`` with one 24-bit ``claripy.BVS`` as the list, its two digits in 1..5.

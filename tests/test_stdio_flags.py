@@ -84,6 +84,7 @@ def _native_lines(binary: str) -> set[bytes]:
 
 
 @pytest.mark.parametrize("opt", ["O0", "O2"])
+@pytest.mark.slow
 def test_reading_to_the_end_of_file_then_printing_wide_numbers(opt):
     """streamsum: getc_unlocked, then fread until feof_unlocked (the FILE's flag), then feof, then a
     32-bit hash with %u (256 values on one byte: once per length of its text) and its top byte
@@ -108,6 +109,7 @@ def test_reading_to_the_end_of_file_then_printing_wide_numbers(opt):
     assert {tuple(len(w) for w in t.stdout.split()[1:]) for t in r.tests} == lengths
 
 
+@pytest.mark.slow
 def test_listing_a_path_that_echoes_its_input_is_bounded_and_says_so():
     """streamsum's paths print a hash of the input byte: listed with a time bound of 0 s, a path
     of many outcomes lists the first 16 and says it is incomplete; without a bound it lists all."""
@@ -135,7 +137,7 @@ def test_debians_base64_reads_its_input_to_the_end():
     assert runs and all(run.status == "ok" for run in runs)
 
 
-@pytest.mark.slow     # make test-slow (CI): 45 s
+@pytest.mark.slow     # make test-slow: 45 s
 @pytest.mark.skipif(shutil.which("m4") is None, reason="no m4 on this machine")
 def test_debians_m4_on_the_papers_template_reaches_every_native_outcome():
     """m4 (the seeds' symbol-table subject) on ``define(`a',1)`` then one symbolic line, '?' in
@@ -156,7 +158,7 @@ def test_debians_m4_on_the_papers_template_reaches_every_native_outcome():
     assert runs and all(run.status == "ok" for run in runs)
 
 
-@pytest.mark.slow     # make test-slow (CI): 2 min
+@pytest.mark.slow     # make test-slow: 2 min
 @pytest.mark.skipif(shutil.which("cksum") is None, reason="no cksum on this machine")
 def test_debians_cksum_prints_the_crc_of_a_symbolic_input():
     """cksum prints a CRC with ``%u``: 2^32 values (a ``symbolic-format-argument`` error path
@@ -173,6 +175,7 @@ def test_debians_cksum_prints_the_crc_of_a_symbolic_input():
 
 
 @pytest.mark.parametrize("opt", ["O0", "O2"])
+@pytest.mark.slow
 def test_a_tokenizer_that_peeks_with_ungetc(opt):
     """peek: runs of digits and of letters end at the first other byte, pushed back with ungetc and
     read again by getchar (angr's ungetc moved a position stdin does not read from: the byte was
@@ -189,6 +192,7 @@ def test_a_tokenizer_that_peeks_with_ungetc(opt):
 
 
 @pytest.mark.parametrize("opt", (pytest.param("O0", marks=pytest.mark.slow), "O2"))
+@pytest.mark.slow
 def test_getline_and_getdelim_grow_the_callers_buffer(opt):
     """getlines: getdelim(';') then getline into a 2-byte malloc'd buffer over four bytes of
     {a, ;, newline, NUL}: lengths (a NUL inside a line counts), the grown capacity, the end of input

@@ -185,6 +185,7 @@ def test_pthread_keys_and_sysconf():
 
 
 @pytest.mark.parametrize("opt", ["O0", "O2"])
+@pytest.mark.slow
 def test_puts_of_a_copy_sized_by_its_symbolic_length(opt):
     """argdup: ``p = malloc(strlen(arg) + 1)``, the argument copied in, ``puts(p)``: angr's strlen
     searches ``p`` in chunks of 129 bytes, past the copy's symbolic size (Debian's ``expr`` prints

@@ -39,12 +39,13 @@ def check(name: str, opt: str, template: Template, at_least: int, **kw):
 
 
 @pytest.mark.parametrize("opt", (pytest.param("O0", marks=pytest.mark.slow), "O2"))
+@pytest.mark.slow
 def test_expat_parses_a_two_byte_document(opt):
     """expat (XML_Parse with a fixed hash salt): well-formed, no element, or each syntax error."""
     check("expat_parse", opt, Template(b"??"), 3)
 
 
-@pytest.mark.slow   # make test-slow (CI): 20 s per run
+@pytest.mark.slow   # make test-slow: 20 s per run
 @pytest.mark.parametrize("opt", ("O0", "O2"))
 def test_libosip_parses_a_request_line_with_a_symbolic_method_and_host(opt):
     """osip_message_parse: INVITE, another method, or a parse error (the method's first byte and
@@ -52,26 +53,27 @@ def test_libosip_parses_a_request_line_with_a_symbolic_method_and_host(opt):
     check("osip_parse", opt, Template(b"?NVITE sip:a@? SIP/2.0\r\n\r\n"), 3)
 
 
+@pytest.mark.slow
 def test_libosip_parses_a_status_line_with_symbolic_digits():
     """A response's status code from two symbolic digits: every status class, or an error."""
     check("osip_parse", "O2", Template(b"SIP/2.0 ?0? OK\r\n\r\n", ord("0"), ord("9")), 11)
 
 
-@pytest.mark.slow   # make test-slow (CI): 25-30 s per run
+@pytest.mark.slow   # make test-slow: 25-30 s per run
 @pytest.mark.parametrize("opt", ("O0", "O2"))
 def test_libyaml_scans_two_symbolic_bytes(opt):
     """yaml_parser_scan over two bytes: each token sequence and each scanner error."""
     check("yaml_scan", opt, Template(b"??"), 9)
 
 
-@pytest.mark.slow   # make test-slow (CI): 25 s; libxml2's start-up (weak pthread imports, rand_r)
+@pytest.mark.slow   # make test-slow: 25 s; libxml2's start-up (weak pthread imports, rand_r)
 def test_libxml2_parses_a_two_byte_html_document():
     """htmlParseDocument: libxml2 initialises its globals through weak pthread references and
     seeds its dictionaries with rand_r; the document is built on every input."""
     check("html_parse", "O0", Template(b"??"), 1)
 
 
-@pytest.mark.slow   # make test-slow (CI): about 2 minutes
+@pytest.mark.slow   # make test-slow: about 2 minutes
 def test_libxml2_parses_an_element_with_a_symbolic_name_in_the_fixed_environment():
     """htmlParseDocument of ``<?>?``: libxml2 seeds its dictionaries' hash from ``time()``. In the
     fixed environment (one instant, as a native run and KLEE see it) the name's bucket follows from
@@ -81,7 +83,7 @@ def test_libxml2_parses_an_element_with_a_symbolic_name_in_the_fixed_environment
     assert r.stats["paths"] <= 58
 
 
-@pytest.mark.slow   # make test-slow (CI): SQLite opening a database and creating a table and a trigger
+@pytest.mark.slow   # make test-slow: SQLite opening a database and creating a table and a trigger
 def test_sqlite_creates_a_trigger_with_a_symbolic_name():
     """SQLite's trigger creation with a one-byte symbolic name after one trigger 'a': created, or
     an error (the name taken, case-insensitively, or no identifier); sqlite3_str_vappendf's
@@ -90,6 +92,7 @@ def test_sqlite_creates_a_trigger_with_a_symbolic_name():
     assert r.stats["string_exact"] > 0
 
 
+@pytest.mark.slow
 def test_libosip_from_a_users_script_with_one_wide_variable():
     """Driven as an angr user drives it: their own entry_state (angr's default options), stdin the
     status line with one 16-bit BVS for the two digits (constrained to '0'..'9' by the script),

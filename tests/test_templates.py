@@ -27,6 +27,7 @@ def _domain(t: Template):
 
 
 @pytest.mark.parametrize("opt", ["O0", "O2"])
+@pytest.mark.slow
 def test_a_stdin_template_reaches_every_outcome_of_its_domain(opt):
     b = os.fspath(BUILD / f"symtab_{opt}")
     t = Template(TEXT, LO, HI)
@@ -40,6 +41,7 @@ def test_a_stdin_template_reaches_every_outcome_of_its_domain(opt):
     assert_tests_replay(b, r)
 
 
+@pytest.mark.slow
 def test_a_file_template_from_the_command_line_replays_natively(tmp_path, capsys):
     """``--sym-file-template NAME:FILE`` with ``--template-range``: the program opens the file named
     by its argument; the outcomes are those of the same template on stdin, and every emitted test

@@ -34,6 +34,7 @@ def argv_truth(name: str) -> frozenset:
 
 
 @pytest.mark.parametrize("opt", ("O0", "O2"))
+@pytest.mark.slow
 def test_symbolic_argv_parsed_by_strtol(opt):
     b = binary(f"argnum_{opt}")
     r = explore(b, args=[2], tests=True)
@@ -184,6 +185,7 @@ def test_find_and_avoid_targets_by_symbol_and_address():
         explore(b, files=[("input.dat", 3)], find=["no_such_function"])
 
 
+@pytest.mark.slow
 def test_limits_and_ctrl_c_keep_what_was_found():
     b = binary("memspnab4_O0")           # more than 40 paths, finished a few per step
     r = explore(b, 5, max_paths=3, tests=True)

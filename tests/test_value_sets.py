@@ -158,6 +158,7 @@ def _native_outcomes(binary: str, inputs) -> set:
 
 
 @pytest.mark.parametrize("opt", ["O0", "O2"])
+@pytest.mark.slow
 def test_a_table_pointer_that_may_be_null_keeps_its_step_when_z3_gives_up(monkeypatch, opt):
     """A user's script (own entry state, one 32-bit symbol on stdin) on a program that reads a field
     through a pointer selected from a 64-entry table with empty slots. z3 gives up on the field's

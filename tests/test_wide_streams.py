@@ -15,6 +15,7 @@ from .test_scanning import _same_as_native
 
 
 @pytest.mark.parametrize("opt", (pytest.param("O0", marks=pytest.mark.slow), "O2"))
+@pytest.mark.slow
 def test_wide_lines_reversed_as_glibc_reads_them(opt):
     """widestream: ``fgetwc`` then ``ungetwc``, lines of at most 3 characters through ``fgetws``,
     ``wcslen``, ``fputwc``/``putwchar``/``putwc``/``fputws``; a byte above 0x7f is ``WEOF`` with the
@@ -24,6 +25,7 @@ def test_wide_lines_reversed_as_glibc_reads_them(opt):
 
 
 @pytest.mark.skipif(shutil.which("rev") is None, reason="util-linux's rev is not installed")
+@pytest.mark.slow
 def test_debians_rev_replays():
     """``rev`` on 3 symbolic stdin bytes: complete, no error path, every test replays (its
     ``warn`` on an invalid byte is a named stub: stderr only)."""

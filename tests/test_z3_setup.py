@@ -102,6 +102,7 @@ def test_simplifying_an_expression_too_deep_for_claripy_keeps_it():
         assert state.solver.simplify(e) is e
 
 
+@pytest.mark.slow
 def test_extrema_start_from_a_model_and_stay_inside_the_given_bounds():
     """min/max equal claripy's own answers on random interval, alignment and scaled-index
     constraints; a single value costs at most 3 checks and a value in a 4 KiB window at most 2 + 2
