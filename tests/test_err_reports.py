@@ -5,18 +5,14 @@ TypeError that ended the user's whole run, and the others were stubs: a path ran
 import os
 import subprocess
 
-import angr
-import claripy
 import pytest
 
-import angr_ram
 from angr_ram.run.outcomes import path_outcomes
 from angr_ram.run.replay import replay
-from angr_ram.run.runner import summarize
 
 from .conftest import BUILD
 from .groundtruth import outcome_set_over
-from .test_scanning import users_run
+from .test_scanning import users_arg_run, users_run
 
 ALPHABET = b"59x!?#"
 
@@ -46,20 +42,8 @@ def test_each_report_is_glibcs_line_and_the_exiting_ones_end_the_path(opt):
 def test_debians_colrm_rejects_a_symbolic_column_through_errx():
     """util-linux's colrm with a symbolic column argument (two bytes of ``03a-``): the invalid ones
     end in ``errx`` (exit 1). Under angr's stub the path ran on past ``errx`` into a null read."""
-    prog, alphabet, text = "/usr/bin/colrm", b"03a-", b"abcdefgh\n"
-    proj = angr.Project(prog, auto_load_libs=False)
-    arg = claripy.BVS("arg", 16)
-    st = proj.factory.entry_state(args=[prog, arg], stdin=angr.SimFileStream("stdin", content=text, size=len(text),
-                                                                              has_end=True))
-    for byte in arg.chop(8):
-        st.solver.add(claripy.Or(*[byte == c for c in alphabet]))
-    simgr = proj.factory.simulation_manager(st)
-    tech = simgr.use_technique(angr_ram.RelocatableMemory())
-    simgr.run()
-    r = summarize(simgr, tech, tests=True)
-    native = {(p.returncode, p.stdout) for p in (
-        subprocess.run([prog, bytes((x, y))], input=text, capture_output=True, check=False, env={"LC_ALL": "C"})
-        for x in alphabet for y in alphabet)}
+    prog = "/usr/bin/colrm"
+    simgr, r, native = users_arg_run(prog, b"03a-", 2, stdin=b"abcdefgh\n")
     assert 1 in {code for code, _ in native}
     assert r.errors == [] and r.stubs == {}
     assert set().union(*(path_outcomes(s) for s in simgr.deadended)) == native

@@ -3,20 +3,15 @@ conditional move or made of symbolic bytes, for ``stat``/``access``/``readlink``
 ``readlink`` was a stub, and a name that was not one concrete string got angr's model."""
 
 import os
-import subprocess
 
-import angr
-import claripy
 import pytest
 
-import angr_ram
 from angr_ram.run.outcomes import path_outcomes
 from angr_ram.run.replay import replay
-from angr_ram.run.runner import summarize
 
 from .conftest import BUILD
 from .groundtruth import outcome_set_over
-from .test_scanning import users_run
+from .test_scanning import users_arg_run, users_run
 
 
 @pytest.mark.parametrize("opt", ("O2", pytest.param("O0", marks=pytest.mark.slow)))
@@ -39,16 +34,7 @@ def test_debians_readlink_of_a_symbolic_name():
     each of the names the run knows, or none of them; one path per class, no stub. Before: 52
     paths, 38 false errors, 65 of 90 tests mismatched."""
     prog, alphabet = "/usr/bin/readlink", b"./x"
-    proj = angr.Project(prog, auto_load_libs=False)
-    arg = claripy.BVS("arg", 8)
-    st = proj.factory.entry_state(args=[prog, arg])
-    st.solver.add(claripy.Or(*[arg == c for c in alphabet]))
-    simgr = proj.factory.simulation_manager(st)
-    tech = simgr.use_technique(angr_ram.RelocatableMemory())
-    simgr.run()
-    r = summarize(simgr, tech, tests=True)
-    native = {(p.returncode, p.stdout) for p in (
-        subprocess.run([prog, bytes((c,))], capture_output=True, check=False, env={"LC_ALL": "C"}) for c in alphabet)}
+    simgr, r, native = users_arg_run(prog, alphabet, 1)
     assert r.errors == [] and r.stubs == {}
     assert set().union(*(path_outcomes(s) for s in simgr.deadended)) == native
     assert r.stats["paths"] <= len(alphabet)

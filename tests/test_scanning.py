@@ -3,7 +3,9 @@ input, driven as a user's script drives angr (own entry_state, one wide BVS as s
 options, RelocatableMemory attached), each input byte drawn from a small alphabet; the outcome set
 equals the native program's over that alphabet, and every test replays."""
 
+import itertools
 import os
+import subprocess
 
 import angr
 import claripy
@@ -32,6 +34,24 @@ def users_run(binary: str, alphabet: bytes, n: int):
     tech = simgr.use_technique(angr_ram.RelocatableMemory())
     simgr.run()
     return simgr, summarize(simgr, tech, tests=True)
+
+
+def users_arg_run(binary: str, alphabet: bytes, n: int, stdin: bytes = b""):
+    """A user's script: ``argv[1]`` one ``8 * n``-bit BVS whose bytes are in ``alphabet``, ``stdin``
+    concrete; with the native outcome set over the argument's domain."""
+    proj = angr.Project(binary, auto_load_libs=False)
+    arg = claripy.BVS("arg", 8 * n)
+    st = proj.factory.entry_state(args=[binary, arg],
+                                  stdin=angr.SimFileStream("stdin", content=stdin, size=len(stdin), has_end=True))
+    for byte in arg.chop(8):
+        st.solver.add(claripy.Or(*[byte == c for c in alphabet]))
+    simgr = proj.factory.simulation_manager(st)
+    tech = simgr.use_technique(angr_ram.RelocatableMemory())
+    simgr.run()
+    native = {(p.returncode, p.stdout) for p in (
+        subprocess.run([binary, bytes(v)], input=stdin, capture_output=True, check=False, env={"LC_ALL": "C"})
+        for v in itertools.product(alphabet, repeat=n))}
+    return simgr, summarize(simgr, tech, tests=True), native
 
 
 def _same_as_native(binary: str, alphabet: bytes, n: int):
