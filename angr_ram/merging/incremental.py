@@ -27,6 +27,7 @@ import claripy
 
 from angr_ram.merging.liveness import Live, Liveness
 from angr_ram.merging.patches import byte_key
+from angr_ram.procedures.child_processes import process_key
 
 NODE_KEY = "angr_ram_node"
 MAX_MERGES_PER_SITE = 512     # guard against merge cycles: then the fragment stops merging there
@@ -285,7 +286,7 @@ def _files(state) -> tuple:
 def live_store_difference(liveness: Liveness, live: Live, s1, s2) -> str | None:
     """None if ``s1`` and ``s2`` agree on every live register and live frame byte, on all other
     memory, the heap objects, the standard streams and the globals; else the first difference
-    (``reg:<name>``, ``globals``, ``heap``, ``files``, ``frame`` or ``memory``)."""
+    (``reg:<name>``, ``globals``, ``process``, ``heap``, ``files``, ``frame`` or ``memory``)."""
     for off, size in _ranges(live.regs & ~liveness.ip_mask, liveness.range_memo):
         if s1.registers.load(off, size).hash() != s2.registers.load(off, size).hash():
             for o in range(off, off + size):             # name the first differing register
@@ -296,6 +297,8 @@ def live_store_difference(liveness: Liveness, live: Live, s1, s2) -> str | None:
     g2 = {k: v for k, v in s2.globals.items() if not str(k).startswith("angr_ram_")}
     if g1 != g2:
         return "globals"
+    if process_key(s1) != process_key(s2):
+        return "process"
     if not _same_heap(s1, s2):
         return "heap"
     if _files(s1) != _files(s2):

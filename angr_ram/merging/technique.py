@@ -29,6 +29,7 @@ import itertools
 import claripy
 from angr import ExplorationTechnique, sim_options
 from angr.errors import SimMergeError
+from angr.storage.file import SimPackets
 
 from angr_ram.core.context import setting
 from angr_ram.core.dag import count_nodes
@@ -47,6 +48,7 @@ from angr_ram.merging.patches import LINEAR, LINEAR_K, MEMORY_DIFF, STABLE_UNINI
 from angr_ram.merging.patterns import ShapeHasher, formula_patterns, regular_partitions
 from angr_ram.merging.policies import MODES, PATTERN_POLICIES, tpc
 from angr_ram.merging.synthesis import family_of
+from angr_ram.procedures.child_processes import process_key
 from angr_ram.procedures.installation import install_procedures
 from angr_ram.procedures.libc import FORMAT, RamLibcStartMain
 from angr_ram.solver import patches as solver_patches
@@ -83,11 +85,20 @@ class _Guard:
         return self.ast
 
 
+def _packet_widths(state) -> tuple:
+    """The widths of the packets of ``state``'s packet streams: angr's merge of two streams whose
+    packets differ in width fails inside claripy (a width mismatch, not a SimMergeError)."""
+    files = [state.posix.stdin, state.posix.stdout, state.posix.stderr] if state.has_plugin("posix") else []
+    return tuple((f.name, tuple(len(data) for data, _ in f.content)) for f in files if isinstance(f, SimPackets))
+
+
 def _merge(states: list, conds: list, ancestor):
     """angr's merge of ``states``, the i-th under ``conds[i]``, since ``ancestor``. angr's history
     plugin would z3-simplify each state's recent constraints for the merged event log
     (``SIMPLIFY_MERGED_CONSTRAINTS``), which no path constraint uses: a fifth of a merge-heavy
     run (rle, M = 10). The merged state keeps the option off."""
+    if len({_packet_widths(s) for s in states}) > 1:
+        raise SimMergeError("packets of different widths")
     states[0].options.discard(sim_options.SIMPLIFY_MERGED_CONSTRAINTS)
     merged, _, _ = states[0].merge(*states[1:], merge_conditions=[[_Guard(c)] for c in conds],
                                    common_ancestor=ancestor)
@@ -356,7 +367,8 @@ class QuantifiedMerging(ExplorationTechnique):
                 self.stats.incremental_refused[why] = self.stats.incremental_refused.get(why, 0) + c
         groups: dict[tuple, list] = {}
         for s in fr.leaves:
-            groups.setdefault((s.addr, tuple(f.func_addr for f in s.callstack), _heap_signature(s)), []).append(s)
+            groups.setdefault((s.addr, tuple(f.func_addr for f in s.callstack), _heap_signature(s), process_key(s)),
+                                  []).append(s)
         out = []
         for leaves in groups.values():
             # a leaf merged with quantifiers in a nested fragment first: its frontend merges the others

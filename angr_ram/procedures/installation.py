@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from angr_ram.procedures.aborts import install_aborts
 from angr_ram.procedures.calendar import install_calendar
+from angr_ram.procedures.child_processes import install_child_processes
 from angr_ram.procedures.copies import install_copies
 from angr_ram.procedures.descriptors import install_descriptors
 from angr_ram.procedures.environment import install_environment
@@ -54,6 +55,7 @@ def install_procedures(project, string_procedures: bool = True, environment: str
     install_startup(project)
     install_descriptors(project)
     install_pipes(project)
+    install_child_processes(project)
     install_aborts(project)
     install_copies(project, string_procedures)
     install_process(project)

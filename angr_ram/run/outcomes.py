@@ -7,10 +7,14 @@ import time
 import claripy
 from angr.errors import SimUnsatError
 
+from angr_ram.procedures.child_processes import RESUMED_EVENT
+
 
 def exit_code_expr(state):
     """The exit code of a terminated path as an 8-bit expression, or None if it did not exit."""
     for ev in reversed(list(state.history.events)):
+        if ev.type == RESUMED_EVENT:        # a parent that went on after its child's exit
+            return None
         if ev.type == "terminate":
             code = ev.objects["exit_code"]
             code = code.ast if hasattr(code, "ast") else code

@@ -41,6 +41,7 @@ from angr_ram.memory.undecided import FORKING
 from angr_ram.memory.uninitialized import apply_uninitialized
 from angr_ram.merging import QuantifiedMerging
 from angr_ram.merging.patches import MEMORY_DIFF
+from angr_ram.procedures.child_processes import resume_parent, suspended_parent
 from angr_ram.procedures.environment import hide_proc
 from angr_ram.procedures.heap import RamHeap
 from angr_ram.procedures.installation import install_procedures
@@ -49,6 +50,7 @@ from angr_ram.procedures.stubs import record, stub_addresses
 from angr_ram.run.concrete_exits import CONCRETE_EXITS
 from angr_ram.run.config import RunConfig
 from angr_ram.run.inputs import record_inputs
+from angr_ram.run.outcomes import exit_code_expr
 from angr_ram.run.timing import PROFILE
 from angr_ram.solver import patches as solver_patches
 from angr_ram.solver.query_cache import QueryCache
@@ -309,6 +311,8 @@ class RelocatableMemory(angr.ExplorationTechnique):
 
     def step_state(self, simgr, state, **kwargs):
         self.prepare_state(state)
+        if state.history.jumpkind == "Ijk_Exit" and suspended_parent(state) is not None:
+            return {None: [resume_parent(state, exit_code_expr(state))]}
         prof = self.profile
         if prof is not None:
             prof.site, t0 = step_site(state), time.perf_counter()
@@ -386,18 +390,15 @@ class RelocatableMemory(angr.ExplorationTechnique):
         states = list(simgr.stashes.get(stash, []))
         for s in states:
             s.ram.unknown, s.ram.resumed = None, True
-            if solver_timeout_ms is None:
-                continue
-            s.ram.solver_timeout = solver_timeout_ms
-            fe = s.solver._stored_solver
-            if fe is not None:
-                fe.set_timeout(solver_timeout_ms)
+            if solver_timeout_ms is not None:
+                s.ram.solver_timeout = solver_timeout_ms
+                if s.solver._stored_solver is not None:
+                    s.solver._stored_solver.set_timeout(solver_timeout_ms)
         simgr.move(stash, "active")       # angr empties the stash's list in place
         return len(states)
 
     def resume_unknown(self, simgr, solver_timeout_ms: int | None = None) -> int:
-        """Move the ``unknown`` states back to ``active`` with a longer z3 timeout (None: claripy's
-        300 s) for them and for the states they fork; returns how many were resumed."""
+        """Move the ``unknown`` states to ``active`` with a z3 timeout (None: 300 s); how many moved."""
         return self._resume(simgr, UNKNOWN_STASH, solver_timeout_ms)
 
     def _step(self, simgr, state, **kwargs) -> dict:

@@ -1,0 +1,85 @@
+"""``fork`` and ``wait`` (angr_ram.procedures.child_processes): the child runs to its exit, then the
+parent goes on with what the child left in the kernel (pipes, files, descriptor offsets, its exit
+status). angr's ``fork`` forked the path into a "parent" and a "child" in one address space and
+``waitpid`` was a stub: a value sent from child to parent never arrived."""
+
+import angr
+import claripy
+import pytest
+from angr.errors import SimMergeError
+from angr.storage.file import SimPackets
+
+import angr_ram
+from angr_ram.merging.technique import _merge
+from angr_ram.procedures.child_processes import process_key
+from angr_ram.procedures.stubs import stubs_of
+from angr_ram.run.outcomes import path_outcomes
+from angr_ram.run.replay import replay
+from angr_ram.run.runner import explore
+
+from .conftest import BUILD
+from .groundtruth import outcome_set_over
+from .test_scanning import users_arg_run, users_run
+
+ALPHABET = b"7a!:"     # the child's class (digit, letter, other), the grandchild's value, the parent's byte
+
+
+def _outcomes(simgr) -> set:
+    return set().union(*(path_outcomes(s) for s in simgr.deadended))
+
+
+@pytest.mark.parametrize("opt", ["O2", "O0"])
+def test_a_childs_exit_status_pipe_and_read_offset_reach_its_parent(opt):
+    b = str(BUILD / f"children_{opt}")
+    simgr, r = users_run(b, ALPHABET, 3)
+    native = outcome_set_over(b, [ALPHABET] * 3)
+    assert len(native) == 7
+    assert _outcomes(simgr) == native
+    assert (3, b"class 1 value 1 more 1\n") in native      # the program's "bomb": all three processes' work
+    assert not r.errors and not any(stubs_of(s) for s in simgr.deadended)
+    runs = replay(r.tests, b, jobs=2)
+    assert runs and all(x.status == "ok" for x in runs)
+
+
+def test_a_file_the_child_wrote_is_read_by_its_parent():
+    b = str(BUILD / "childfile_O2")
+    simgr, r, native = users_arg_run(b, b"0379", 2)
+    assert {o[0] for o in native} == {0, 1}
+    assert _outcomes(simgr) == native
+    assert not r.errors
+    assert all(x.status == "ok" for x in replay(r.tests, b, jobs=2))
+
+
+def test_merged_runs_keep_the_child_processes_work():
+    """Merging with quantifiers at the child's function, and if-then-else merging at main, whose
+    states' stdin packets differ in width (angr's merge of those failed inside claripy)."""
+    b = str(BUILD / "children_O0")
+    proj = angr.Project(b, auto_load_libs=False)
+    data = claripy.BVS("stdin", 24)
+    st = proj.factory.entry_state(stdin=angr.SimFileStream("stdin", content=data, size=3, has_end=True))
+    for byte in data.chop(8):
+        st.solver.add(claripy.Or(*[byte == c for c in ALPHABET]))
+    simgr = proj.factory.simulation_manager(st)
+    simgr.use_technique(angr_ram.RelocatableMemory())
+    simgr.use_technique(angr_ram.QuantifiedMerging(mode="pat", merge_points=["classify"]))
+    simgr.run()
+    assert _outcomes(simgr) == outcome_set_over(b, [ALPHABET] * 3)
+    r = explore(b, 3, merge="ite", merge_points=["main"], tests=True)
+    assert r.stats["paths"] >= 7 and not r.errors
+    assert all(x.status == "ok" for x in replay(r.tests, b, jobs=2))
+
+
+def _stream_state(widths):
+    st = angr.SimState(arch="AMD64")
+    st.posix.stdin = SimPackets("stdin", content=[(claripy.BVS("p", w), w // 8) for w in widths])
+    return st
+
+
+def test_states_of_different_processes_or_packet_widths_are_not_merged():
+    a, b = _stream_state([8, 8]), _stream_state([8, 16])
+    with pytest.raises(SimMergeError):
+        _merge([a, b], [claripy.BoolS("c"), claripy.BoolS("d")], None)
+    child = a.copy()
+    child.globals["angr_ram_parents"] = ((a, 1338),)
+    assert process_key(child) != process_key(a)
+    assert process_key(child.copy()) == process_key(child)        # the same parent: mergeable
