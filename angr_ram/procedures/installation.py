@@ -8,6 +8,7 @@ from angr_ram.procedures.child_processes import install_child_processes
 from angr_ram.procedures.copies import install_copies
 from angr_ram.procedures.descriptors import install_descriptors
 from angr_ram.procedures.environment import install_environment
+from angr_ram.procedures.environment_variables import install_environment_variables
 from angr_ram.procedures.err_reports import install_err_reports
 from angr_ram.procedures.file_status import install_file_status
 from angr_ram.procedures.float_parsing import install_float_parsing
@@ -56,6 +57,7 @@ def install_procedures(project, string_procedures: bool = True, environment: str
     install_descriptors(project)
     install_pipes(project)
     install_child_processes(project)
+    install_environment_variables(project)
     install_aborts(project)
     install_copies(project, string_procedures)
     install_process(project)
