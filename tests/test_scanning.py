@@ -120,7 +120,7 @@ def test_formats_parse_as_glibc_reads_them():
     assert parse_format(b"%[a-]", False)[0].accept == frozenset(b"a-")
     assert [d.kind for d in parse_format(b"a  %%\n", False)] == ["literal", "space", "literal", "space"]
     assert parse_format(b"%d", False) == [Directive("conversion", conv=b"d")]
-    for unknown in (b"%f", b"%lf", b"%ls", b"%ms", b"%1$d", b"%0d", b"%[abc", b"%b"):
+    for unknown in (b"%hf", b"%llf", b"%ls", b"%ms", b"%1$d", b"%0d", b"%[abc", b"%b"):
         assert parse_format(unknown, False) is None, unknown
     assert parse_format(b"%b", True)[0].conv == b"b"
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 SPACES = b" \t\n\v\f\r"
+FLOAT_CONVERSIONS = b"aAeEfFgG"
+FLOAT_SIZES = {b"": 4, b"l": 8, b"L": 10}       # bytes stored: float, double, x87 long double
 SIZES = {b"hh": 1, b"h": 2, b"": 4, b"l": 8, b"ll": 8, b"q": 8, b"L": 8, b"j": 8, b"z": 8, b"t": 8}
 BASES = {b"d": 10, b"i": 0, b"u": 10, b"o": 8, b"x": 16, b"X": 16, b"p": 16}
 
@@ -14,7 +16,8 @@ BASES = {b"d": 10, b"i": 0, b"u": 10, b"o": 8, b"x": 16, b"X": 16, b"p": 16}
 @dataclass(frozen=True)
 class Directive:
     """One directive: ``space``, a ``literal`` byte (``%%``: one that skips white space first) or a
-    ``conversion`` (``d i u o x X p s c [ n``) with its ``*``, width, size and ``%[``'s set."""
+    ``conversion`` (``d i u o x X p s c [ n``, floating point ``a e f g A E F G``) with its ``*``,
+    width, size (bytes stored), ``%[``'s set and length modifier."""
 
     kind: str
     char: int = 0
@@ -23,11 +26,11 @@ class Directive:
     width: int | None = None
     size: int = 4
     accept: frozenset = frozenset()
+    length: bytes = b""
 
 
 def parse_format(fmt: bytes, c23: bool = False) -> list[Directive] | None:
-    """The directives of ``fmt``, or None for what these models leave to angr (floating point,
-    wide characters, ``%m``, positional ``$`` arguments, a malformed conversion); ``c23``: C23's
+    """The directives of ``fmt``, or None for what these models leave to angr (wide characters, ``%m``, positional ``$`` arguments, a malformed conversion); ``c23``: C23's
     ``%b``."""
     out: list[Directive] = []
     i = 0
@@ -61,6 +64,12 @@ def parse_format(fmt: bytes, c23: bool = False) -> list[Directive] | None:
         i += 1
         if conv in (b"s", b"c", b"[") and length:
             return None                      # %ls, %lc, %l[: wide characters
+        if conv and conv in FLOAT_CONVERSIONS:
+            if length not in FLOAT_SIZES:
+                return None
+            out.append(Directive("conversion", conv=conv, suppress=suppress, width=width, size=FLOAT_SIZES[length],
+                                 length=length))
+            continue
         accept: frozenset = frozenset()
         if conv == b"[":
             accept, i = _scan_set(fmt, i)

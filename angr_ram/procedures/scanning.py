@@ -14,8 +14,9 @@ ends at its NUL, a stream's at the file's end (the position moves past what was 
 The text's structure is decided by forking: how many white-space bytes, whether a character
 matches, how long a number or a string is, each a ``ForkRequest`` whose forks re-run the call
 with the choice in their constraints (so a path's stores are exact; a number's value stays an
-expression of its digits). Floating-point conversions, wide characters and ``%m`` are angr's
-procedure, as is every call while no angr-ram technique steps the state.
+expression of its digits). Floating-point conversions are read by :mod:`.float_scan`. Wide
+characters and ``%m`` are angr's procedure, as is every call while no angr-ram technique steps the
+state.
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ from angr_ram.core.errors import ForkRequest, MemoryFault, Target
 from angr_ram.memory.pointers import pointer_cases, readable_at
 from angr_ram.memory.strategies.fork import value_forking_enabled
 from angr_ram.procedures.byte_scan import Bytes
+from angr_ram.procedures.float_scan import choose, readings
 from angr_ram.procedures.libc import hook_models, single_value
 from angr_ram.procedures.number_parsing import parse_digits
-from angr_ram.procedures.scanf_formats import BASES, Directive, parse_format
+from angr_ram.procedures.scanf_formats import BASES, FLOAT_CONVERSIONS, Directive, parse_format
 from angr_ram.procedures.varargs import VaList
 
 MAX_FORMAT = 4096       # bytes of a format string read
@@ -192,9 +194,32 @@ class _Scan:
             if n == 0:
                 raise _MatchingFailure
             self._store_text(n, d, nul=True)
+        elif d.conv in FLOAT_CONVERSIONS:
+            self._not_at_end()
+            self._float(d)
         else:
             self._not_at_end()
             self._number(d)
+
+    def _float(self, d: Directive) -> None:
+        """A floating-point conversion (:mod:`.float_scan`): fork on the bytes consumed and on
+        success; the value is an if-then-else over the texts' readings."""
+        spec = b"%" + (b"%d" % d.width if d.width else b"") + d.length + d.conv
+        arms = readings(self.state, _Window(self.src, self.pos, d.width), lambda i: self.src.end(self.pos + i),
+                        spec, d.size)
+        used = self._value(choose(arms, lambda k: claripy.BVV(k[2], 32)), "number length")
+        arms = [(k, c) for k, c in arms if k[2] == used]
+        ok = [(k, c) for k, c in arms if k[0] == 1]
+        if not ok or (len(ok) < len(arms) and not self._holds(claripy.Or(*[c for _, c in ok]))):
+            self.pos += used
+            if all(k[0] == -1 for k, _ in arms):
+                raise _InputFailure
+            raise _MatchingFailure
+        if not d.suppress:
+            value = choose(ok, lambda k: claripy.BVV(k[1]))
+            self.state.memory.store(self.va_arg("void*"), value)
+            self.done += 1
+        self.pos += used
 
     def _number(self, d: Directive) -> None:
         base = 2 if d.conv == b"b" else BASES[d.conv]
