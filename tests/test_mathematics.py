@@ -2,12 +2,21 @@
 angr's stubs left the argument in ``xmm0`` as the result: paths no input takes natively."""
 
 import os
+import struct
 
 import claripy
 import pytest
 
 from angr_ram.procedures import mathematics
-from angr_ram.procedures.mathematics import EDOM, MAX_VALUES, argument_values, host, input_pieces
+from angr_ram.procedures.mathematics import (
+    EDOM,
+    MATH_PROCEDURES,
+    MAX_VALUES,
+    argument_values,
+    host,
+    input_pieces,
+)
+from angr_ram.procedures.stubs import stubs_of
 from angr_ram.run.outcomes import path_outcomes
 from angr_ram.run.replay import replay
 
@@ -95,3 +104,27 @@ def test_a_fork_finds_its_result_without_enumerating_again(monkeypatch):
     assert hinted[2] == set().union(*(path_outcomes(s) for s in simgr.deadended))
     assert hinted[1] == forks[0] > 0
     assert calls[0] == hinted[0] + hinted[1]
+
+
+def test_functions_with_integer_arguments_or_pointer_results_are_glibcs():
+    """frexp, modf, ldexp, sincos, lgamma, ilogb, lround and remquo (angr: stubs, whose arbitrary
+    results made a user's run of this program never finish)."""
+    b = str(BUILD / "mathparts_O2")
+    simgr, r = users_run(b, b"0259", 3)
+    native = outcome_set_over(b, [b"0259"] * 3)
+    assert len(native) == 61
+    assert set().union(*(path_outcomes(s) for s in simgr.deadended)) == native
+    assert not r.errors and not any(stubs_of(s) for s in simgr.deadended)
+    runs = replay(r.tests, b, jobs=2)
+    assert runs and all(x.status == "ok" for x in runs)
+
+
+def test_a_mixed_functions_result_and_stores_come_from_glibc():
+    frexp = MATH_PROCEDURES["frexp"]
+    assert frexp.KINDS == ("f", "i", "f")
+    raw = struct.unpack("<Q", struct.pack("<d", 12.0))[0]
+    value, err, stored = frexp()._result(raw)
+    assert struct.unpack("<d", struct.pack("<Q", value))[0] == 0.75 and stored == (4,) and err == 0
+    ldexpf = MATH_PROCEDURES["ldexpf"]()
+    value, _, _ = ldexpf._result((struct.unpack("<I", struct.pack("<f", 1.5))[0] << 32) | (0xFFFFFFFF & -1))
+    assert struct.unpack("<f", struct.pack("<I", value))[0] == 0.75

@@ -37,7 +37,7 @@ RESULT_HINT = CallHint("angr_ram.math_result")   # a fork's (result, errno), lef
 
 ONE_ARGUMENT = ("sqrt", "cbrt", "fabs", "floor", "ceil", "trunc", "round", "rint", "nearbyint", "sin", "cos",
                 "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "exp", "exp2",
-                "expm1", "log", "log10", "log2", "log1p", "erf", "erfc", "tgamma")
+                "expm1", "log", "log10", "log2", "log1p", "erf", "erfc", "tgamma", "lgamma", "logb")
 TWO_ARGUMENTS = ("pow", "atan2", "fmod", "hypot", "fmin", "fmax", "copysign", "fdim", "remainder", "nextafter")
 
 _LIBM = ctypes.CDLL("libm.so.6", use_errno=True)
@@ -182,8 +182,103 @@ class MathFunction(angr.SimProcedure):
         return claripy.BVV(raw, self.BITS).raw_to_fp()
 
 
+# functions with integer arguments or results, or results stored through pointers: name ->
+# (argument kinds, kinds stored through the pointers after them, result kind); "f" a double (a
+# float for the f variant), "i" an int, "l" a long, "v" no result
+MIXED = {"frexp": ("f", "i", "f"), "modf": ("f", "f", "f"), "ldexp": ("fi", "", "f"), "scalbn": ("fi", "", "f"),
+         "sincos": ("f", "ff", "v"), "ilogb": ("f", "", "i"), "lround": ("f", "", "l"), "lrint": ("f", "", "l"),
+         "remquo": ("ff", "i", "f")}
+_C_NAME = {"f": None, "i": "int", "l": "long", "v": "void"}
+_WIDTH = {"i": 32, "l": 64}
+
+
+class MixedMathFunction(MathFunction):
+    """A ``libm`` function of :data:`MIXED`: the same enumeration of its arguments' values, each
+    computed by glibc's function, which also gives what it stores through its pointers."""
+
+    KINDS = ("f", "i", "f")
+
+    def __init__(self, **kwargs):  # pylint: disable=super-init-not-called
+        t = "double" if self.BITS == 64 else "float"
+        ins, outs, ret = self.KINDS
+        params = [t if k == "f" else "int" for k in ins] + [(t if k == "f" else "int") + " *" for k in outs]
+        sig = f"{_C_NAME[ret] or t} f({', '.join(params)})"
+        angr.SimProcedure.__init__(self, prototype=angr.types.parse_signature(sig), **kwargs)
+
+    def run(self, *args):  # pylint: disable=arguments-differ
+        ins, outs, _ = self.KINDS
+        self._pointers = args[len(ins):]
+        parts = [(a if isinstance(a, claripy.ast.FP) else a.raw_to_fp()).raw_to_bv() if k == "f" else a[31:0]
+                 for a, k in zip(args, ins, strict=False)]
+        key = claripy.Concat(*parts) if len(parts) > 1 else parts[0]
+        if not key.symbolic:
+            return self._set(self._result(key.concrete_value))
+        call = CallHint.identity(self.state, key)
+        known = RESULT_HINT.take(self.state, call)
+        if known is not None:
+            return self._set(known)
+        values = argument_values(self.state, key)
+        if len(values) > MAX_VALUES:
+            raise MemoryFault("symbolic-math-argument", f"{self._fname()} of arguments with more than {MAX_VALUES} values")
+        results: dict[tuple, list] = {}
+        for v, cond in values.items():
+            results.setdefault(self._result(v), []).append(cond)
+        if len(results) == 1:
+            return self._set(next(iter(results)))
+        if not value_forking_enabled():
+            raise angr.errors.SimProcedureError(f"{self._fname()} of arguments with several values outside a forking step")
+        raise ForkRequest([RESULT_HINT.target(claripy.Or(*conds), call, r) for r, conds in results.items()],
+                          f"{self._fname()} arguments")
+
+    def _result(self, key: int) -> tuple:
+        """``(result's bits, errno, the stored values' bits)`` for the arguments whose bits are ``key``."""
+        ins, outs, ret = self.KINDS
+        widths = [self.BITS if k == "f" else 32 for k in ins]
+        fmt, raw = _PACK[self.BITS]
+        args, low = [], sum(widths)
+        for k, w in zip(ins, widths, strict=True):
+            low -= w
+            bits = (key >> low) & ((1 << w) - 1)
+            args.append(struct.unpack(fmt, struct.pack(raw, bits))[0] if k == "f" else ctypes.c_int(bits).value)
+        ctype = {"f": _CTYPE[self.BITS], "i": ctypes.c_int, "l": ctypes.c_long, "v": None}
+        fn = getattr(_LIBM, self._fname())
+        fn.restype = ctype[ret]
+        cells = [ctype[k]() for k in outs]
+        fn.argtypes = [ctype[k] for k in ins] + [ctypes.POINTER(ctype[k]) for k in outs]
+        ctypes.set_errno(0)
+        v = fn(*args, *[ctypes.byref(c) for c in cells])
+        err = ctypes.get_errno()
+        stored = tuple(_bits(c.value, k, self.BITS) for c, k in zip(cells, outs, strict=True))
+        return (None if ret == "v" else _bits(v, ret, self.BITS)), err, stored
+
+    def _set(self, result: tuple):
+        value, err, stored = result
+        if err:
+            set_errno(self.state, err)
+        _, outs, ret = self.KINDS
+        for ptr, k, bits in zip(self._pointers, outs, stored, strict=True):
+            width = self.BITS if k == "f" else 32
+            self.state.memory.store(ptr, claripy.BVV(bits, width), endness=self.state.arch.memory_endness)
+        if ret == "v":
+            return None
+        if ret == "f":
+            return claripy.BVV(value, self.BITS).raw_to_fp()
+        return claripy.BVV(value, _WIDTH[ret])
+
+
+def _bits(v, kind: str, bits: int) -> int:
+    if kind == "f":
+        fmt, raw = _PACK[bits]
+        return struct.unpack(raw, struct.pack(fmt, v))[0]
+    return v & ((1 << _WIDTH[kind]) - 1)
+
+
 def _procedures() -> dict:
     out = {}
+    for name, kinds in MIXED.items():
+        for bits, suffix in ((64, ""), (32, "f")):
+            out[name + suffix] = type(f"Math_{name}{suffix}", (MixedMathFunction,),
+                                      {"NAME": name, "KINDS": kinds, "BITS": bits})
     for names, arity in ((ONE_ARGUMENT, 1), (TWO_ARGUMENTS, 2)):
         for name in names:
             for bits, suffix in ((64, ""), (32, "f")):
