@@ -26,6 +26,7 @@ from angr_ram.core import guard as G
 from angr_ram.core import z3_interrupts as ZI
 from angr_ram.run import technique as T
 from angr_ram.run.cli import main
+from angr_ram.run.input_budget import NoAnswer
 from angr_ram.run.outcomes import listed_outcomes, path_outcomes
 from angr_ram.run.runner import RESILIENCE, explore, load_project, make_state
 from angr_ram.run.testcases import InputBudget, choose_inputs, read_tests
@@ -421,3 +422,18 @@ def test_a_step_over_its_memory_budget_is_retried_with_a_larger_one(monkeypatch)
     r = explore(b, 2, step_memory_mb=16)
     assert r.stats["memory_retries"] >= 1 and r.stats["steps_abandoned"] >= 1
     assert r.unknown == 0 and r.outcomes == want
+
+
+def test_a_results_query_without_a_deadline_is_still_bounded():
+    """A path's outcomes are asked with no time limit of their own when the run has none; a z3 call
+    on floating point that never ends (a user's script, libm stubs) must still end the summary."""
+    def endless():
+        while time.perf_counter() - t0 < 30:
+            pass
+
+    budget = InputBudget(whole_seconds=0.5)
+    t0 = time.perf_counter()
+    with pytest.raises(NoAnswer):
+        budget.ask(endless, whole=True)
+    assert time.perf_counter() - t0 < 10
+    assert budget.ask(lambda: 7, whole=True) == 7

@@ -25,6 +25,9 @@ class NoAnswer(Exception):  # noqa: N818
     """The query did not answer within its budget (or failed)."""
 
 
+WHOLE_SECONDS = 300.0       # a result's query with no deadline: a path's outcomes, not a z3 call that never ends
+
+
 class InputBudget:
     """How long choosing the tests' inputs may take: each solver query at most ``query_seconds``
     (and no longer than the time left to ``deadline``); once the deadline has passed or the user
@@ -32,15 +35,16 @@ class InputBudget:
     at most (for ``last_total`` seconds past the deadline), or all-zero inputs if even that fails. The limits are enforced by the guard's watcher
     (:mod:`angr_ram.core.guard`), which interrupts z3 and, if need be, the Python work of a query.
     A query whose answer is a result (a path's outcomes, its plain model) is bounded by the deadline
-    alone (``ask(whole=True)``): under load it may take longer than ``query_seconds``, and a
+    alone, or by ``whole_seconds`` without one (``ask(whole=True)``): under load it may take longer than ``query_seconds``, and a
     finished path must not lose its outcomes to that. Counts what it could not do: ``unsolved`` tests (zero inputs, not checked to drive their path),
     ``infeasible`` set-aside paths (no test: their branch condition has no model), ``plain``
     tests (a model, not every byte made readable).
     """
 
     def __init__(self, deadline: float | None = None, query_seconds: float = 2.0, last_seconds: float = 0.25,
-                 last_total: float = 0.5, guard: RunGuard | None = None):
+                 last_total: float = 0.5, guard: RunGuard | None = None, whole_seconds: float = WHOLE_SECONDS):
         self.deadline = deadline
+        self.whole_seconds = whole_seconds
         self.last_total = last_total
         self.query_seconds = query_seconds
         self.last_seconds = last_seconds
@@ -56,7 +60,7 @@ class InputBudget:
     def ask(self, fn, last: bool = False, whole: bool = False):
         """``fn()`` bounded: its value, or :class:`NoModel` / :class:`NoAnswer` raised; never anything else.
         ``whole``: a query whose answer is a result of the run (a path's outcomes), not an improvement:
-        bounded by the deadline only (none without one), never by ``query_seconds``."""
+        bounded by the deadline (``whole_seconds`` without one), never by ``query_seconds``."""
         if last:
             if self.deadline is not None and time.perf_counter() >= self.deadline + self.last_total:
                 raise NoAnswer("out of time")
@@ -64,7 +68,7 @@ class InputBudget:
         else:
             if self.hurry():
                 raise NoAnswer("out of time")
-            seconds = 0 if whole else self.query_seconds         # 0: no step budget
+            seconds = self.whole_seconds if whole else self.query_seconds
             if self.deadline is not None:
                 left = max(0.05, self.deadline - time.perf_counter())
                 seconds = left if whole else min(seconds, left)
