@@ -12,6 +12,7 @@ from angr.storage.file import SimPackets
 import angr_ram
 from angr_ram.merging.technique import _merge
 from angr_ram.procedures.child_processes import process_key
+from angr_ram.procedures.shared_memory import FIRST_ID, sync_segments
 from angr_ram.procedures.stubs import stubs_of
 from angr_ram.run.outcomes import path_outcomes
 from angr_ram.run.replay import replay
@@ -83,3 +84,27 @@ def test_states_of_different_processes_or_packet_widths_are_not_merged():
     child.globals["angr_ram_parents"] = ((a, 1338),)
     assert process_key(child) != process_key(a)
     assert process_key(child.copy()) == process_key(child)        # the same parent: mergeable
+
+
+@pytest.mark.parametrize("opt", ["O2", "O0"])
+def test_shared_memory_carries_the_childs_result_to_its_parent(opt):
+    """A segment attached before fork and one created by key in the child (angr: stubs, 59 false
+    error paths and every test mismatched)."""
+    b = str(BUILD / f"sharedseg_{opt}")
+    simgr, r = users_run(b, b"x7a", 2)
+    native = outcome_set_over(b, [b"x7a"] * 2)
+    assert (1, b"X seven\n") in native and len(native) == 6
+    assert _outcomes(simgr) == native
+    assert not r.errors and not any(stubs_of(s) for s in simgr.deadended)
+    assert all(x.status == "ok" for x in replay(r.tests, b, jobs=2))
+
+
+def test_a_segment_keeps_its_contents_across_mappings():
+    st = angr.SimState(arch="AMD64")
+    st.globals["angr_ram_shm"] = ((FIRST_ID, 0, 4, None, False),)
+    st.globals["angr_ram_shm_at"] = ((claripy.BVV(0x10000, 64), FIRST_ID),)
+    st.memory.store(0x10000, claripy.BVV(b"abcd"))
+    parent = angr.SimState(arch="AMD64")
+    parent.globals["angr_ram_shm_at"] = ((claripy.BVV(0x20000, 64), FIRST_ID),)
+    sync_segments(st, parent)
+    assert parent.solver.eval(parent.memory.load(0x20000, 4), cast_to=bytes) == b"abcd"

@@ -11,8 +11,8 @@ its process). When the child's path ends with ``exit``/``_exit`` (or returns fro
 :func:`resume_parent` gives the path back to the parent: the snapshot, with what belongs to the
 kernel taken from the child: the path's constraints (the child's branches decide the input too),
 the files and their contents (pipes, stdout, files the child wrote), the read and write offsets
-of the descriptors both share (after ``fork`` they share their open file descriptions) and the
-record of the path. The child's exit status waits to be reaped by ``wait``/``waitpid``/``wait4``
+of the descriptors both share (after ``fork`` they share their open file descriptions), System V
+shared memory (:mod:`.shared_memory`) and the record of the path. The child's exit status waits to be reaped by ``wait``/``waitpid``/``wait4``
 (``status``: the code shifted left by 8, as Linux reports a normal exit). The path's outcome is
 the parent's exit.
 
@@ -27,6 +27,7 @@ import angr
 import claripy
 
 from angr_ram.procedures.libc import hook_models, single_value
+from angr_ram.procedures.shared_memory import sync_segments
 from angr_ram.procedures.stubs import PLUGIN as STUB_TRAIL
 
 _PARENTS = "angr_ram_parents"       # state.globals in a child: ((parent snapshot, child pid), ...), innermost last
@@ -130,6 +131,7 @@ def resume_parent(child, exit_code):
     parent.globals[_CHILDREN] = (*parent.globals.get(_CHILDREN, ()), (pid, status))
     for key in ("angr_ram_pipes", _FORKS):           # names and pids the kernel gave out on this path
         parent.globals[key] = max(parent.globals.get(key, 0), donor.globals.get(key, 0))
+    sync_segments(donor, parent)
     trail = donor.plugins.get(STUB_TRAIL)
     if trail is not None:
         parent.register_plugin(STUB_TRAIL, trail)
