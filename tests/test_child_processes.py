@@ -13,6 +13,7 @@ import angr_ram
 from angr_ram.merging.technique import _merge
 from angr_ram.procedures.child_processes import process_key
 from angr_ram.procedures.shared_memory import FIRST_ID, sync_segments
+from angr_ram.procedures.shell_commands import echo
 from angr_ram.procedures.stubs import stubs_of
 from angr_ram.run.outcomes import path_outcomes
 from angr_ram.run.replay import replay
@@ -108,3 +109,32 @@ def test_a_segment_keeps_its_contents_across_mappings():
     parent.globals["angr_ram_shm_at"] = ((claripy.BVV(0x20000, 64), FIRST_ID),)
     sync_segments(st, parent)
     assert parent.solver.eval(parent.memory.load(0x20000, 4), cast_to=bytes) == b"abcd"
+
+
+@pytest.mark.parametrize("opt", ["O2", "O0"])
+def test_values_passed_through_the_shells_echo_come_back(opt):
+    """popen("echo N") read with fgets, system("echo -n XY > file") read with fscanf."""
+    b = str(BUILD / f"shellecho_{opt}")
+    simgr, r = users_run(b, b"71a", 2)
+    native = outcome_set_over(b, [b"71a"] * 2)
+    assert (1, b"1 0 0 17\n") in native and len(native) == 8
+    assert _outcomes(simgr) == native
+    assert not r.errors and not any(stubs_of(s) for s in simgr.deadended)
+    assert all(x.status == "ok" for x in replay(r.tests, b, jobs=2))
+
+
+def test_commands_the_model_does_not_run_are_named_as_stubs():
+    st = angr.SimState(arch="AMD64")
+    for text, expected in ((b"echo  a   b\n", (b"a b\n", None, False)), (b"echo -n x >> out", (b"x", b"out", True)),
+                           (b"echo", (b"\n", None, False))):
+        st.memory.store(0x1000, claripy.BVV(text + b"\0"))
+        data, target, append = echo(st, claripy.BVV(0x1000, 64))
+        assert (st.solver.eval(data, cast_to=bytes), target, append) == expected
+    for text in (b"ls -l", b"echo $HOME", b"echo a; rm x", b"echo 'q'", b"echo a\necho b"):
+        st.memory.store(0x1000, claripy.BVV(text + b"\0"))
+        assert echo(st, claripy.BVV(0x1000, 64)) is None, text
+    x = claripy.BVS("x", 8)
+    st.memory.store(0x1000, claripy.Concat(claripy.BVV(b"echo "), x, claripy.BVV(0, 8)))
+    assert echo(st, claripy.BVV(0x1000, 64)) is None            # x may be a space, a quote, ...
+    st.add_constraints(x >= ord("0"), x <= ord("9"))
+    assert echo(st, claripy.BVV(0x1000, 64))[0] is not None

@@ -23,6 +23,7 @@ from angr_ram.procedures.process import install_process
 from angr_ram.procedures.random_numbers import install_random_numbers
 from angr_ram.procedures.scanning import install_scanning
 from angr_ram.procedures.shared_memory import install_shared_memory
+from angr_ram.procedures.shell_commands import install_shell_commands
 from angr_ram.procedures.signal_delivery import install_signal_delivery
 from angr_ram.procedures.sleeping import install_sleeping
 from angr_ram.procedures.sorting import install_sorting
@@ -59,6 +60,7 @@ def install_procedures(project, string_procedures: bool = True, environment: str
     install_pipes(project)
     install_child_processes(project)
     install_shared_memory(project)
+    install_shell_commands(project)
     install_environment_variables(project)
     install_aborts(project)
     install_copies(project, string_procedures)
