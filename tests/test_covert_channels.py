@@ -75,3 +75,14 @@ def test_a_thread_that_starts_a_thread_gets_its_own_id(opt):
     assert set().union(*(path_outcomes(s) for s in simgr.deadended)) == native
     assert not r.errors and r.stubs == {}
     assert {x.status for x in replay(r.tests, b, jobs=1)} == {"ok"}
+
+
+def test_pthread_self_names_the_running_thread():
+    """samples/threadself: pthread_self in a started thread (and in one it started) was the main
+    thread's id: every outcome wrong."""
+    b = os.fspath(BUILD / "threadself_O2")
+    simgr, r = users_run(b, b"kx", 1)
+    native = outcome_set_over(b, [b"kx"] * 1)
+    assert native == {(1, b"1 1 0 0 3\n"), (0, b"1 1 0 0 2\n")}
+    assert set().union(*(path_outcomes(s) for s in simgr.deadended)) == native
+    assert {x.status for x in replay(r.tests, b, jobs=1)} == {"ok"}

@@ -12,7 +12,7 @@ program never takes. Here, as in a process with one thread:
   ``pthread_setspecific``/``pthread_getspecific`` store and read the key's value (NULL until set);
 * locks, attributes and naming succeed (the only thread always gets the lock; ``pthread_sigmask`` is
   :mod:`.signals`');
-  ``pthread_self`` is one constant thread id (``pthread_equal`` compares ids);
+  ``pthread_self`` is the running thread's id (``pthread_equal`` compares ids);
 * ``pthread_create`` runs the new thread's start routine to its return before the creator goes on
   (one schedule the kernel may pick; angr's ran the routine and then ended the path with exit 0,
   so whatever the creator did after it was lost), and ``pthread_join`` gives its return value.
@@ -85,10 +85,12 @@ class Succeed(angr.SimProcedure):
 
 
 class Self(angr.SimProcedure):
-    """``pthread_self()``: the one thread's id."""
+    """``pthread_self()``: the id of the thread running (the innermost started one, else the main
+    thread's)."""
 
     def run(self):  # pylint: disable=arguments-differ
-        return claripy.BVV(THREAD_ID, self.state.arch.bits)
+        running = _threads(self.state)[1]
+        return claripy.BVV(running[-1] if running else THREAD_ID, self.state.arch.bits)
 
 
 class Equal(angr.SimProcedure):
