@@ -198,3 +198,14 @@ def test_a_concrete_argument_may_start_with_a_dash(capsys):
         outs.append(sorted(o["stdout"] for o in r["outcomes"]))
     assert outs[0] == outs[1] and {o[:10] for o in outs[0]} == {"a=1 b=0 n="} and len(outs[0]) == 4
     assert {o.split()[2] for o in outs[0]} == {"n=3", "n=4", "n=5", "n=6"}
+
+
+@pytest.mark.slow
+def test_processes_bench_sets_stock_angr_beside_angr_ram(capsys):
+    from bench.processes import processes_table
+    assert processes_table(["nope"]) == 2
+    assert processes_table(["children"], timeout=60) == 0
+    rows = [ln.split() for ln in capsys.readouterr().out.splitlines() if ln.startswith("children")]
+    assert [r[1] for r in rows] == ["stock", "ram"]
+    assert rows[1][4] == "7/7" and rows[1][5] == "0" and rows[1][7].startswith("0/")
+    assert rows[0][4] != "7/7"          # angr's fork: the child's work never reaches its parent

@@ -228,6 +228,8 @@ def cmd_bench(args) -> int:
         return 0
     if args.drives:
         return bench_module("drives").drives_table(args.samples or None, samples_dir=d, timeout=args.timeout)
+    if args.processes:
+        return bench_module("processes").processes_table(args.samples or None, timeout=args.timeout, samples_dir=d)
     if args.subjects:
         return bench_module("subjects").subjects_table(args.samples or None, budget=args.timeout, samples_dir=d)
     if args.history:
@@ -335,6 +337,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--drives", action="store_true",
                    help="each program driven by explore(), by a script with one wide BVS and angr's default "
                         "options, and by a script with a BVS per byte: time, paths, outcomes, RSS")
+    b.add_argument("--processes", action="store_true",
+                   help="programs passing values through child processes, the environment, the shell, shared "
+                        "memory, scanf and libm (a user's script, stock angr beside angr-ram)")
     b.add_argument("--subjects", action="store_true",
                    help="the seed papers' subjects (libyaml, expat, libosip, libxml2 drivers) on templates under "
                         "stock angr, fork, dsmm and aa with --timeout as the budget: time, paths, outcomes, z3, "
