@@ -11,7 +11,7 @@ from angr.storage.file import SimPackets
 
 import angr_ram
 from angr_ram.merging.technique import _merge
-from angr_ram.procedures.child_processes import process_key
+from angr_ram.procedures.child_processes import IN_CHILD, process_key
 from angr_ram.procedures.shared_memory import FIRST_ID, sync_segments
 from angr_ram.procedures.shell_commands import echo
 from angr_ram.procedures.stubs import stubs_of
@@ -138,3 +138,19 @@ def test_commands_the_model_does_not_run_are_named_as_stubs():
     assert echo(st, claripy.BVV(0x1000, 64)) is None            # x may be a space, a quote, ...
     st.add_constraints(x >= ord("0"), x <= ord("9"))
     assert echo(st, claripy.BVV(0x1000, 64))[0] is not None
+
+
+@pytest.mark.parametrize("opt", ["O2", "O0"])
+def test_a_crashed_childs_parent_goes_on_and_sees_the_signal(opt):
+    """The child's NULL write and abort are error paths (in a child process: natively unobservable
+    from outside, so their tests are unchecked); the parent goes on, WIFSIGNALED with SIGSEGV or
+    SIGABRT. Before, the parent's paths were lost with the child's."""
+    b = str(BUILD / f"childcrash_{opt}")
+    simgr, r = users_run(b, b"naex", 1)
+    native = outcome_set_over(b, [b"naex"] * 1)
+    assert native == {(0, b"signal 11\n"), (0, b"signal 6\n"), (0, b"exit 3\n"), (0, b"exit 0\n")}
+    assert _outcomes(simgr) == native
+    assert sorted(k for k, _, _ in r.errors) == ["abort", "null-dereference"]
+    assert all(m.endswith(IN_CHILD) for _, m, _ in r.errors)
+    runs = replay(r.tests, b, jobs=2)
+    assert sorted(x.status for x in runs) == ["ok"] * 4 + ["unchecked"] * 2

@@ -18,14 +18,18 @@ the parent's exit.
 
 This is the schedule of a parent that waits for its child or reads what the child writes, which is
 what such programs do. A child that reads from its parent through a pipe (the parent writes after
-``fork``) reads the end of the pipe here, where natively it would wait. A child that ends in an
-error ends the path there; its parent is not resumed."""
+``fork``) reads the end of the pipe here, where natively it would wait. A child whose path ends
+in an error is reported as that error path, and its parent goes on as if the child had been killed
+by ``SIGSEGV`` (``SIGABRT`` for an abort or a failed check)."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import angr
 import claripy
 
+from angr_ram.core.errors import ABORTING_ERRORS
 from angr_ram.procedures.libc import hook_models, single_value
 from angr_ram.procedures.shared_memory import sync_segments
 from angr_ram.procedures.stubs import PLUGIN as STUB_TRAIL
@@ -35,6 +39,8 @@ _CHILDREN = "angr_ram_children"     # state.globals in a parent: ((pid, status),
 _FORKS = "angr_ram_forks"           # state.globals: processes this path created
 RESUMED_EVENT = "child_exited"      # the history event a resumed parent starts with
 KERNEL_PLUGINS = ("solver", "posix", "fs", "history")
+SIGABRT, SIGSEGV = 6, 11
+IN_CHILD = " (in a child process: the native run's parent goes on)"   # an error path's message ends so
 
 
 class Fork(angr.SimProcedure):
@@ -107,10 +113,23 @@ def process_key(state) -> tuple:
             tuple((pid, status.hash()) for pid, status in state.globals.get(_CHILDREN, ())))
 
 
-def resume_parent(child, exit_code):
+def resume_parents_of_errors(out: dict, stash: str) -> None:
+    """Add to ``out[None]`` (a step's successors) the parent of each forked process whose path ends
+    in ``out[stash]`` as an error: natively the child is killed by a signal (``SIGABRT`` for the
+    aborting errors, else ``SIGSEGV``) and its parent goes on, ``wait`` reporting the signal."""
+    for s in out.get(stash, ()):
+        if suspended_parent(s) is not None:
+            error = s.ram.error if s.has_plugin("ram") else None
+            signal = SIGABRT if error is not None and error.kind in ABORTING_ERRORS else SIGSEGV
+            if error is not None:
+                s.ram.error = dataclasses.replace(error, message=error.message + IN_CHILD)
+            out.setdefault(None, []).append(resume_parent(s, None, signal))
+
+
+def resume_parent(child, exit_code, signal: int | None = None):
     """The parent of the process whose path ``child`` ended with ``exit_code`` (an 8-bit expression),
     resumed where its ``fork`` returned, or None when ``child`` is no forked process (``exit_code``
-    None: the child ended without one, read as 0)."""
+    None: the child ended without one, read as 0; ``signal``: the child was killed by it)."""
     top = suspended_parent(child)
     if top is None:
         return None
@@ -127,7 +146,7 @@ def resume_parent(child, exit_code):
     parent.history.jumpkind = "Ijk_Ret"
     parent.history.add_event(RESUMED_EVENT, pid=pid)
     code = claripy.BVV(0, 8) if exit_code is None else exit_code
-    status = claripy.ZeroExt(16, claripy.Concat(code, claripy.BVV(0, 8)))
+    status = claripy.BVV(signal, 32) if signal is not None else claripy.ZeroExt(16, claripy.Concat(code, claripy.BVV(0, 8)))
     parent.globals[_CHILDREN] = (*parent.globals.get(_CHILDREN, ()), (pid, status))
     for key in ("angr_ram_pipes", _FORKS):           # names and pids the kernel gave out on this path
         parent.globals[key] = max(parent.globals.get(key, 0), donor.globals.get(key, 0))

@@ -41,7 +41,7 @@ from angr_ram.memory.undecided import FORKING
 from angr_ram.memory.uninitialized import apply_uninitialized
 from angr_ram.merging import QuantifiedMerging
 from angr_ram.merging.patches import MEMORY_DIFF
-from angr_ram.procedures.child_processes import resume_parent, suspended_parent
+from angr_ram.procedures.child_processes import resume_parent, resume_parents_of_errors, suspended_parent
 from angr_ram.procedures.environment import hide_proc
 from angr_ram.procedures.heap import RamHeap
 from angr_ram.procedures.installation import install_procedures
@@ -206,8 +206,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
 
     def _stop_now(self) -> None:
         """The run must stop (called from the guard's thread): no z3 call gets time from now on."""
-        self.deadline = 0.0
-        self.scope.deadline = 0.0
+        self.deadline = self.scope.deadline = 0.0
 
     def warnings(self) -> list[str]:
         """One line per thing the run went on without: a persistent store that could not be opened
@@ -354,6 +353,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
             out[None] = [s for s in out[None] if s.ram.unknown is None]
         for s in undecided:
             out.setdefault(self._set_aside(s, s.ram.unknown or "solver gave up"), []).append(s)
+        resume_parents_of_errors(out, ERROR_STASH)
         stub = self._stubs.get(state.addr) if self._stubs else None
         if stub is not None:
             for states in out.values():
