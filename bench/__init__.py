@@ -13,6 +13,7 @@ import functools
 import os
 import signal
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -118,3 +119,11 @@ def fastest(settings, run, repeat: int = 1) -> dict:
             if label not in best or r["seconds"] < best[label]["seconds"]:
                 best[label] = r
     return best
+
+
+def unknown_name(names, known, what: str) -> bool:
+    """Whether one of ``names`` is not in ``known`` (said on stderr, as ``what``)."""
+    bad = next((n for n in names if n not in known), None)
+    if bad is not None:
+        print(f"unknown {what} {bad!r}; known: {', '.join(known)}", file=sys.stderr)
+    return bad is not None

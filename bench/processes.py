@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 
-from . import child_env, run_child, sample_path
+from . import child_env, run_child, sample_path, unknown_name
 from .native import run_inputs
 
 # name: (binary, stdin alphabet, stdin bytes, what)
@@ -97,9 +97,7 @@ def run(binary: str, name: str, setting: str, timeout: float) -> dict:
 def processes_table(names=None, timeout: float = 120.0, samples_dir=None) -> int:
     """Print the table (``angr-ram bench --processes``)."""
     names = names or list(PROGRAMS)
-    unknown = [n for n in names if n not in PROGRAMS]
-    if unknown:
-        print(f"unknown program {unknown[0]!r}; known: {', '.join(PROGRAMS)}", file=sys.stderr)
+    if unknown_name(names, PROGRAMS, "program"):
         return 2
     print(__doc__.strip().splitlines()[0])
     print(f"{'program':10} {'setting':6} {'time s':>8} {'paths':>6} {'found':>7} {'wrong':>5} {'errors':>6} "

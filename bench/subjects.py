@@ -26,7 +26,7 @@ from angr_ram.run.inputs import Template
 from angr_ram.run.replay import replay
 from angr_ram.run.runner import explore
 
-from . import child_env, run_child, sample_path
+from . import child_env, run_child, sample_path, unknown_name
 from .native import run_inputs
 
 MAX_NATIVE = 250_000    # a template with more inputs than this gets no native outcome set
@@ -174,10 +174,8 @@ def _binary(name: str, samples_dir) -> str:
 def subjects_table(names=None, budget: float = 600.0, samples_dir: Path | None = None) -> int:
     """Print the subjects table (``angr-ram bench --subjects``)."""
     names = names or list(SUBJECTS)
-    for n in names:
-        if n not in SUBJECTS:
-            print(f"unknown subject {n!r}; known: {', '.join(SUBJECTS)}", file=sys.stderr)
-            return 2
+    if unknown_name(names, SUBJECTS, "subject"):
+        return 2
     print(__doc__.strip().splitlines()[0])
     print(f"{'subject':12} {'setting':6} {'time s':>8} {'paths':>6} {'found':>9} {'z3':>6} {'errors':>6} "
           f"{'RSS MB':>6} {'mismatch':>8}  stubs")

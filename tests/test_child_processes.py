@@ -30,17 +30,23 @@ def _outcomes(simgr) -> set:
     return set().union(*(path_outcomes(s) for s in simgr.deadended))
 
 
-@pytest.mark.parametrize("opt", ["O2", "O0"])
-def test_a_childs_exit_status_pipe_and_read_offset_reach_its_parent(opt):
-    b = str(BUILD / f"children_{opt}")
-    simgr, r = users_run(b, ALPHABET, 3)
-    native = outcome_set_over(b, [ALPHABET] * 3)
-    assert len(native) == 7
+def _reaches_every_native_outcome(program: str, alphabet: bytes, n: int, bomb: tuple, count: int) -> None:
+    """A user's script over ``n`` stdin bytes of ``alphabet`` finds the ``count`` native outcomes
+    (``bomb`` among them), with no error, no stub and every test replaying."""
+    b = str(BUILD / program)
+    simgr, r = users_run(b, alphabet, n)
+    native = outcome_set_over(b, [alphabet] * n)
+    assert bomb in native and len(native) == count
     assert _outcomes(simgr) == native
-    assert (3, b"class 1 value 1 more 1\n") in native      # the program's "bomb": all three processes' work
     assert not r.errors and not any(stubs_of(s) for s in simgr.deadended)
     runs = replay(r.tests, b, jobs=2)
     assert runs and all(x.status == "ok" for x in runs)
+
+
+@pytest.mark.parametrize("opt", ["O2", "O0"])
+def test_a_childs_exit_status_pipe_and_read_offset_reach_its_parent(opt):
+    # the program's "bomb" needs all three processes' work
+    _reaches_every_native_outcome(f"children_{opt}", ALPHABET, 3, (3, b"class 1 value 1 more 1\n"), 7)
 
 
 def test_a_file_the_child_wrote_is_read_by_its_parent():
@@ -91,13 +97,7 @@ def test_states_of_different_processes_or_packet_widths_are_not_merged():
 def test_shared_memory_carries_the_childs_result_to_its_parent(opt):
     """A segment attached before fork and one created by key in the child (angr: stubs, 59 false
     error paths and every test mismatched)."""
-    b = str(BUILD / f"sharedseg_{opt}")
-    simgr, r = users_run(b, b"x7a", 2)
-    native = outcome_set_over(b, [b"x7a"] * 2)
-    assert (1, b"X seven\n") in native and len(native) == 6
-    assert _outcomes(simgr) == native
-    assert not r.errors and not any(stubs_of(s) for s in simgr.deadended)
-    assert all(x.status == "ok" for x in replay(r.tests, b, jobs=2))
+    _reaches_every_native_outcome(f"sharedseg_{opt}", b"x7a", 2, (1, b"X seven\n"), 6)
 
 
 def test_a_segment_keeps_its_contents_across_mappings():
@@ -114,13 +114,7 @@ def test_a_segment_keeps_its_contents_across_mappings():
 @pytest.mark.parametrize("opt", ["O2", "O0"])
 def test_values_passed_through_the_shells_echo_come_back(opt):
     """popen("echo N") read with fgets, system("echo -n XY > file") read with fscanf."""
-    b = str(BUILD / f"shellecho_{opt}")
-    simgr, r = users_run(b, b"71a", 2)
-    native = outcome_set_over(b, [b"71a"] * 2)
-    assert (1, b"1 0 0 17\n") in native and len(native) == 8
-    assert _outcomes(simgr) == native
-    assert not r.errors and not any(stubs_of(s) for s in simgr.deadended)
-    assert all(x.status == "ok" for x in replay(r.tests, b, jobs=2))
+    _reaches_every_native_outcome(f"shellecho_{opt}", b"71a", 2, (1, b"1 0 0 17\n"), 8)
 
 
 def test_commands_the_model_does_not_run_are_named_as_stubs():

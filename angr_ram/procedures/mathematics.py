@@ -33,7 +33,8 @@ MAX_VALUES = 256                # the most argument values one call forks into
 MAX_PIECE_BITS = 64             # the most input bits the arguments' values are enumerated over
 MAX_NODES = 4096                # the most expression nodes looked through for them
 EDOM = 33
-RESULT_HINT = CallHint("angr_ram.math_result")   # a fork's (result, errno), left by the call that forked
+RESULT_HINT = CallHint("angr_ram.math_result")
+MORE_VALUES = object()          # _enumerated: the arguments have more than MAX_VALUES values   # a fork's (result, errno), left by the call that forked
 
 ONE_ARGUMENT = ("sqrt", "cbrt", "fabs", "floor", "ceil", "trunc", "round", "rint", "nearbyint", "sin", "cos",
                 "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "exp", "exp2",
@@ -141,21 +142,9 @@ class MathFunction(angr.SimProcedure):
             return self._set(self._result(key.concrete_value))
         if name in ("fabs", "copysign"):
             return _exact(name, bits, args)[0]
-        call = CallHint.identity(state, key)
-        known = RESULT_HINT.take(state, call)          # a fork of this call: its result is known
-        if known is not None:
-            return self._set(known)
-        values = argument_values(state, key)
-        if len(values) <= MAX_VALUES:
-            results: dict[tuple[int, int], list] = {}     # arguments giving one result: one path
-            for v, cond in values.items():
-                results.setdefault(self._result(v), []).append(cond)
-            if len(results) == 1:
-                return self._set(next(iter(results)))
-            if not value_forking_enabled():
-                raise angr.errors.SimProcedureError(f"{self._fname()} of arguments with several values outside a forking step")
-            raise ForkRequest([RESULT_HINT.target(claripy.Or(*conds), call, r)
-                               for r, conds in results.items()], f"{self._fname()} arguments")
+        result = self._enumerated(key)
+        if result is not MORE_VALUES:
+            return result
         exact = _exact(name, bits, args)
         if exact is None:
             message = f"{self._fname()} of arguments with more than {MAX_VALUES} values"
@@ -168,6 +157,26 @@ class MathFunction(angr.SimProcedure):
 
     def _fname(self) -> str:
         return self.NAME if self.BITS == 64 else self.NAME + "f"
+
+    def _enumerated(self, key):
+        """The call's result where ``key`` (the arguments' bits) has one result on the path; a fork
+        once per result (up to ``MAX_VALUES`` argument values); :data:`MORE_VALUES` with more."""
+        call = CallHint.identity(self.state, key)
+        known = RESULT_HINT.take(self.state, call)          # a fork of this call: its result is known
+        if known is not None:
+            return self._set(known)
+        values = argument_values(self.state, key)
+        if len(values) > MAX_VALUES:
+            return MORE_VALUES
+        results: dict[tuple, list] = {}     # arguments giving one result: one path
+        for v, cond in values.items():
+            results.setdefault(self._result(v), []).append(cond)
+        if len(results) == 1:
+            return self._set(next(iter(results)))
+        if not value_forking_enabled():
+            raise angr.errors.SimProcedureError(f"{self._fname()} of arguments with several values outside a forking step")
+        raise ForkRequest([RESULT_HINT.target(claripy.Or(*conds), call, r) for r, conds in results.items()],
+                          f"{self._fname()} arguments")
 
     def _result(self, key: int) -> tuple[int, int]:
         """``(result's bits, errno)`` for the arguments whose bits are ``key``."""
@@ -213,22 +222,10 @@ class MixedMathFunction(MathFunction):
         key = claripy.Concat(*parts) if len(parts) > 1 else parts[0]
         if not key.symbolic:
             return self._set(self._result(key.concrete_value))
-        call = CallHint.identity(self.state, key)
-        known = RESULT_HINT.take(self.state, call)
-        if known is not None:
-            return self._set(known)
-        values = argument_values(self.state, key)
-        if len(values) > MAX_VALUES:
+        result = self._enumerated(key)
+        if result is MORE_VALUES:
             raise MemoryFault("symbolic-math-argument", f"{self._fname()} of arguments with more than {MAX_VALUES} values")
-        results: dict[tuple, list] = {}
-        for v, cond in values.items():
-            results.setdefault(self._result(v), []).append(cond)
-        if len(results) == 1:
-            return self._set(next(iter(results)))
-        if not value_forking_enabled():
-            raise angr.errors.SimProcedureError(f"{self._fname()} of arguments with several values outside a forking step")
-        raise ForkRequest([RESULT_HINT.target(claripy.Or(*conds), call, r) for r, conds in results.items()],
-                          f"{self._fname()} arguments")
+        return result
 
     def _result(self, key: int) -> tuple:
         """``(result's bits, errno, the stored values' bits)`` for the arguments whose bits are ``key``."""
