@@ -24,20 +24,22 @@ O_NONBLOCK, O_CLOEXEC, O_DIRECT = 0o4000, 0o2000000, 0o40000
 PIPE_FLAGS = O_NONBLOCK | O_CLOEXEC | O_DIRECT
 
 
-def open_pipe(state) -> tuple[int, int] | None:
-    """A new pipe's (read, write) descriptors on ``state``, or None when no two are free."""
-    free = [k for k in range(MAX_DESCRIPTORS) if k not in state.posix.fd][:2]
-    if len(free) < 2:
+def open_pipe(state, written=None, ends: int = 2) -> tuple[int, ...] | None:
+    """A new pipe's (read, write) descriptors on ``state`` (``ends`` 1: the read end only), holding
+    the bytes ``written`` (a bit-vector; None: none), or None when not enough descriptors are free."""
+    free = [k for k in range(MAX_DESCRIPTORS) if k not in state.posix.fd][:ends]
+    if len(free) < ends:
         return None
     count = state.globals.get("angr_ram_pipes", 0)
     state.globals["angr_ram_pipes"] = count + 1
-    simfile = SimFile(f"pipe:{count}", content=b"", size=0, has_end=True)
+    simfile = SimFile(f"pipe:{count}", content=written if written is not None else b"",
+                      size=0 if written is None else len(written) // 8, has_end=True)
     simfile.set_state(state)
-    for k, flags in zip(free, (Flags.O_RDONLY, Flags.O_WRONLY), strict=True):
+    for k, flags in zip(free, (Flags.O_RDONLY, Flags.O_WRONLY)[:ends], strict=True):
         simfd = SimFileDescriptor(simfile, flags)
         simfd.set_state(state)
         state.posix.fd[k] = simfd
-    return free[0], free[1]
+    return tuple(free)
 
 
 class Pipe(angr.SimProcedure):

@@ -15,14 +15,17 @@ call (stdout not a terminal) comes after it."""
 
 from __future__ import annotations
 
+import errno
+
 import angr
 import claripy
-from angr.storage.file import Flags, SimFile, SimFileDescriptor
-from cle.backends.externs.simdata.io_file import io_file_data_for_arch
+from angr.storage.file import Flags
 
 from angr_ram.procedures.byte_scan import Bytes
-from angr_ram.procedures.libc import hook_models, single_value
+from angr_ram.procedures.libc import hook_models, set_errno, single_value
+from angr_ram.procedures.pipes import open_pipe
 from angr_ram.procedures.stubs import record
+from angr_ram.procedures.temp_files import stream_of
 
 MAX_COMMAND = 4096
 BLANKS = b" \t"
@@ -140,23 +143,13 @@ class Popen(angr.SimProcedure):
             record(state, "popen")
             return state.solver.Unconstrained("popen", self.arch.bits, key=("api", "popen"))
         data, target, append = found
-        if target is not None and not _write_file(state, target, data, append):
-            data = None
-        out = data if target is None else None
-        fd = next(k for k in range(3, 1 << 16) if k not in state.posix.fd)
-        count = state.globals.get("angr_ram_pipes", 0)
-        state.globals["angr_ram_pipes"] = count + 1
-        n = 0 if out is None else len(out) // 8
-        simfile = SimFile(f"pipe:{count}", content=out if out is not None else b"", size=n, has_end=True)
-        simfile.set_state(state)
-        simfd = SimFileDescriptor(simfile, Flags.O_RDONLY)
-        simfd.set_state(state)
-        state.posix.fd[fd] = simfd
-        layout = io_file_data_for_arch(state.arch)       # the FILE angr's fopen and fdopen build
-        f = self.inline_call(angr.SIM_PROCEDURES["libc"]["malloc"], layout["size"]).ret_expr
-        state.memory.store(f, claripy.BVV(0, 8 * layout["size"]))
-        state.memory.store(f + layout["fd"], claripy.BVV(fd, 32), endness=state.arch.memory_endness)
-        return f
+        if target is not None:              # the output went to the file: the stream reads nothing
+            _write_file(state, target, data, append)
+        ends = open_pipe(state, data if target is None else None, ends=1)
+        if ends is None:
+            set_errno(state, errno.EMFILE)
+            return claripy.BVV(0, self.arch.bits)
+        return stream_of(self, ends[0])
 
 
 class Pclose(angr.SimProcedure):

@@ -111,10 +111,16 @@ class Tmpfile(angr.SimProcedure):
             return claripy.BVV(0, 64)
         fd = create_temporary(state, name, 0)
         state.fs.delete(name)
-        layout = io_file_data_for_arch(state.arch)       # the FILE angr's fopen and fdopen build
-        f = self.inline_call(angr.SIM_PROCEDURES["libc"]["malloc"], layout["size"]).ret_expr
-        state.memory.store(f + layout["fd"], claripy.BVV(fd, 32), endness=state.arch.memory_endness)
-        return f
+        return stream_of(self, fd)
+
+
+def stream_of(proc, fd: int):
+    """A new ``FILE *`` on descriptor ``fd``: the structure angr's ``fopen`` and ``fdopen`` build."""
+    state = proc.state
+    layout = io_file_data_for_arch(state.arch)
+    f = proc.inline_call(angr.SIM_PROCEDURES["libc"]["malloc"], layout["size"]).ret_expr
+    state.memory.store(f + layout["fd"], claripy.BVV(fd, 32), endness=state.arch.memory_endness)
+    return f
 
 
 TEMP_FILE_PROCEDURES = {"mkstemp": Mkstemp, "mkostemp": Mkostemp, "mkstemps": Mkstemps, "mkostemps": Mkostemps,
