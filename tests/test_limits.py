@@ -211,10 +211,15 @@ def test_ctrl_c_at_any_moment_leaves_a_summary_and_a_valid_test_directory(tmp_pa
     p = subprocess.Popen([sys.executable, "-m", "angr_ram.run.cli", "run", os.fspath(BUILD / "collatz_O0"),
                           "--arg", "1", "--emit-tests", os.fspath(d), "--json"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(after)
-    t0 = time.perf_counter()
-    p.send_signal(sig)
-    out, _ = p.communicate(timeout=60)
+    try:
+        time.sleep(after)
+        t0 = time.perf_counter()
+        p.send_signal(sig)
+        out, _ = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:            # a run that did not stop must not outlive the test
+            p.kill()
+            p.communicate()
     assert time.perf_counter() - t0 < 5.0
     assert p.returncode == 0
     res = json.loads(out[out.index("{"):])
