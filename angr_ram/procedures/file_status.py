@@ -22,6 +22,7 @@ nature."""
 from __future__ import annotations
 
 import os
+import posixpath
 
 import angr
 import claripy
@@ -40,6 +41,7 @@ FILE_MODE, DIR_MODE, PIPE_MODE = S_IFREG | 0o644, S_IFDIR | 0o755, S_IFIFO | 0o6
 STAT_BYTES = 144                    # struct stat on x86-64
 X_OK = 1
 MAX_PATH = 4096
+MADE_DIRECTORIES = "angr_ram_made_dirs"   # state.globals: the absolute names of directories the path made
 MAX_SIZES = 16                      # a readlink size of up to this many values forks once per value
 
 
@@ -95,9 +97,15 @@ def _known_names(state) -> set[bytes]:
     return {n for n in names if n and b"\0" not in n}
 
 
+def absolute(state, name: bytes) -> bytes:
+    """``name`` from the working directory, normalized."""
+    return posixpath.normpath(posixpath.join(state.fs.cwd, name))
+
+
 def lookup(state, path: bytes):
-    """``("file", simfile)``, ``("dir", None)`` or None: what ``path`` names in the run's files."""
-    if path in _directories(state):
+    """``("file", simfile)``, ``("dir", None)`` or None: what ``path`` names in the run's files (and
+    the directories the path made, :mod:`.file_changes`)."""
+    if path in _directories(state) or absolute(state, path) in state.globals.get(MADE_DIRECTORIES, ()):
         return ("dir", None)
     simfile = state.fs.get(path)
     return ("file", simfile) if simfile is not None else None

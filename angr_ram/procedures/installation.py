@@ -10,6 +10,7 @@ from angr_ram.procedures.descriptors import install_descriptors
 from angr_ram.procedures.environment import install_environment
 from angr_ram.procedures.environment_variables import install_environment_variables
 from angr_ram.procedures.err_reports import install_err_reports
+from angr_ram.procedures.file_changes import install_file_changes
 from angr_ram.procedures.file_status import install_file_status
 from angr_ram.procedures.float_parsing import install_float_parsing
 from angr_ram.procedures.heap import HEAP_PROCEDURES
@@ -61,6 +62,7 @@ def install_procedures(project, string_procedures: bool = True, environment: str
     install_child_processes(project)
     install_shared_memory(project)
     install_shell_commands(project)
+    install_file_changes(project)
     install_environment_variables(project)
     install_aborts(project)
     install_copies(project, string_procedures)
