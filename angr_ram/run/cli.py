@@ -231,7 +231,8 @@ def cmd_bench(args) -> int:
     if args.processes:
         return bench_module("processes").processes_table(args.samples or None, timeout=args.timeout, samples_dir=d)
     if args.subjects:
-        return bench_module("subjects").subjects_table(args.samples or None, budget=args.timeout, samples_dir=d)
+        return bench_module("subjects").subjects_table(args.samples or None, budget=args.timeout, samples_dir=d,
+                                                       settings=args.settings)
     if args.history:
         return bench_module("history").history_table(samples_dir=d)
     if args.limits:
@@ -344,6 +345,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the seed papers' subjects (libyaml, expat, libosip, libxml2 drivers) on templates under "
                         "stock angr, fork, dsmm and aa with --timeout as the budget: time, paths, outcomes, z3, "
                         "errors, RSS, replay mismatches")
+    b.add_argument("--settings", default=None, metavar="A,B",
+                   help="with --subjects: only these settings (stock, fork, dsmm, aa, fixed, script)")
     b.add_argument("--limits", action="store_true",
                    help="runs stopped by --timeout 10, 30 and Ctrl-C at 5 s on hard programs: time past the limit, "
                         "RSS, paths, unfinished paths, tests written")
