@@ -27,6 +27,7 @@ def run_inputs(binary: str, inputs: list[bytes], forkserver: Path | None = None,
         return []
     if forkserver is None:
         forkserver = Path(binary).resolve().parent / "forkserver.so"
+    forkserver = Path(forkserver).resolve()       # the runs' working directory is a temporary one
     if not forkserver.is_file():
         raise FileNotFoundError(f"{forkserver}: no fork server; build the samples (make samples) or pass forkserver=")
     if workers > 1 and len(inputs) >= 1024:
@@ -45,8 +46,11 @@ def run_inputs(binary: str, inputs: list[bytes], forkserver: Path | None = None,
         env = {**native_environment(env), "GT_INPUTS": str(inp), "GT_LEN": str(n),
                "GT_OUT": str(out), "GT_TARGET": target, "LD_PRELOAD": str(forkserver)}
         argv = [os.path.abspath(binary)] + (["placeholder"] if target == "argv1" else []) + list(args)
-        subprocess.run(argv, env=env, check=True, stdin=subprocess.DEVNULL, timeout=600, cwd=d,
-                       preexec_fn=fresh_signals())
+        p = subprocess.run(argv, env=env, check=False, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           timeout=600, cwd=d, preexec_fn=fresh_signals())   # the inputs' runs write there too
+        if p.returncode != 0:
+            raise RuntimeError(f"fork server for {binary} failed ({p.returncode}): "
+                               f"{(p.stderr.decode(errors='replace').strip().splitlines() or [''])[-1][:200]}")
         lines = out.read_text().splitlines()
     res = []
     for line in lines:

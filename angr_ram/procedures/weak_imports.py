@@ -43,7 +43,7 @@ def library_functions(path: str) -> frozenset:
     return frozenset(names)
 
 
-def _find_library(name: str, extra_dirs=()) -> str | None:
+def find_library(name: str, extra_dirs=()) -> str | None:
     for d in (*extra_dirs, *LIB_DIRS):
         p = os.path.join(d, name)
         if os.path.isfile(p):
@@ -56,20 +56,33 @@ def needed_functions(obj) -> frozenset:
     extra = tuple(getattr(obj, "extra_load_path", ()) or ())
     names = set()
     for dep in getattr(obj, "deps", ()) or ():
-        path = _find_library(dep, extra)
+        path = find_library(dep, extra)
         if path is not None:
             names |= library_functions(path)
     return frozenset(names)
 
 
 def unresolved_weak_imports(project) -> list[str]:
-    """Names of the main object's weak imports that CLE left unresolved (at 0)."""
+    """Names of the main object's weak imports that CLE left unresolved (at 0). A library loaded
+    beside the program (:mod:`angr_ram.run.libraries`) may import the same name: CLE then gives it
+    an extern symbol but leaves the program's weak reference at 0."""
     out = []
     for name, reloc in project.loader.main_object.imports.items():
-        sym = reloc.symbol
-        if getattr(sym, "is_weak", False) and reloc.resolvedby is None and project.loader.find_symbol(name) is None:
+        if getattr(reloc.symbol, "is_weak", False) and reloc.resolvedby is None:
             out.append(name)
     return sorted(out)
+
+
+def _bind(project, name: str) -> None:
+    """Point every unresolved weak reference to ``name`` at the symbol the loader has for it (the
+    extern object's, made by a library that imports it), so that the hook on it is reached."""
+    sym = project.loader.find_symbol(name)
+    if sym is None:
+        return
+    for reloc in project.loader.find_relevant_relocations(name):
+        if reloc.resolvedby is None:
+            reloc.resolve(sym)
+            reloc.relocate()
 
 
 def resolve_weak_imports(project) -> list[str]:
@@ -87,6 +100,7 @@ def resolve_weak_imports(project) -> list[str]:
             continue
         proc = libc.get(name, project.arch) if libc is not None else angr.SIM_PROCEDURES["stubs"]["ReturnUnconstrained"](
             display_name=name, is_stub=True)
+        _bind(project, name)
         if project.hook_symbol(name, proc, replace=True) is not None:
             bound.append(name)
     return bound

@@ -20,6 +20,7 @@ from angr_ram.procedures.stubs import stubs_of
 from angr_ram.run.config import RunConfig
 from angr_ram.run.input_budget import InputBudget, NoAnswer, NoModel, errored_reason
 from angr_ram.run.inputs import STATE_OPTIONS, make_state  # noqa: F401 - re-exported for scripts and tests
+from angr_ram.run.libraries import own_libraries, unloaded_library_notes
 from angr_ram.run.outcomes import ending, listed_outcomes
 from angr_ram.run.technique import DEFERRED_STASH, ERROR_STASH, UNKNOWN_STASH, RelocatableMemory, stats
 from angr_ram.run.testcases import collect_tests, unfinished_states
@@ -73,7 +74,8 @@ def count_into(counts: dict, pairs) -> None:
 
 
 def load_project(binary: str) -> angr.Project:
-    """Load an x86-64 ELF for analysis; raises UnsupportedBinary with a clear reason otherwise."""
+    """Load an x86-64 ELF for analysis with its own libraries (:mod:`.libraries`); raises
+    UnsupportedBinary with a clear reason otherwise."""
     if not os.path.isfile(binary):
         raise UnsupportedBinary(f"{binary}: no such file")
     with open(binary, "rb") as f:
@@ -83,7 +85,7 @@ def load_project(binary: str) -> angr.Project:
     logging.getLogger("angr").setLevel(logging.ERROR)
     logging.getLogger("cle").setLevel(logging.ERROR)
     try:
-        proj = angr.Project(binary, auto_load_libs=False)
+        proj = angr.Project(binary, auto_load_libs=False, force_load_libs=own_libraries(binary))
     except Exception as e:  # noqa: BLE001 - cle raises many kinds; all mean "cannot load"
         raise UnsupportedBinary(f"{binary}: cannot be loaded ({e})") from e
     if proj.arch.name != "AMD64":
@@ -305,6 +307,8 @@ def collect_paths(simgr, res: RunResult, budget: InputBudget | None = None) -> R
     for s in ended:
         count_into(res.stubs, ((name, 1) for name in stubs_of(s)))
         count_into(res.environment, ((kind, 1) for kind in environment_kinds(s)))
+    if res.stubs:
+        res.warnings.extend(unloaded_library_notes(simgr._project, res.stubs))
     res.found += len(simgr.stashes.get("found", []))
     res.unknown += sum(len(simgr.stashes.get(k, [])) for k in (UNKNOWN_STASH, DEFERRED_STASH, "interrupted"))
     res.unfinished += len(unfinished_states(simgr))
