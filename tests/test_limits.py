@@ -212,7 +212,10 @@ def test_ctrl_c_at_any_moment_leaves_a_summary_and_a_valid_test_directory(tmp_pa
                           "--arg", "1", "--emit-tests", os.fspath(d), "--json"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(after)
+        deadline = time.monotonic() + 120      # the run's directory is made once the CLI has started (imports:
+        while not d.exists() and p.poll() is None and time.monotonic() < deadline:   # 3-4 s, more under load)
+            time.sleep(0.1)
+        time.sleep(after - 3.0)
         t0 = time.perf_counter()
         p.send_signal(sig)
         out, _ = p.communicate(timeout=60)

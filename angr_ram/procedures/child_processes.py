@@ -30,6 +30,7 @@ import angr
 import claripy
 
 from angr_ram.core.errors import ABORTING_ERRORS
+from angr_ram.procedures.exit_handlers import exit_handlers_key
 from angr_ram.procedures.libc import hook_models, single_value
 from angr_ram.procedures.shared_memory import sync_segments
 from angr_ram.procedures.stubs import PLUGIN as STUB_TRAIL
@@ -105,12 +106,13 @@ def suspended_parent(state):
 
 
 def process_key(state) -> tuple:
-    """What two states must share to be merged: the parents they return to (the same snapshots)
-    and the exited children not yet reaped, with their statuses."""
+    """What two states must share to be merged: the parents they return to (the same snapshots),
+    the exited children not yet reaped, with their statuses, and the exit handlers registered."""
     if not state.has_plugin("globals"):
         return ()
     return (tuple(id(parent) for parent, _ in state.globals.get(_PARENTS, ())),
-            tuple((pid, status.hash()) for pid, status in state.globals.get(_CHILDREN, ())))
+            tuple((pid, status.hash()) for pid, status in state.globals.get(_CHILDREN, ())),
+            exit_handlers_key(state))
 
 
 def resume_parents_of_errors(out: dict, stash: str) -> None:

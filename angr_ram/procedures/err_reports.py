@@ -19,6 +19,7 @@ import os
 import claripy
 from angr.procedures.stubs.format_parser import FormatParser
 
+from angr_ram.procedures.exit_handlers import RunsExitHandlers
 from angr_ram.procedures.libc import hook_models, single_value
 from angr_ram.procedures.process import error_message
 from angr_ram.procedures.strings import concrete_string
@@ -51,7 +52,7 @@ def errno_text(proc) -> bytes:
     return b"?" if n is None else error_message(n if n < 1 << 31 else n - (1 << 32))
 
 
-class _Report(FormatParser):
+class _Report(RunsExitHandlers, FormatParser):
     """One report: ``"<name>: "``, the message of ``fmt`` (none when ``fmt`` is NULL), the errno
     text when ``with_errno`` (after ``": "`` when there was a message), ``"\\n"``."""
 
@@ -70,7 +71,7 @@ class _Report(FormatParser):
             fd.write_data(out, out.size() // 8)
 
     def leave(self, status) -> None:
-        self.exit(status[31:0] if status.size() > 32 else status)
+        self.exit_after_handlers(status[31:0] if status.size() > 32 else status)
 
 
 class Warn(_Report):

@@ -10,12 +10,13 @@ from angr_ram.procedures.descriptors import install_descriptors
 from angr_ram.procedures.environment import install_environment
 from angr_ram.procedures.environment_variables import install_environment_variables
 from angr_ram.procedures.err_reports import install_err_reports
+from angr_ram.procedures.exit_handlers import EXIT_HANDLER_PROCEDURES
 from angr_ram.procedures.file_changes import install_file_changes
 from angr_ram.procedures.file_status import install_file_status
 from angr_ram.procedures.float_parsing import install_float_parsing
 from angr_ram.procedures.heap import HEAP_PROCEDURES
 from angr_ram.procedures.large_files import install_large_files
-from angr_ram.procedures.libc import RamLibcStartMain, install_error_fix
+from angr_ram.procedures.libc import RamLibcStartMain, hook_models, install_error_fix
 from angr_ram.procedures.line_reading import install_line_reading
 from angr_ram.procedures.mathematics import install_mathematics
 from angr_ram.procedures.number_parsing import install_number_parsing
@@ -57,6 +58,7 @@ def install_procedures(project, string_procedures: bool = True, environment: str
     install_threads(project)
     install_signal_delivery(project)
     install_startup(project)
+    hook_models(project, EXIT_HANDLER_PROCEDURES)
     install_descriptors(project)
     install_pipes(project)
     install_child_processes(project)

@@ -21,6 +21,7 @@ from angr_ram.core.errors import ForkRequest, MemoryFault, Target
 from angr_ram.core.patches import PatchSet
 from angr_ram.memory.strategies.fork import forking_enabled, value_forking_enabled
 from angr_ram.procedures.byte_scan import until_nul
+from angr_ram.procedures.exit_handlers import RunsExitHandlers
 from angr_ram.procedures.float_text import FLOAT_CONVERSIONS, double_text
 from angr_ram.procedures.format_specs import RamSpec, match_spec
 from angr_ram.procedures.integer_text import (
@@ -68,14 +69,17 @@ def set_errno(state, code: int, cond=True) -> None:
     libc.errno = claripy.If(cond, claripy.BVV(code, errno.size()), errno)
 
 
-class RamLibcStartMain(angr.SIM_PROCEDURES["glibc"]["__libc_start_main"]):
-    """__libc_start_main whose exit code is main's return value (stock angr always exits 0)."""
+class RamLibcStartMain(RunsExitHandlers, angr.SIM_PROCEDURES["glibc"]["__libc_start_main"]):
+    """__libc_start_main whose exit code is main's return value (stock angr always exits 0), after
+    the exit handlers (:mod:`.exit_handlers`)."""
+
+    local_vars = (*angr.SIM_PROCEDURES["glibc"]["__libc_start_main"].local_vars, *RunsExitHandlers.local_vars)
 
     def after_main(self, main, argc, argv, init, fini, exit_addr=0):  # pylint: disable=arguments-differ
-        self.exit(self.state.regs.eax.zero_extend(32))
+        self.exit_after_handlers(self.state.regs.eax.zero_extend(32))
 
 
-class RamError(angr.SIM_PROCEDURES["libc"]["error"], format_parser.FormatParser):
+class RamError(RunsExitHandlers, angr.SIM_PROCEDURES["libc"]["error"], format_parser.FormatParser):
     """glibc's ``error(status, errnum, format, ...)``: "<message>\\n" on stderr, then ``exit(status)``
     when the status is non-zero (a symbolic status forks on being zero inside an angr-ram step)."""
 
@@ -88,11 +92,11 @@ class RamError(angr.SIM_PROCEDURES["libc"]["error"], format_parser.FormatParser)
         status = status[31:0] if status.size() > 32 else status
         if status.concrete:
             if status.concrete_value != 0:
-                self.exit(status)
+                self.exit_after_handlers(status)
             return
         if self.state.solver.satisfiable(extra_constraints=[status != 0]):
             if not self.state.solver.satisfiable(extra_constraints=[status == 0]):
-                self.exit(status)
+                self.exit_after_handlers(status)
             elif value_forking_enabled():
                 raise ForkRequest([Target(status == 0, "value"), Target(status != 0, "value")], "error status")
             else:   # reported (the path goes to the errored stash), never silently cut to one case

@@ -10,8 +10,8 @@ locale (what a replay runs in, and where message catalogues translate nothing):
 * ``setlocale`` returns ``"C"``; ``bindtextdomain``/``textdomain`` return their argument (the
   default when it is NULL); ``gettext``, ``dgettext``, ``dcgettext`` return the message itself,
   ``ngettext`` and ``dcngettext`` the singular or plural form by ``n``;
-* ``__cxa_atexit``, ``atexit``, ``posix_fadvise`` and ``sigaltstack`` succeed (return 0); the
-  handlers registered are not run at exit (angr writes output when it is made, nothing is left to flush);
+* ``posix_fadvise`` and ``sigaltstack`` succeed (return 0); ``__cxa_atexit`` and ``atexit``
+  register handlers that ``exit`` runs (:mod:`.exit_handlers`);
 * ``__fprintf_chk`` and ``__sprintf_chk`` are ``fprintf`` and ``sprintf`` with the fortify flag;
   ``__overflow`` (``putc``'s slow path) writes its byte;
 * ``strrchr`` of a concrete string (a program's name) finds the last occurrence; ``strsignal``
@@ -115,7 +115,7 @@ class Dcngettext(angr.SimProcedure):
 
 
 class Succeed(angr.SimProcedure):
-    """Returns 0: ``__cxa_atexit``, ``atexit``, ``posix_fadvise``."""
+    """Returns 0: ``posix_fadvise``, ``sigaltstack``."""
 
     def run(self):  # pylint: disable=arguments-differ
         return 0
@@ -390,7 +390,7 @@ class Mincore(angr.SimProcedure):
 STARTUP_PROCEDURES = {
     "setlocale": Setlocale, "bindtextdomain": Bindtextdomain, "textdomain": Textdomain,
     "gettext": Gettext, "dgettext": Dgettext, "dcgettext": Dcgettext, "ngettext": Ngettext,
-    "dcngettext": Dcngettext, "__cxa_atexit": Succeed, "atexit": Succeed, "posix_fadvise": Succeed,
+    "dcngettext": Dcngettext, "posix_fadvise": Succeed,
     "__fprintf_chk": FprintfChk, "__sprintf_chk": SprintfChk, "__overflow": Overflow,
     **GETOPT_PROCEDURES, "strrchr": Strrchr,
     "strsignal": Strsignal, "isatty": Isatty, "sigemptyset": Sigemptyset, "sigfillset": Sigfillset,
