@@ -9,7 +9,6 @@ import pytest
 from angr.errors import SimMergeError
 from angr.storage.file import SimPackets
 
-import angr_ram
 from angr_ram.merging.technique import _merge
 from angr_ram.procedures.child_processes import IN_CHILD, process_key
 from angr_ram.procedures.shared_memory import FIRST_ID, sync_segments
@@ -62,15 +61,7 @@ def test_merged_runs_keep_the_child_processes_work():
     """Merging with quantifiers at the child's function, and if-then-else merging at main, whose
     states' stdin packets differ in width (angr's merge of those failed inside claripy)."""
     b = str(BUILD / "children_O0")
-    proj = angr.Project(b, auto_load_libs=False)
-    data = claripy.BVS("stdin", 24)
-    st = proj.factory.entry_state(stdin=angr.SimFileStream("stdin", content=data, size=3, has_end=True))
-    for byte in data.chop(8):
-        st.solver.add(claripy.Or(*[byte == c for c in ALPHABET]))
-    simgr = proj.factory.simulation_manager(st)
-    simgr.use_technique(angr_ram.RelocatableMemory())
-    simgr.use_technique(angr_ram.QuantifiedMerging(mode="pat", merge_points=["classify"]))
-    simgr.run()
+    simgr, _ = users_run(b, ALPHABET, 3, merge_points=["classify"])
     assert _outcomes(simgr) == outcome_set_over(b, [ALPHABET] * 3)
     r = explore(b, 3, merge="ite", merge_points=["main"], tests=True)
     assert r.stats["paths"] >= 7 and not r.errors

@@ -7,11 +7,9 @@ stubs registered nothing and its exit ran nothing: 1 of 21 outcomes, 27 of 36 te
 import os
 import shutil
 
-import angr
 import claripy
 import pytest
 
-import angr_ram
 from angr_ram.procedures.child_processes import process_key
 from angr_ram.procedures.exit_handlers import exit_handlers
 from angr_ram.run.outcomes import path_outcomes
@@ -53,15 +51,7 @@ def test_states_with_different_handlers_are_not_merged():
     registered different handlers, and one merged state would run one path's handlers on all."""
     b = os.fspath(BUILD / "exithandlers_O2")
     alphabet = b"abqox_rk"
-    proj = angr.Project(b, auto_load_libs=False)
-    data = claripy.BVS("stdin", 24)
-    st = proj.factory.entry_state(stdin=angr.SimFileStream("stdin", content=data, size=3, has_end=True))
-    for byte in data.chop(8):
-        st.solver.add(claripy.Or(*[byte == c for c in alphabet]))
-    simgr = proj.factory.simulation_manager(st)
-    simgr.use_technique(angr_ram.RelocatableMemory())
-    simgr.use_technique(angr_ram.QuantifiedMerging(mode="pat", merge_points=["register_handlers"]))
-    simgr.run()
+    simgr, _ = users_run(b, alphabet, 3, merge_points=["register_handlers"])
     assert set().union(*(path_outcomes(s) for s in simgr.deadended)) == outcome_set_over(b, [alphabet] * 3)
     a = simgr.deadended[0].copy()
     key = process_key(a)

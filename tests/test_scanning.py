@@ -23,8 +23,9 @@ from .groundtruth import outcome_set_over
 ALPHABET = b" -07x%"
 
 
-def users_run(binary: str, alphabet: bytes, n: int):
-    """A user's script: stdin one ``8 * n``-bit BVS whose bytes are in ``alphabet``."""
+def users_run(binary: str, alphabet: bytes, n: int, merge_points=None):
+    """A user's script: stdin one ``8 * n``-bit BVS whose bytes are in ``alphabet``; with
+    ``merge_points``, merging with quantifiers (``pat``) at those functions too."""
     proj = angr.Project(binary, auto_load_libs=False)
     data = claripy.BVS("stdin", 8 * n)
     st = proj.factory.entry_state(stdin=angr.SimFileStream("stdin", content=data, size=n, has_end=True))
@@ -32,6 +33,8 @@ def users_run(binary: str, alphabet: bytes, n: int):
         st.solver.add(claripy.Or(*[byte == c for c in alphabet]))
     simgr = proj.factory.simulation_manager(st)
     tech = simgr.use_technique(angr_ram.RelocatableMemory())
+    if merge_points is not None:
+        simgr.use_technique(angr_ram.QuantifiedMerging(mode="pat", merge_points=merge_points))
     simgr.run()
     return simgr, summarize(simgr, tech, tests=True)
 
