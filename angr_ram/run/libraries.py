@@ -46,10 +46,12 @@ def own_libraries(binary: str) -> list[str]:
 def unloaded_library_notes(project, stubs) -> list[str]:
     """One line per library of the program's own that was not loaded but defines some of ``stubs``
     (names of the angr stubs the run's paths called)."""
-    main = project.loader.main_object
+    binary = getattr(project.loader.main_object, "binary", None)
+    if not binary:                      # loaded from a stream: no file to read the needs of
+        return []
     loaded = {getattr(o, "binary_basename", None) for o in project.loader.all_objects}
     notes = []
-    for path in own_libraries(main.binary):
+    for path in own_libraries(binary):
         name = path.rsplit("/", 1)[-1]
         if name in loaded:
             continue
