@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import signal
 import subprocess
@@ -85,6 +86,21 @@ def run_child(cmd: list[str], timeout: float, env: dict | None = None, check: bo
     if check and p.returncode:
         raise subprocess.CalledProcessError(p.returncode, cmd, out, err)
     return subprocess.CompletedProcess(cmd, p.returncode, out, err)
+
+
+def child_result(cmd: list[str], timeout: float) -> dict:
+    """Run a benchmark's child process ``cmd`` (``python -m bench.<table> ...``), killed after
+    ``timeout``: the JSON object on its last ``{`` line, ``{"failed": <its last stderr line>}`` when
+    there is none, or ``{"killed": True}``; ``outcomes`` decoded to (exit code, stdout bytes) pairs."""
+    try:
+        p = run_child(cmd, timeout, child_env())
+        line = next((ln for ln in reversed(p.stdout.splitlines()) if ln.startswith("{")), None)
+        r = json.loads(line) if line else {"failed": (p.stderr.strip().splitlines() or ["no output"])[-1][:100]}
+    except subprocess.TimeoutExpired:
+        r = {"killed": True}
+    if "outcomes" in r:
+        r["outcomes"] = {(c, bytes.fromhex(o)) for c, o in r["outcomes"]}
+    return r
 
 
 def default_samples_dir() -> Path:

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import itertools
 import json
-import subprocess
 import sys
 import time
 
-from . import child_env, run_child, sample_path, unknown_name
+from . import child_result, sample_path, unknown_name
 from .native import run_inputs
 
 # name: (binary, stdin alphabet, stdin bytes, what)
@@ -82,16 +81,8 @@ def _child(binary: str, name: str, setting: str, timeout: float) -> None:
 
 def run(binary: str, name: str, setting: str, timeout: float) -> dict:
     """One run in a child process, killed 60 s after its limit."""
-    cmd = [sys.executable, "-m", "bench.processes", binary, name, setting, str(timeout)]
-    try:
-        p = run_child(cmd, timeout + 60, child_env())
-        line = next((ln for ln in reversed(p.stdout.splitlines()) if ln.startswith("{")), None)
-        r = json.loads(line) if line else {"failed": (p.stderr.strip().splitlines() or ["no output"])[-1][:100]}
-    except subprocess.TimeoutExpired:
-        r = {"killed": True}
-    if "outcomes" in r:
-        r["outcomes"] = {(c, bytes.fromhex(o)) for c, o in r["outcomes"]}
-    return r
+    return child_result([sys.executable, "-m", "bench.processes", binary, name, setting, str(timeout)],
+                        timeout + 60)
 
 
 def processes_table(names=None, timeout: float = 120.0, samples_dir=None) -> int:

@@ -16,7 +16,6 @@ import itertools
 import json
 import os
 import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -26,7 +25,7 @@ from angr_ram.run.inputs import Template
 from angr_ram.run.replay import replay
 from angr_ram.run.runner import explore
 
-from . import child_env, run_child, sample_path, unknown_name
+from . import child_result, sample_path, unknown_name
 from .native import run_inputs
 
 MAX_NATIVE = 250_000    # a template with more inputs than this gets no native outcome set
@@ -149,16 +148,8 @@ def _child(binary: str, name: str, kw: dict, budget: float) -> None:
 def run(binary: str, name: str, kw: dict, budget: float) -> dict:
     """One run in a child process, killed 60 s after the budget."""
     t0 = time.perf_counter()
-    cmd = [sys.executable, "-m", "bench.subjects", binary, name, json.dumps(kw), str(budget)]
-    try:
-        p = run_child(cmd, budget + 60, child_env())
-        line = next((ln for ln in reversed(p.stdout.splitlines()) if ln.startswith("{")), None)
-        r = json.loads(line) if line else {"failed": (p.stderr.strip().splitlines() or ["no output"])[-1][:100]}
-    except subprocess.TimeoutExpired:
-        r = {"killed": True}
+    r = child_result([sys.executable, "-m", "bench.subjects", binary, name, json.dumps(kw), str(budget)], budget + 60)
     r["seconds"] = time.perf_counter() - t0
-    if "outcomes" in r:
-        r["outcomes"] = {(c, bytes.fromhex(o)) for c, o in r["outcomes"]}
     return r
 
 
