@@ -29,6 +29,7 @@ from angr_ram.core.errors import AngrRamError
 from angr_ram.memory.memory_faults import FaultMixin
 from angr_ram.memory.multi_write import MultiWriteMixin
 from angr_ram.memory.pointers import pointer_cases
+from angr_ram.memory.register_reads import PlainRegisterReadMixin
 from angr_ram.memory.relocatable import RelocatableMixin
 from angr_ram.memory.uninitialized import StableUninitMixin
 
@@ -95,17 +96,19 @@ def compose(default=DefaultMemory) -> tuple[type, ...]:
 
 
 def compose_registers(default=DefaultMemory) -> tuple[type, ...]:
-    """The mixins of ``default`` with only :class:`StableUninitMixin` inserted (the register file)."""
+    """The mixins of ``default`` for the register file: :class:`PlainRegisterReadMixin` on top and
+    :class:`StableUninitMixin` inserted."""
     bases = list(default.__bases__)
     if DefaultFillerMixin not in bases:
         raise AngrRamError("angr's DefaultMemory has no DefaultFillerMixin: this angr version is not supported")
     i = bases.index(DefaultFillerMixin)
     bases[i:i] = [StableUninitMixin]
-    return tuple(bases)
+    return (PlainRegisterReadMixin, *bases)
 
 
 RamRegisters = type("RamRegisters", compose_registers(), {
-    "__doc__": "angr's DefaultMemory for the register file, with stable names for unwritten bytes.",
+    "__doc__": "angr's DefaultMemory for the register file: plain reads go straight to the pages, unwritten "
+               "bytes have stable names.",
     "__module__": __name__,
 })
 

@@ -47,7 +47,7 @@ from angr_ram.procedures.heap import RamHeap
 from angr_ram.procedures.installation import install_procedures
 from angr_ram.procedures.libc import FORMAT
 from angr_ram.procedures.stubs import record, stub_addresses
-from angr_ram.run.concrete_exits import CONCRETE_EXITS
+from angr_ram.run.concrete_steps import CONCRETE_STEPS, chain_policy
 from angr_ram.run.config import RunConfig
 from angr_ram.run.inputs import record_inputs
 from angr_ram.run.outcomes import exit_code_expr
@@ -67,10 +67,10 @@ UNKNOWN_STASH = "unknown"      # states whose feasibility z3 could not decide in
 DEFERRED_STASH = "deferred"    # ... within the first-pass budget: resumed with the full one at the end
 
 # the patch sets (angr_ram.core.patches) in place while RelocatableMemory works: z3's check (budgets,
-# counts), claripy's z3 backend, successors z3 gave up on, exits with constant guards, format arguments,
-# merged pages' differences, x87 extended loads and stores, profiling (seeding is a frontend mixin:
-# angr_ram.solver.frontends)
-PATCH_SETS = (*solver_patches.NAMES, *(s.name for s in (FORKING, CONCRETE_EXITS, FORMAT, MEMORY_DIFF, EXTENDED, PROFILE)))
+# counts), claripy's z3 backend, successors z3 gave up on, concrete blocks, call stacks and exit guards,
+# format arguments, merged pages' differences, x87 extended loads and stores, profiling (seeding is a
+# frontend mixin: angr_ram.solver.frontends)
+PATCH_SETS = (*solver_patches.NAMES, *(s.name for s in (FORKING, *CONCRETE_STEPS, FORMAT, MEMORY_DIFF, EXTENDED, PROFILE)))
 
 class RelocatableMemory(angr.ExplorationTechnique):
     """Relocatable addressing model with complete symbolic-pointer resolution.
@@ -405,7 +405,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         # the fork's and the fault's feasibility checks are the step's: its budget and run caches
         with self.scope.active():
             try:
-                with forking():
+                with forking(), chain_policy(simgr, self):
                     out = simgr.step_state(state, **kwargs)
                     if out.get("unconstrained"):
                         self._split_jumps(out)
