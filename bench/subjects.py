@@ -4,14 +4,16 @@ Each subject is a driver of our own that calls a library's public API as the see
 (samples/subjects: libyaml's scanner, expat, libosip's parser, libxml2's HTML parser, SQLite's
 trigger creation), statically linked against Debian's ``-dev`` package, run on a KLEE-style
 template under stock angr, angr-ram's default (``fork``), ``dsmm``, address-aware caching
-(``aa``), ``fork`` in the fixed environment (``fixed``) and a user's script (``script``), each in a
-child process with a time budget. Per run: seconds (``+``: stopped by the budget), finished
+(``aa``), ``fork`` in the fixed environment (``fixed``), a user's script (``script``), and ``fork``
+and the script with every block on angr's VEX engine (``vex``, ``scrvex``: concrete blocks on ints
+off), each in a child process with a time budget. Per run: seconds (``+``: stopped by the budget), finished
 paths, the outcomes found of those the native driver gives over the template's domain, z3 checks,
 error paths, peak RSS, and tests whose native replay contradicts them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -21,6 +23,7 @@ import time
 from pathlib import Path
 
 from angr_ram.core.errors import AngrRamError
+from angr_ram.run.concrete_steps import angr_blocks
 from angr_ram.run.inputs import Template
 from angr_ram.run.replay import replay
 from angr_ram.run.runner import explore
@@ -60,9 +63,12 @@ FILE_SUBJECTS = {"make-1": ("A", ("-r", "-n", "-R", "-f", "A"))}
 # "fixed": fork in the fixed environment (angr_ram.procedures.environment: the clocks read one instant,
 # getrandom fixed bytes), as KLEE ran the seeds' subjects; libxml2 seeds its dictionaries' hash from
 # time(), which angr makes a fresh symbol, so every name may fall in every bucket
+# "vex" and "scrvex": fork and script with every block on angr's VEX engine (angr_ram.run.concrete_steps.angr_blocks),
+# the side-by-side baseline of concrete blocks on ints
 CONFIGS = (("stock", {"engine": "stock"}), ("fork", {"model": "fork"}), ("dsmm", {"model": "dsmm"}),
            ("aa", {"model": "fork", "cache": "aa"}), ("fixed", {"model": "fork", "environment": "fixed"}),
-           ("script", {"drive": "script"}))
+           ("script", {"drive": "script"}), ("vex", {"model": "fork", "blocks": "angr"}),
+           ("scrvex", {"drive": "script", "blocks": "angr"}))
 
 
 def template_of(name: str) -> Template:
@@ -131,10 +137,12 @@ def _script(binary: str, name: str, budget: float):
 
 
 def _child(binary: str, name: str, kw: dict, budget: float) -> None:
-    if kw.get("drive") == "script":
-        r = _script(binary, name, budget)
-    else:
-        r = explore(binary, timeout=budget, tests=True, **inputs_of(name), **kw)
+    kw = dict(kw)
+    with angr_blocks() if kw.pop("blocks", None) == "angr" else contextlib.nullcontext():
+        if kw.get("drive") == "script":
+            r = _script(binary, name, budget)
+        else:
+            r = explore(binary, timeout=budget, tests=True, **inputs_of(name), **kw)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     results = replay(r.tests, binary)
     print(json.dumps({"paths": r.stats.get("paths", 0), "errors": len(r.errors), "stopped": r.stopped,

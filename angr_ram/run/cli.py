@@ -346,7 +346,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "stock angr, fork, dsmm and aa with --timeout as the budget: time, paths, outcomes, z3, "
                         "errors, RSS, replay mismatches")
     b.add_argument("--settings", default=None, metavar="A,B",
-                   help="with --subjects: only these settings (stock, fork, dsmm, aa, fixed, script)")
+                   help="with --subjects: only these settings (stock, fork, dsmm, aa, fixed, script; vex and "
+                        "scrvex: fork and script with every block on angr's engine)")
     b.add_argument("--limits", action="store_true",
                    help="runs stopped by --timeout 10, 30 and Ctrl-C at 5 s on hard programs: time past the limit, "
                         "RSS, paths, unfinished paths, tests written")
