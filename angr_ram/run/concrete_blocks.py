@@ -194,7 +194,8 @@ class ConcreteBlock:
         if tag == "Iex_Load":
             if e.end != "Iend_LE":
                 raise Fallback
-            return self.chain.read_memory(self._address(e.addr), pyvex.get_type_size(e.ty) // 8, self.mem_bytes)
+            n = pyvex.get_type_size(e.ty) // 8
+            return self.chain.read_memory(self._address(e.addr), n, self.mem_bytes)
         if tag in ("Iex_Unop", "Iex_Binop", "Iex_Triop", "Iex_Qop"):
             args = [self._atom(a) for a in e.args]
             f = cached_int_op(e.op)
@@ -202,17 +203,20 @@ class ConcreteBlock:
                 return f(*args)
             options = self.state.options
             simop = angr_op(e.op, o.EXTENDED_IROP_SUPPORT in options, o.SUPPORT_FLOATING_POINT in options)
-            return value_of(simop.calculate(*(angr_value(v, self._type(a)) for v, a in zip(args, e.args, strict=True))))
+            typed = (angr_value(v, self._type(a)) for v, a in zip(args, e.args, strict=True))
+            return value_of(simop.calculate(*typed))
         if tag == "Iex_ITE":
             cond = self._atom(e.cond)
             if not _symbolic(cond):
                 return self._atom(e.iftrue) if cond else self._atom(e.iffalse)
             ty = self._type(e.iftrue)
-            return value_of(claripy.If(cond != 0, angr_value(self._atom(e.iftrue), ty), angr_value(self._atom(e.iffalse), ty)))
+            then, other = angr_value(self._atom(e.iftrue), ty), angr_value(self._atom(e.iffalse), ty)
+            return value_of(claripy.If(cond != 0, then, other))
         if tag == "Iex_CCall" and o.DO_CCALLS in self.state.options:
             func = getattr(ccall, e.cee.name, None)
             if func is not None:
-                return concrete(func(self.state, *(angr_value(self._constant(a), self._type(a)) for a in e.args)))
+                typed = (angr_value(self._constant(a), self._type(a)) for a in e.args)
+                return concrete(func(self.state, *typed))
         raise Fallback
 
     def _write(self, written: dict, where: int, ty: str, v) -> int:
@@ -345,8 +349,8 @@ def _lift(engine, addr: int, kwargs) -> pyvex.IRSB | None:
     try:
         irsb = engine.lift_vex(addr=addr, state=engine.state, thumb=kwargs.get("thumb", False),
                                size=kwargs.get("size"), num_inst=kwargs.get("num_inst"),
-                               extra_stop_points=kwargs.get("extra_stop_points"), opt_level=kwargs.get("opt_level"),
-                               strict_block_end=kwargs.get("strict_block_end"))
+                               extra_stop_points=kwargs.get("extra_stop_points"),
+                               opt_level=kwargs.get("opt_level"), strict_block_end=kwargs.get("strict_block_end"))
     except Exception:  # noqa: BLE001 - code angr cannot lift is angr's to report
         return None
     return None if irsb.size == 0 or irsb.jumpkind == "Ijk_NoDecode" else irsb
@@ -355,7 +359,8 @@ def _lift(engine, addr: int, kwargs) -> pyvex.IRSB | None:
 def _follow(engine, chain: Chain, exit_: tuple, kwargs) -> tuple | None:
     """The next block's (address, irsb) if the chain may go on through ``exit_``."""
     target, jumpkind = exit_[0], exit_[1]
-    if len(chain.blocks) >= _CHAIN.get() or kwargs.get("num_inst") is not None or kwargs.get("size") is not None:
+    if len(chain.blocks) >= _CHAIN.get() or kwargs.get("num_inst") is not None or \
+            kwargs.get("size") is not None:
         return None
     project = engine.project
     if project is None or project.is_hooked(target) or target in (kwargs.get("extra_stop_points") or ()):
@@ -403,7 +408,8 @@ def process_concrete(original, self, successors, irsb=None, **kwargs):
     scratch.set_tyenv(last_irsb.tyenv)
     scratch.irsb = last_irsb
     scratch.num_insns += len(chain.insns)
-    successors.artifacts.update(irsb=last_irsb, irsb_size=last_irsb.size, irsb_direct_next=last_irsb.direct_next,
+    successors.artifacts.update(irsb=last_irsb, irsb_size=last_irsb.size,
+                                irsb_direct_next=last_irsb.direct_next,
                                 irsb_default_jumpkind=last_irsb.jumpkind, insn_addrs=chain.insns)
     chain.commit()
     target, jumpkind, exit_idx, ins_addr = exit_

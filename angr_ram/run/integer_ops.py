@@ -100,7 +100,8 @@ def int_op(op: str):
     return None
 
 
-INT_CONSTS = frozenset({"Ity_I1", "Ity_I8", "Ity_I16", "Ity_I32", "Ity_I64", "Ity_I128", "Ity_V128", "Ity_V256"})
+INT_CONSTS = frozenset({"Ity_I1", "Ity_I8", "Ity_I16", "Ity_I32", "Ity_I64", "Ity_I128",
+                        "Ity_V128", "Ity_V256"})
 _INT_OPS: dict[str, object] = {}
 _ANGR_OPS: dict[tuple, object] = {}
 
