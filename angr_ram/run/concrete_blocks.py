@@ -112,6 +112,8 @@ def _compose(entries: list, load):
     ``k`` of a symbolic value, None for a byte not written; low byte first), ``load()`` giving the
     unwritten ones: an int if every byte is constant, else a claripy bit-vector."""
     n = len(entries)
+    if all(b is None for b in entries):
+        return value_of(load())
     if all(type(b) is int for b in entries):
         v = 0
         for k, b in enumerate(entries):
