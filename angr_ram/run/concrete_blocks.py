@@ -103,6 +103,18 @@ def chain_policy(simgr, own: object):
     return setting(_CHAIN, MAX_CHAIN if known else 1)
 
 
+def follow_call_stack(stack, jumpkind: str, site: int, target: int, sp: int, ret: int | None) -> None:
+    """angr's ``CallStack._manage`` after a jump on ints: a call from block ``site`` to ``target``
+    pushes a frame with the stack pointer and return address; any other jump pops every frame whose
+    stack pointer lies below ``sp`` (unsigned, as claripy compares)."""
+    if jumpkind == "Ijk_Call":
+        stack.push(type(stack)(call_site_addr=site, func_addr=target, stack_ptr=sp, ret_addr=ret,
+                               jumpkind="Ijk_Call"))
+        return
+    while sp > stack.stack_ptr:
+        stack = stack.pop()
+
+
 def _symbolic(v) -> bool:
     return type(v) is not int
 
@@ -326,13 +338,7 @@ class Chain:
             state.registers.store(base, claripy.BVV(v, 8 * (end - start)) if type(v) is int else v)
             start = end
         for jumpkind, site, target, sp, ret in self.frames:
-            stack = state.callstack
-            if jumpkind == "Ijk_Call":
-                stack.push(type(stack)(call_site_addr=site, func_addr=target, stack_ptr=sp, ret_addr=ret,
-                                       jumpkind="Ijk_Call"))
-                continue
-            while sp > stack.stack_ptr:
-                stack = stack.pop()
+            follow_call_stack(state.callstack, jumpkind, site, target, sp, ret)
 
 
 def _wanted(engine, successors, kwargs) -> bool:

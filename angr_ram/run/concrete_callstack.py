@@ -17,7 +17,7 @@ from angr.state_plugins.callstack import CallStack
 
 from angr_ram.core.patches import PatchSet
 from angr_ram.memory.register_reads import breakpoints
-from angr_ram.run.concrete_blocks import concrete_enabled
+from angr_ram.run.concrete_blocks import concrete_enabled, follow_call_stack
 
 CONCRETE_CALLSTACK = PatchSet("concrete-callstack", concrete_enabled)
 
@@ -38,14 +38,10 @@ def manage_concrete(original, self):
     sp = _constant(state.registers.load(arch.sp_offset, arch.bytes))
     if ip is None or sp is None:
         return original(self)
-    if state.history.jumpkind == "Ijk_Call":
+    jumpkind, ret_addr = state.history.jumpkind, None
+    if jumpkind == "Ijk_Call":
         ret_addr = _constant(state.memory.load(sp, arch.bytes, endness=arch.memory_endness))
         if ret_addr is None:
             return original(self)
-        self.push(type(self)(call_site_addr=state.history.recent_bbl_addrs[-1], func_addr=ip, stack_ptr=sp,
-                             ret_addr=ret_addr, jumpkind="Ijk_Call"))
-        return None
-    frame = self
-    while sp > frame.stack_ptr:
-        frame = frame.pop()
+    follow_call_stack(self, jumpkind, state.history.recent_bbl_addrs[-1], ip, sp, ret_addr)
     return None
