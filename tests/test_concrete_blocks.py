@@ -192,7 +192,7 @@ def _compare_steps(binary: str, steps: int, n: int = 3) -> tuple[int, int, list[
 
 @pytest.mark.parametrize("name, steps", [("floats_O0", 300), ("floats_O2", 300), ("heapformat_O0", 300),
                                          ("exithandlers_O2", 300), ("allochist1_O0", 300),
-                                         ("sqlite_trigger_O2", 150), ("/usr/bin/base64", 300),
+                                         ("sqlite_trigger_O2", 100), ("/usr/bin/base64", 300),
                                          ("/usr/bin/m4", 150)])
 def test_each_step_on_ints_is_angrs_step(name, steps):
     """Floating point (SSE moves, V128 constants, symbolic doubles), relocatable heap pointers
