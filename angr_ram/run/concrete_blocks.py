@@ -304,7 +304,8 @@ class Chain:
         return exit_
 
     def jump(self, jumpkind: str, target: int) -> tuple:
-        """The call-stack change of following the last block's jump (None if its values are symbolic)."""
+        """The call-stack change of following the last block's jump; Fallback if the stack pointer
+        or the return address a call pushed is symbolic."""
         arch = self.state.arch
         sp = self.read_register(arch.sp_offset, arch.bytes)
         if _symbolic(sp):

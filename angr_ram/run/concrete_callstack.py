@@ -18,12 +18,9 @@ from angr.state_plugins.callstack import CallStack
 from angr_ram.core.patches import PatchSet
 from angr_ram.memory.register_reads import breakpoints
 from angr_ram.run.concrete_blocks import concrete_enabled, follow_call_stack
+from angr_ram.run.integer_ops import value_of
 
 CONCRETE_CALLSTACK = PatchSet("concrete-callstack", concrete_enabled)
-
-
-def _constant(ast) -> int | None:
-    return None if ast.symbolic else ast.concrete_value
 
 
 @CONCRETE_CALLSTACK.patch(CallStack, "_manage")
@@ -34,14 +31,14 @@ def manage_concrete(original, self):
     if (arch.sp_offset is None or not arch.call_pushes_ret or state.has_plugin("symbolizer")
             or breakpoints(state)):
         return original(self)
-    ip = _constant(state.registers.load(arch.ip_offset, arch.bytes))
-    sp = _constant(state.registers.load(arch.sp_offset, arch.bytes))
-    if ip is None or sp is None:
+    ip = value_of(state.registers.load(arch.ip_offset, arch.bytes))
+    sp = value_of(state.registers.load(arch.sp_offset, arch.bytes))
+    if type(ip) is not int or type(sp) is not int:
         return original(self)
     jumpkind, ret_addr = state.history.jumpkind, None
     if jumpkind == "Ijk_Call":
-        ret_addr = _constant(state.memory.load(sp, arch.bytes, endness=arch.memory_endness))
-        if ret_addr is None:
+        ret_addr = value_of(state.memory.load(sp, arch.bytes, endness=arch.memory_endness))
+        if type(ret_addr) is not int:
             return original(self)
     follow_call_stack(self, jumpkind, state.history.recent_bbl_addrs[-1], ip, sp, ret_addr)
     return None
