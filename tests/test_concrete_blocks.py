@@ -19,7 +19,7 @@ from angr.engines.vex.claripy import irop
 
 import angr_ram
 from angr_ram.memory.register_reads import PlainRegisterReadMixin
-from angr_ram.run.concrete_blocks import RUNS, angr_blocks
+from angr_ram.run.concrete_blocks import RUNS, angr_blocks, own_driver
 from angr_ram.run.integer_ops import int_op
 from angr_ram.run.outcomes import path_outcomes
 from angr_ram.run.replay import replay
@@ -127,7 +127,8 @@ def _step_alone(simgr, state, name: str, angr: bool):
         with angr_blocks():
             simgr.step(stash=name)
     else:
-        simgr.step(stash=name)
+        with own_driver():      # angr-ram's comparison drives: a step may run several blocks
+            simgr.step(stash=name)
     grown = {k: len(v) - before.get(k, 0) for k, v in simgr.stashes.items()
              if k != name and len(v) != before.get(k, 0)}
     for k in grown:

@@ -230,3 +230,26 @@ def test_a_sibling_model_answers_a_satisfiability_check_from_the_query_s_own_con
         checks = stats.z3_checks                         # a composite's satisfiable() checks too
         assert s.satisfiable(extra_constraints=[y == vy])
         assert stats.seeded_siblings == 2 and stats.z3_checks == checks
+
+
+def test_seeding_steps_aside_where_it_costs_more_than_the_z3_time_it_saves():
+    """After a few tries, seeding is skipped while a try costs more (and at least
+    ``COST_FLOOR``) than its answer rate times an average z3 check, retried every ``RETRY``-th
+    query; cheap tries are always made."""
+    from angr_ram.core.stats import RunStats
+    from angr_ram.solver.seeding_cost import COST_TRIAL, RETRY, worth_trying
+
+    st = RunStats(seeded_answers=2, seeded_misses=COST_TRIAL, seeded_seconds=0.04 * (COST_TRIAL + 2),
+                  z3_checks=50, z3_seconds=50 * 0.01)
+    tried = 0
+    for _ in range(3 * RETRY):
+        if worth_trying(st):        # a try that misses, as costly as the others
+            tried += 1
+            st.seeded_misses += 1
+            st.seeded_seconds += 0.04
+        else:
+            st.seeded_skipped_cost += 1
+    assert tried == 3 and st.seeded_skipped_cost == 3 * RETRY - 3      # the retries only
+    assert worth_trying(RunStats(seeded_answers=2, seeded_misses=COST_TRIAL, seeded_seconds=0.04 * (COST_TRIAL + 2),
+                                 z3_checks=10, z3_seconds=10 * 2.0))       # z3 slow: seeding pays
+    assert worth_trying(RunStats(seeded_misses=4 * COST_TRIAL, seeded_seconds=0.0001, z3_checks=5, z3_seconds=0.01))

@@ -36,6 +36,7 @@ class RunStats:
     cache_unconfirmed: int = 0
     cache_size: int = 0
     z3_checks: int = 0
+    z3_seconds: float = 0.0        # time in z3's check (the seeding's cost is weighed against it)
     cache_disk_size: int = 0
     cache_disk_garbled: int = 0    # records of the on-disk store that were not answers (skipped as misses)
     multi_writes: int = 0          # stores of symbolic length kept as one guarded record
@@ -45,6 +46,8 @@ class RunStats:
     seeded_misses: int = 0         # ... where no candidate satisfied the query (z3 asked)
     seeded_siblings: int = 0       # ... answers from a sibling model, only the query's own constraints evaluated
     relaxed_unsat: int = 0         # ... of which unsatisfiable without the let definitions (z3 on a small part)
+    seeded_seconds: float = 0.0    # time spent trying candidates
+    seeded_skipped_cost: int = 0   # queries sent to z3 without seeding, which cost more than it saved in this run
     seeded_tiers_skipped: int = 0  # queries whose later candidate tiers were skipped at a site where they rarely answer
     infeasible_errors: int = 0     # faults found on paths that turned out infeasible (not reported)
     unknown_states: int = 0        # states set aside because z3 gave up on a query (unknown stash)

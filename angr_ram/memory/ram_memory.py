@@ -116,3 +116,13 @@ RamMemory = type("RamMemory", compose(), {
     "__doc__": "angr's DefaultMemory with angr-ram's relocatable, multi-write, speculative-find and stable-uninitialized layers.",
     "__module__": __name__,
 })
+
+
+def check_manageable(state) -> None:
+    """A clear error unless ``state``'s memory is angr's default paged memory, whose class
+    angr-ram's memory extends (a ``blank_state(mode="static")`` of angr's analyses has an abstract
+    memory: changing its class would fail later, in ``copy()``)."""
+    if type(state.memory) is not DefaultMemory:
+        raise AngrRamError(f"angr-ram manages states with angr's default memory; this state's memory is "
+                           f"{type(state.memory).__name__} (a blank_state(mode=...) of angr's analyses?): "
+                           "step it without RelocatableMemory")

@@ -25,7 +25,7 @@ from angr.storage.memory_mixins.memory_mixin import MemoryMixin
 from angr_ram.core.errors import AngrRamError
 
 # What a technique's ``uninitialized`` option does to the states it manages
-UNINITIALIZED = ("zero", "symbolic")
+UNINITIALIZED = ("auto", "zero", "symbolic")
 ZERO_FILL = (o.ZERO_FILL_UNCONSTRAINED_MEMORY, o.ZERO_FILL_UNCONSTRAINED_REGISTERS)
 # names of the variables that stand for unwritten content: this module's stable ``uninit_*``, heap
 # objects' ``ram_uninit_*`` (plugins.heap, plugins.object_store), angr's own ``mem_*``/``reg_*``
@@ -44,11 +44,25 @@ def zero_filled(state) -> bool:
     return all(opt in state.options for opt in ZERO_FILL)
 
 
+def at_process_start(state) -> bool:
+    """Whether ``state`` is at the main object's entry point, where a process starts."""
+    project = state.project
+    addr = state.addr if state.regs.ip.concrete else None
+    return project is not None and addr is not None and addr == project.entry
+
+
 def apply_uninitialized(state, mode: str) -> None:
     """Memory and registers no one wrote read as zeros (``"zero"``: angr's ``ZERO_FILL_*`` options
     on; the first-use content of fresh heap and stack pages and of the registers at a process's
     start on Linux, so a path's test replays natively; KLEE fills them with a constant too) or as
-    any value (``"symbolic"``: the options off; one stable ``uninit_`` variable per byte)."""
+    any value (``"symbolic"``: the options off; one stable ``uninit_`` variable per byte).
+    ``"auto"`` (the default) is ``"zero"`` for a state at a process's start (the program's entry
+    point: ``entry_state``, ``full_init_state``, the CLI), where a native process reads zeros, and
+    leaves the options a script gave any other state as they are (``blank_state``, ``call_state``,
+    ``entry_state(addr=...)``: a stack slot the script never set is what angr makes of it, not a
+    NULL that ends the path)."""
+    if mode == "auto":
+        mode = "zero" if at_process_start(state) else None
     if mode == "zero":
         state.options.update(ZERO_FILL)
     elif mode == "symbolic":

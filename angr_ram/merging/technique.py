@@ -124,7 +124,7 @@ class QuantifiedMerging(ExplorationTechnique):
         equivalent to the merged one at ``k = k_j``, and the merged registers agree), and compare
         every answer of the quantified solving procedure with z3's on the real ``ForAll`` query.
     :param uninitialized: what unwritten memory and registers hold on the states it steps alone
-        (``"zero"`` or ``"symbolic"``, see :class:`~angr_ram.RelocatableMemory`; None: ``"zero"``).
+        (``"auto"``, ``"zero"`` or ``"symbolic"``, see :class:`~angr_ram.RelocatableMemory`; None: ``"auto"``).
         With RelocatableMemory attached, that technique's option decides (a different one given
         here is an error).
     :param solving: how the quantified solving procedure answers (:class:`~.clauses.SolveSettings`:
@@ -178,7 +178,7 @@ class QuantifiedMerging(ExplorationTechnique):
             # outcomes are compared with the program's, alone as under RelocatableMemory
             hooked = proj.hooked_by(proj.loader.find_symbol("__libc_start_main").rebased_addr)
             if not isinstance(hooked, RamLibcStartMain):
-                proj.hook_symbol("__libc_start_main", RamLibcStartMain(), replace=True)
+                proj.hook_symbol("__libc_start_main", RamLibcStartMain(display_name="__libc_start_main"), replace=True)
         simgr.stashes.setdefault(WAIT_STASH, [])
         for state in (s for stash in simgr.stashes.values() for s in stash):
             adopt(state)        # stock angr's frontends: angr-ram's, with the exact model cache
@@ -201,7 +201,7 @@ class QuantifiedMerging(ExplorationTechnique):
                 raise AngrRamError(f"QuantifiedMerging(uninitialized={self.uninitialized!r}) differs from "
                                    f"RelocatableMemory(uninitialized={ram.uninitialized!r}); give it there only")
             return simgr.step_state(state, **kwargs)
-        apply_uninitialized(state, self.uninitialized or "zero")
+        apply_uninitialized(state, self.uninitialized or "auto")
         try:
             with value_forking():
                 return simgr.step_state(state, **kwargs)

@@ -31,7 +31,7 @@ import claripy
 
 from angr_ram.core.errors import ABORTING_ERRORS
 from angr_ram.procedures.exit_handlers import exit_handlers_key
-from angr_ram.procedures.libc import hook_models, single_value
+from angr_ram.procedures.libc import hook_models, ret_errno, single_value
 from angr_ram.procedures.shared_memory import sync_segments
 from angr_ram.procedures.stubs import PLUGIN as STUB_TRAIL
 
@@ -172,7 +172,7 @@ class Waitpid(angr.SimProcedure):
         kids = self.state.globals.get(_CHILDREN, ())
         i = next((i for i, (kid, _) in enumerate(kids) if want is None or want <= 0 or want == kid), None)
         if i is None:
-            return self.state.libc.ret_errno("ECHILD")
+            return ret_errno(self.state, "ECHILD")
         kid, code = kids[i]
         self.state.globals[_CHILDREN] = kids[:i] + kids[i + 1:]
         if not (self.state.solver.is_true(status == 0)):

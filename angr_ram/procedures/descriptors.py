@@ -25,7 +25,7 @@ import angr
 import claripy
 from angr.storage.file import Flags, SimFileDescriptorDuplex
 
-from angr_ram.procedures.libc import hook_models, single_value
+from angr_ram.procedures.libc import hook_models, ret_errno, single_value
 from angr_ram.procedures.signals import SIGNAL_PROCEDURES
 from angr_ram.procedures.stubs import record
 
@@ -89,7 +89,7 @@ class Fcntl(angr.SimProcedure):
             return self._stub(fd, cmd)
         n = n - (1 << 32) if n >= 1 << 31 else n
         if n not in self.state.posix.fd:
-            return self.state.libc.ret_errno("EBADF")
+            return ret_errno(self.state, "EBADF")
         if c == F_GETFD:
             return claripy.BVV(FD_CLOEXEC if _cloexec(self.state, n) else 0, 32)
         if c == F_SETFD:
@@ -105,10 +105,10 @@ class Fcntl(angr.SimProcedure):
         if c in (F_DUPFD, F_DUPFD_CLOEXEC):
             low = single_value(self.state, arg[31:0])
             if low is None or low >= MAX_DESCRIPTORS:
-                return self.state.libc.ret_errno("EINVAL") if low is not None else self._stub(fd, cmd)
+                return ret_errno(self.state, "EINVAL") if low is not None else self._stub(fd, cmd)
             new = next((k for k in range(low, MAX_DESCRIPTORS) if k not in self.state.posix.fd), None)
             if new is None:
-                return self.state.libc.ret_errno("EMFILE")
+                return ret_errno(self.state, "EMFILE")
             self.state.posix.fd[new] = self.state.posix.fd[n]
             _set_cloexec(self.state, new, c == F_DUPFD_CLOEXEC)
             return claripy.BVV(new, 32)

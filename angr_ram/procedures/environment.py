@@ -29,7 +29,7 @@ import os
 import angr
 import claripy
 
-from angr_ram.procedures.libc import single_value
+from angr_ram.procedures.libc import ret_errno, single_value
 
 ENVIRONMENTS = ("symbolic", "fixed")
 FIXED_EPOCH = 1_700_000_000      # the fixed environment's clock (2023-11-14), seconds
@@ -146,7 +146,7 @@ class RamClockGettime(angr.SimProcedure):
             raise angr.errors.SimProcedureError("clock_gettime of a symbolic clock id")
         c -= (1 << 32) if c >= 1 << 31 else 0
         if c >= 0 and c not in LINUX_CLOCKS:
-            return claripy.BVV(-22, 64) if self.is_syscall else self.state.libc.ret_errno("EINVAL")
+            return claripy.BVV(-22, 64) if self.is_syscall else ret_errno(self.state, "EINVAL")
         bits, endness = self.state.arch.bits, self.state.arch.memory_endness
         sec = self.state.solver.BVS("tv_sec", bits, key=("api", "clock_gettime", "tv_sec"))
         nsec = self.state.solver.BVS("tv_nsec", bits, key=("api", "clock_gettime", "tv_nsec"))
@@ -169,7 +169,7 @@ def install_environment(project, environment: str) -> None:
         hooks.update(clock_gettime=RamClockGettime)
     for name, cls in hooks.items():
         if project.loader.find_symbol(name) is not None:
-            project.hook_symbol(name, cls(), replace=True)
+            project.hook_symbol(name, cls(display_name=name), replace=True)
     os = getattr(project.simos, "syscall_library", None)
     if os is not None:
         lib = os.copy()
@@ -255,7 +255,7 @@ class RamGetrlimit(angr.SimProcedure):
     def run(self, resource, rlim):  # pylint: disable=arguments-differ
         k = single_value(self.state, resource[31:0])
         if k is None or k >= 16:
-            return self.state.libc.ret_errno("EINVAL")
+            return ret_errno(self.state, "EINVAL")
         soft, hard = RLIMITS.get(k, (RLIM_INFINITY, RLIM_INFINITY))
         e = self.state.arch.memory_endness
         self.state.memory.store(rlim, claripy.BVV(soft, 64), endness=e)
@@ -290,7 +290,7 @@ class RamSchedGetaffinity(angr.SimProcedure):
     def run(self, pid, size, mask):  # pylint: disable=arguments-differ,unused-argument
         n = single_value(self.state, size)
         if n is None or n == 0 or n > MAX_CPU_SET:
-            return self.state.libc.ret_errno("EINVAL")
+            return ret_errno(self.state, "EINVAL")
         bits = sum(1 << cpu for cpu in HOST_CPUS if cpu < 8 * n)
         self.state.memory.store(mask, claripy.BVV(bits.to_bytes(n, "little")))
         return claripy.BVV(0, 32)

@@ -24,7 +24,7 @@ import claripy
 
 from angr_ram.core.errors import ForkRequest, Target
 from angr_ram.memory.strategies.fork import value_forking_enabled
-from angr_ram.procedures.libc import hook_models, single_value
+from angr_ram.procedures.libc import hook_models, ret_errno, single_value
 from angr_ram.procedures.strings import RamStrlen, concrete_string
 
 _KEY = "angr_ram_env_vars"      # state.globals: ((name, value pointer or None), ...); name None: clearenv
@@ -70,7 +70,7 @@ class Setenv(angr.SimProcedure):
     def run(self, m_name, m_value, overwrite):  # pylint: disable=arguments-differ
         name = _name(self, m_name)
         if name is None:
-            return self.state.libc.ret_errno("EINVAL")
+            return ret_errno(self.state, "EINVAL")
         flag = overwrite[31:0]
         keep = single_value(self.state, flag)
         if keep is None and value_forking_enabled() and self._is_set(m_name, name):
@@ -100,7 +100,7 @@ class Unsetenv(angr.SimProcedure):
     def run(self, m_name):  # pylint: disable=arguments-differ
         name = _name(self, m_name)
         if name is None:
-            return self.state.libc.ret_errno("EINVAL")
+            return ret_errno(self.state, "EINVAL")
         _change(self.state, name, None)
         return claripy.BVV(0, 32)
 
@@ -110,19 +110,19 @@ class Putenv(angr.SimProcedure):
 
     def run(self, m_string):  # pylint: disable=arguments-differ
         if self.state.solver.is_true(m_string == 0):
-            return self.state.libc.ret_errno("EINVAL")
+            return ret_errno(self.state, "EINVAL")
         name = bytearray()
         for i in range(MAX_NAME):          # the name: the bytes before "=" (the value may be symbolic)
             b = single_value(self.state, self.state.memory.load(m_string + i, 1))
             if b is None:
-                return self.state.libc.ret_errno("EINVAL")
+                return ret_errno(self.state, "EINVAL")
             if b in (0, ord("=")):
                 break
             name.append(b)
         else:
-            return self.state.libc.ret_errno("EINVAL")
+            return ret_errno(self.state, "EINVAL")
         if not name:
-            return self.state.libc.ret_errno("EINVAL")
+            return ret_errno(self.state, "EINVAL")
         _change(self.state, bytes(name), m_string + len(name) + 1 if b else None)
         return claripy.BVV(0, 32)
 

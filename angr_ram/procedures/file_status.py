@@ -32,7 +32,7 @@ from angr_ram.core.errors import ForkRequest, Target
 from angr_ram.memory.pointers import pointer_cases
 from angr_ram.memory.strategies.fork import value_forking_enabled
 from angr_ram.procedures.byte_scan import Bytes
-from angr_ram.procedures.libc import hook_models, single_value
+from angr_ram.procedures.libc import hook_models, ret_errno, single_value
 from angr_ram.procedures.strings import concrete_string
 from angr_ram.procedures.stubs import record
 
@@ -140,7 +140,7 @@ def stat_path(proc, path, buf):
         return proc.inline_call(angr.SIM_PROCEDURES["linux_kernel"]["stat"], path, buf).ret_expr
     found = lookup(proc.state, p)
     if found is None:
-        return proc.state.libc.ret_errno("ENOENT")
+        return ret_errno(proc.state, "ENOENT")
     store_status(proc.state, buf, *found)
     return claripy.BVV(0, 32)
 
@@ -163,7 +163,7 @@ def stat_descriptor(proc, fd, buf):
     if n is not None:
         n = n - (1 << 32) if n >= 1 << 31 else n
         if n not in state.posix.fd:
-            return state.libc.ret_errno("EBADF")
+            return ret_errno(state, "EBADF")
         simfile = getattr(state.posix.fd[n], "file", None)
         standard = (state.posix.stdin, state.posix.stdout, state.posix.stderr)
         if isinstance(simfile, SimFile) and not any(simfile is f for f in standard):
@@ -199,11 +199,11 @@ class Access(angr.SimProcedure):
             return claripy.BVS("access", 32)
         found = lookup(self.state, p)
         if found is None:
-            return self.state.libc.ret_errno("ENOENT")
+            return ret_errno(self.state, "ENOENT")
         if found[0] == "file":
             wants_exec = (mode[31:0] & X_OK) != 0
             return claripy.If(wants_exec, claripy.BVV(-1, 32), claripy.BVV(0, 32)) if wants_exec.symbolic \
-                else (self.state.libc.ret_errno("EACCES") if wants_exec.is_true() else claripy.BVV(0, 32))
+                else (ret_errno(self.state, "EACCES") if wants_exec.is_true() else claripy.BVV(0, 32))
         return claripy.BVV(0, 32)
 
 
@@ -231,7 +231,7 @@ class Readlink(angr.SimProcedure):
             if target:
                 self.state.memory.store(buf, claripy.BVV(target))
             return claripy.BVV(len(target), 64)
-        return self.state.libc.ret_errno("ENOENT" if lookup(self.state, p) is None else "EINVAL")
+        return ret_errno(self.state, "ENOENT" if lookup(self.state, p) is None else "EINVAL")
 
 
 class Readlinkat(Readlink):
@@ -275,9 +275,9 @@ class Ioctl(angr.SimProcedure):
         if n is not None:
             n = n - (1 << 32) if n >= 1 << 31 else n
         if n is not None and req is not None and n not in state.posix.fd:
-            return state.libc.ret_errno("EBADF")
+            return ret_errno(state, "EBADF")
         if n is not None and req is not None and req != FIONREAD:
-            return state.libc.ret_errno("ENOTTY")
+            return ret_errno(state, "ENOTTY")
         left = _bytes_left(state, n) if n is not None and req is not None else None
         if left is None:
             record(state, "ioctl")

@@ -99,7 +99,7 @@ def install_hooks(project, string_procedures: bool = True, heap: bool = True) ->
         procs.update(SEARCH_PROCEDURES)
     for name, cls in procs.items():
         if project.loader.find_symbol(name) is not None:
-            project.hook_symbol(name, cls(), replace=True)
+            project.hook_symbol(name, cls(display_name=name), replace=True)
     install_error_fix(project)
     if project.loader.find_symbol("__libc_start_main") is not None:
-        project.hook_symbol("__libc_start_main", RamLibcStartMain(), replace=True)
+        project.hook_symbol("__libc_start_main", RamLibcStartMain(display_name="__libc_start_main"), replace=True)

@@ -110,13 +110,13 @@ def install_large_files(project) -> list[str]:
     models, lib = _models(), _libc()
     for name, cls in OPEN_PROCEDURES.items():
         if _unmodelled(project, name):
-            project.hook_symbol(name, cls(), replace=True)
+            project.hook_symbol(name, cls(display_name=name), replace=True)
             done.append(name)
     for name, base in LARGE_FILE_NAMES.items():
         if not _unmodelled(project, name):
             continue
         if base in models:
-            project.hook_symbol(name, models[base](), replace=True)
+            project.hook_symbol(name, models[base](display_name=name), replace=True)
         elif lib.has_implementation(base):
             project.hook_symbol(name, lib.get(base, project.arch), replace=True)
         else:

@@ -69,6 +69,19 @@ def set_errno(state, code: int, cond=True) -> None:
     libc.errno = claripy.If(cond, claripy.BVV(code, errno.size()), errno)
 
 
+def ret_errno(state, val):
+    """angr's ``state.libc.ret_errno`` on any state: -1 with ``errno`` set to ``val`` (a name such as
+    ``"EINVAL"``, or its number), or ``-val`` for a system call. A state without libc's set-up (a
+    ``blank_state`` or ``call_state``) has no ``errno`` location: errno is then left alone, where
+    angr's raised ``ValueError`` out of the procedure."""
+    ival = val if isinstance(val, int) else getattr(state.posix, val)
+    proc = state.scratch.sim_procedure
+    if proc is not None and proc.is_syscall:
+        return -ival
+    set_errno(state, ival)
+    return -1
+
+
 class RamLibcStartMain(RunsExitHandlers, angr.SIM_PROCEDURES["glibc"]["__libc_start_main"]):
     """__libc_start_main whose exit code is main's return value (stock angr always exits 0), after
     the exit handlers (:mod:`.exit_handlers`)."""
@@ -127,9 +140,9 @@ def install_error_fix(project) -> None:
     """Hook ``error`` and ``error_at_line`` in ``project`` with :class:`RamError` and
     :class:`RamErrorAtLine` if the binary calls them."""
     if project.loader.find_symbol("error") is not None:
-        project.hook_symbol("error", RamError(), replace=True)
+        project.hook_symbol("error", RamError(display_name="error"), replace=True)
     if project.loader.find_symbol("error_at_line") is not None:
-        project.hook_symbol("error_at_line", RamErrorAtLine(), replace=True)
+        project.hook_symbol("error_at_line", RamErrorAtLine(display_name="error_at_line"), replace=True)
 
 
 # while a technique that forks on a procedure's symbolic value steps a state
@@ -404,4 +417,4 @@ def hook_models(project, procedures: dict) -> None:
         hooked = project._sim_procedures.get(sym.rebased_addr)
         if hooked is not None and not type(hooked).__module__.startswith(("angr.", "angr_ram.")):
             continue            # the user's own model
-        project.hook_symbol(name, cls(), replace=True)
+        project.hook_symbol(name, cls(display_name=name), replace=True)

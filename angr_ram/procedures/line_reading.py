@@ -23,7 +23,7 @@ import angr
 import claripy
 
 from angr_ram.procedures.heap import holds_for_sure
-from angr_ram.procedures.libc import hook_models, single_value
+from angr_ram.procedures.libc import hook_models, ret_errno, single_value
 from angr_ram.procedures.stdio_flags import fd_number, next_byte, set_eof_if, stream_fd
 
 FIRST_BUFFER = 120          # glibc's first getline buffer
@@ -40,10 +40,10 @@ class RamGetdelim(angr.SimProcedure):
             raise angr.errors.SimProcedureError("getdelim with a symbolic delimiter")
         d &= 0xFF
         if state.solver.is_true(lineptr == 0) or state.solver.is_true(n == 0):
-            return state.libc.ret_errno("EINVAL")
+            return ret_errno(state, "EINVAL")
         simfd = stream_fd(self, file_ptr)
         if simfd is None:
-            return state.libc.ret_errno("EBADF")
+            return ret_errno(state, "EBADF")
         endness = state.arch.memory_endness
         buf = state.memory.load(lineptr, 8, endness=endness)
         size = state.memory.load(n, 8, endness=endness)

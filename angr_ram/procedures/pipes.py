@@ -17,7 +17,7 @@ import angr
 import claripy
 from angr.storage.file import Flags, SimFile, SimFileDescriptor
 
-from angr_ram.procedures.libc import hook_models, single_value
+from angr_ram.procedures.libc import hook_models, ret_errno, single_value
 
 MAX_DESCRIPTORS = 1024                           # RLIMIT_NOFILE's usual soft limit
 O_NONBLOCK, O_CLOEXEC, O_DIRECT = 0o4000, 0o2000000, 0o40000
@@ -51,10 +51,10 @@ class Pipe(angr.SimProcedure):
             if f is None:
                 raise angr.errors.SimProcedureError("pipe2 with symbolic flags")
             if f & ~PIPE_FLAGS:
-                return self.state.libc.ret_errno("EINVAL")
+                return ret_errno(self.state, "EINVAL")
         ends = open_pipe(self.state)
         if ends is None:
-            return self.state.libc.ret_errno("EMFILE")
+            return ret_errno(self.state, "EMFILE")
         for i, k in enumerate(ends):
             self.state.memory.store(fds + 4 * i, claripy.BVV(k, 32), endness=self.state.arch.memory_endness)
         return claripy.BVV(0, 32)

@@ -23,7 +23,7 @@ import os
 import angr
 import claripy
 
-from angr_ram.procedures.libc import hook_models, single_value
+from angr_ram.procedures.libc import hook_models, ret_errno, single_value
 from angr_ram.procedures.startup import static_string, system_call
 from angr_ram.procedures.stubs import record
 
@@ -46,13 +46,13 @@ class Getcwd(angr.SimProcedure):
         n = single_value(self.state, size)
         if not buf.symbolic and buf.concrete_value == 0:
             if n not in (None, 0) and n < len(cwd) + 1:
-                self.state.libc.ret_errno("ERANGE")
+                ret_errno(self.state, "ERANGE")
                 return claripy.BVV(0, self.state.arch.bits)
             return heap_string(self, cwd)
         if n is None:
             n = self.state.solver.min(size)
         if n < len(cwd) + 1:
-            self.state.libc.ret_errno("ERANGE" if n else "EINVAL")
+            ret_errno(self.state, "ERANGE" if n else "EINVAL")
             return claripy.BVV(0, self.state.arch.bits)
         self.state.memory.store(buf, claripy.BVV(cwd + b"\0"))
         return buf

@@ -14,7 +14,7 @@ from __future__ import annotations
 import angr
 import claripy
 
-from angr_ram.procedures.libc import hook_models, single_value
+from angr_ram.procedures.libc import hook_models, ret_errno, single_value
 
 _SEGMENTS = "angr_ram_shm"      # state.globals: ((id, key, size, contents or None, removed), ...)
 _MAPPINGS = "angr_ram_shm_at"   # state.globals: ((address, id), ...) of this process
@@ -48,12 +48,12 @@ class Shmget(angr.SimProcedure):
         found = next((s for s in _segments(self.state) if k != IPC_PRIVATE and s[1] == k and not s[4]), None)
         if found is not None:
             if f & IPC_CREAT and f & IPC_EXCL:
-                return self.state.libc.ret_errno("EEXIST")
-            return self.state.libc.ret_errno("EINVAL") if n > found[2] else claripy.BVV(found[0], 32)
+                return ret_errno(self.state, "EEXIST")
+            return ret_errno(self.state, "EINVAL") if n > found[2] else claripy.BVV(found[0], 32)
         if k != IPC_PRIVATE and not f & IPC_CREAT:
-            return self.state.libc.ret_errno("ENOENT")
+            return ret_errno(self.state, "ENOENT")
         if n == 0 or n > MAX_SEGMENT:
-            return self.state.libc.ret_errno("EINVAL")
+            return ret_errno(self.state, "EINVAL")
         seg_id = FIRST_ID + len(_segments(self.state))
         self.state.globals[_SEGMENTS] = (*_segments(self.state), (seg_id, k, n, None, False))
         return claripy.BVV(seg_id, 32)
@@ -66,7 +66,7 @@ class Shmat(angr.SimProcedure):
         seg_id = single_value(self.state, shmid[31:0])
         seg = _segment(self.state, seg_id) if seg_id is not None else None
         if seg is None:
-            self.state.libc.ret_errno("EINVAL")
+            ret_errno(self.state, "EINVAL")
             return claripy.BVV(-1 & ((1 << self.arch.bits) - 1), self.arch.bits)
         addr = self.state.heap._malloc(claripy.BVV(seg[2], self.arch.bits))
         self.state.memory.store(addr, seg[3] if seg[3] is not None else claripy.BVV(0, 8 * seg[2]))
@@ -87,7 +87,7 @@ class Shmdt(angr.SimProcedure):
         maps = self.state.globals.get(_MAPPINGS, ())
         i = next((i for i, (a, _) in enumerate(maps) if self.state.solver.is_true(a == shmaddr)), None)
         if i is None:
-            return self.state.libc.ret_errno("EINVAL")
+            return ret_errno(self.state, "EINVAL")
         _save(self.state, *maps[i])
         self.state.globals[_MAPPINGS] = maps[:i] + maps[i + 1:]
         return claripy.BVV(0, 32)
@@ -100,7 +100,7 @@ class Shmctl(angr.SimProcedure):
     def run(self, shmid, cmd, buf):  # pylint: disable=arguments-differ,unused-argument
         seg_id = single_value(self.state, shmid[31:0])
         if seg_id is None or _segment(self.state, seg_id) is None:
-            return self.state.libc.ret_errno("EINVAL")
+            return ret_errno(self.state, "EINVAL")
         if single_value(self.state, cmd[31:0]) == IPC_RMID:
             _replace(self.state, seg_id, removed=True)
         return claripy.BVV(0, 32)

@@ -28,7 +28,7 @@ import claripy
 
 from angr_ram.core.errors import FATAL_SIGNAL, MemoryFault
 from angr_ram.memory.strategies.fork import forking_enabled
-from angr_ram.procedures.libc import hook_models, single_value
+from angr_ram.procedures.libc import hook_models, ret_errno, single_value
 from angr_ram.procedures.signals import (
     ACTION_BYTES,
     MASK,
@@ -101,7 +101,7 @@ class Raise(_Delivering):
         if k is None:
             raise angr.errors.SimProcedureError("raise of a symbolic signal number")
         if not 1 <= k <= MAX_SIGNAL:
-            return self.state.libc.ret_errno("EINVAL")
+            return ret_errno(self.state, "EINVAL")
         return self.deliver(k)
 
 
@@ -118,7 +118,7 @@ class Kill(_Delivering):
             record(self.state, "kill")          # another process: nothing is modelled of it
             return claripy.BVV(0, 32)
         if not 0 <= k <= MAX_SIGNAL:
-            return self.state.libc.ret_errno("EINVAL")
+            return ret_errno(self.state, "EINVAL")
         return claripy.BVV(0, 32) if k == 0 else self.deliver(k)
 
 

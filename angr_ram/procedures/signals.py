@@ -17,7 +17,7 @@ from __future__ import annotations
 import angr
 import claripy
 
-from angr_ram.procedures.libc import single_value
+from angr_ram.procedures.libc import ret_errno, single_value
 from angr_ram.procedures.stubs import record
 
 _KEY = "angr_ram_signal_actions"    # state.globals: ((signum, action bytes as stored in memory), ...)
@@ -69,7 +69,7 @@ class Sigaction(angr.SimProcedure):
             record(self.state, "sigaction")     # a symbolic signal number: angr's model
             return self.inline_call(angr.SIM_PROCEDURES["posix"]["sigaction"], signum, act, oldact).ret_expr
         if not _valid(k, setting):
-            return self.state.libc.ret_errno(EINVAL)
+            return ret_errno(self.state, EINVAL)
         if not (not oldact.symbolic and oldact.concrete_value == 0):
             self.state.memory.store(oldact, current_action(self.state, k))
         if setting:
@@ -88,7 +88,7 @@ class Signal(angr.SimProcedure):
             record(self.state, "signal")
             return claripy.BVS("signal_previous", self.state.arch.bits)
         if not _valid(k, True):
-            self.state.libc.ret_errno(EINVAL)
+            ret_errno(self.state, EINVAL)
             return claripy.BVV(-1, self.state.arch.bits)
         previous = handler_of(self.state, current_action(self.state, k))
         rest = claripy.BVV(0, 128 * 8)
@@ -128,7 +128,7 @@ class Sigprocmask(angr.SimProcedure):
         return claripy.BVV(0, 32)
 
     def _fail(self, name: str):
-        return self.state.libc.ret_errno(name)
+        return ret_errno(self.state, name)
 
 
 class PthreadSigmask(Sigprocmask):

@@ -411,4 +411,4 @@ def install_startup(project) -> None:
         hooked = project._sim_procedures.get(sym.rebased_addr)
         if hooked is not None and not getattr(hooked, "is_stub", False):
             continue            # angr (or the user) has a model of it already
-        project.hook_symbol(name, cls(), replace=True)
+        project.hook_symbol(name, cls(display_name=name), replace=True)

@@ -34,6 +34,7 @@ from angr_ram.procedures.byte_scan import count_answer
 from angr_ram.procedures.heap import holds_for_sure
 from angr_ram.procedures.libc import hook_models, single_value
 from angr_ram.procedures.strings import string_length
+from angr_ram.procedures.symbolic_lines import read_line, store_line
 
 EOF_SEEN = 0x10     # glibc's _IO_EOF_SEEN
 ERR_SEEN = 0x20     # glibc's _IO_ERR_SEEN
@@ -183,6 +184,25 @@ class Fgets(angr.SimProcedure):
             return claripy.BVV(0, state.arch.bits)
         fd = fd_number(self, file_ptr)
         count, ended = 0, False
+        pushed = state.ram_stdio.take(fd, n - 1) if fd is not None else []
+        for k, byte in enumerate(pushed):
+            newline = byte == 10
+            if newline.symbolic and not newline.is_false() and not state.solver.is_false(newline):
+                state.ram_stdio.pending[fd] = state.ram_stdio.pending.get(fd, ()) + tuple(reversed(pushed[k:]))
+                break       # a pushed-back byte that may be the newline: byte by byte below
+            state.memory.store(dst + count, byte)
+            count += 1
+            if not newline.symbolic and newline.is_true():
+                state.ram_stdio.pending[fd] = state.ram_stdio.pending.get(fd, ()) + tuple(reversed(pushed[k + 1:]))
+                state.memory.store(dst + count, claripy.BVV(0, 8))
+                return dst
+        else:
+            if count < n - 1:
+                line = read_line(state, simfd, n - 1 - count)
+                if line is not None:
+                    store_line(state, dst, line, count)
+                    set_eof_if(self, file_ptr, line.eof)
+                    return dst if count else claripy.If(line.length == 0, claripy.BVV(0, state.arch.bits), dst)
         while count < n - 1:
             byte = next_byte(state, simfd, fd, "fgets")
             if byte is None:

@@ -27,7 +27,7 @@ import claripy
 from angr.storage.file import Flags, SimFile
 from cle.backends.externs.simdata.io_file import io_file_data_for_arch
 
-from angr_ram.procedures.libc import hook_models, single_value
+from angr_ram.procedures.libc import hook_models, ret_errno, single_value
 from angr_ram.procedures.strings import concrete_string
 from angr_ram.procedures.stubs import record
 
@@ -65,10 +65,10 @@ def make_temporary(proc, template, suffixlen, flags, what: str):
         return claripy.BVS(what, 32)
     end = len(t) - n
     if n >= 1 << 31 or end < len(PLACEHOLDER) or t[end - len(PLACEHOLDER):end] != PLACEHOLDER:
-        return state.libc.ret_errno("EINVAL")
+        return ret_errno(state, "EINVAL")
     name = _fresh_name(state, t[:end - len(PLACEHOLDER)], t[end:])
     if name is None:
-        return state.libc.ret_errno("EEXIST")
+        return ret_errno(state, "EEXIST")
     state.memory.store(template, claripy.BVV(name))
     return claripy.BVV(create_temporary(state, name, extra), 32)
 

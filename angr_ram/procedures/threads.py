@@ -178,4 +178,4 @@ def install_threads(project) -> None:
     """Hook the pthread calls of ``project`` that angr leaves unconstrained (see module doc)."""
     for name, cls in THREAD_PROCEDURES.items():
         if project.loader.find_symbol(name) is not None:
-            project.hook_symbol(name, cls(), replace=True)
+            project.hook_symbol(name, cls(display_name=name), replace=True)

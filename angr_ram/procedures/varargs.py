@@ -184,4 +184,4 @@ def install_varargs(project) -> None:
     """Hook the ``v*printf`` and ``asprintf`` functions ``project`` imports (angr's own ``vsnprintf`` included)."""
     for name, cls in VARARG_PROCEDURES.items():
         if project.loader.find_symbol(name) is not None:
-            project.hook_symbol(name, cls(), replace=True)
+            project.hook_symbol(name, cls(display_name=name), replace=True)

@@ -228,6 +228,8 @@ def cmd_bench(args) -> int:
         return 0
     if args.drives:
         return bench_module("drives").drives_table(args.samples or None, samples_dir=d, timeout=args.timeout)
+    if args.scripts:
+        return bench_module("scripts").scripts_table(args.samples or None, timeout=args.timeout)
     if args.processes:
         return bench_module("processes").processes_table(args.samples or None, timeout=args.timeout, samples_dir=d)
     if args.subjects:
@@ -283,7 +285,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "fixed (one fixed environment, like a replay: seeded hashes become concrete)")
     r.add_argument("--uninitialized", choices=UNINITIALIZED, default=None,
                    help="what memory and registers no one wrote hold: zero (as a fresh process reads them, "
-                        "so tests replay natively; the default, as for scripts) or symbolic (any content)")
+                        "so tests replay natively; what auto, the default, gives a run from the entry point) "
+                        "or symbolic (any content)")
     r.add_argument("--emit-tests", metavar="DIR", default=None,
                    help="write a test input per path and outcome, and tests.jsonl, to DIR")
     r.add_argument("--model", choices=MODELS, default="fork", help="multiple-resolution model")
@@ -338,6 +341,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--drives", action="store_true",
                    help="each program driven by explore(), by a script with one wide BVS and angr's default "
                         "options, and by a script with a BVS per byte: time, paths, outcomes, RSS")
+    b.add_argument("--scripts", action="store_true",
+                   help="the corpus of angr scripts (samples/scripts), each as written and with RelocatableMemory() "
+                        "added, side by side: answer, seconds, peak RSS")
     b.add_argument("--processes", action="store_true",
                    help="programs passing values through child processes, the environment, the shell, shared "
                         "memory, scanf and libm (a user's script, stock angr beside angr-ram)")

@@ -38,9 +38,11 @@ from __future__ import annotations
 
 import collections
 import contextvars
+import sys
 
 import claripy
 import pyvex
+from angr import SimulationManager
 from angr import sim_options as o
 from angr.engines.vex.claripy import ccall
 from angr.engines.vex.heavy.heavy import HeavyVEXMixin
@@ -64,6 +66,10 @@ from angr_ram.run.integer_ops import (
 MAX_CHAIN = 64      # blocks one step may run
 _ANGR_ONLY = contextvars.ContextVar("angr_ram_angr_blocks", default=False)
 _CHAIN = contextvars.ContextVar("angr_ram_chain", default=1)
+_OWN_DRIVER = contextvars.ContextVar("angr_ram_own_driver", default=False)
+_RUN_CODE = SimulationManager.run.__code__
+_STEP_CODE = SimulationManager.step.__code__
+MAX_FRAMES = 64     # calling frames looked at for angr's run/step (steps_observed)
 RUNS = collections.Counter()    # "blocks" run here, "angr": steps sent to angr's engine (process-wide)
 
 
@@ -93,14 +99,46 @@ def angr_blocks():
     return setting(_ANGR_ONLY, True)
 
 
+def own_driver():
+    """Context in which angr-ram's own loop steps the simulation manager (the CLI, ``explore()``,
+    the distributed workers): nothing outside looks at a state between two steps, so a step may
+    run several blocks."""
+    return setting(_OWN_DRIVER, True)
+
+
+def steps_observed() -> bool:
+    """Whether the code that steps the simulation manager can see where a step lands: a ``step()``
+    the script calls itself (it looks at the states after each), ``run(n=...)`` or
+    ``run(until=...)`` (they count steps or test each one), ``step(step_func=...)``. Read off the
+    calling frames (angr's ``SimulationManager.run`` and ``step``; at most :data:`MAX_FRAMES`);
+    False under :func:`own_driver` and under a plain ``run()`` or ``explore()``."""
+    if _OWN_DRIVER.get():
+        return False
+    f = sys._getframe(1)
+    for _ in range(MAX_FRAMES):
+        if f is None:
+            break
+        code = f.f_code
+        if code is _STEP_CODE:
+            local = f.f_locals
+            if local.get("step_func") is not None or local.get("n") is not None:
+                return True
+        elif code is _RUN_CODE:
+            local = f.f_locals
+            return local.get("n") is not None or local.get("until") is not None
+        f = f.f_back
+    return True
+
+
 def chain_policy(simgr, own: object):
-    """Context for stepping ``simgr``: blocks are followed (up to :data:`MAX_CHAIN`) when every
-    exploration technique on it is ``own`` (the RelocatableMemory stepping), one of
-    :data:`_ADDRESS_BLIND`, or an Explorer whose find and avoid conditions are addresses (they come
-    as stop points); otherwise one block per step."""
+    """Context for stepping ``simgr``: blocks are followed (up to :data:`MAX_CHAIN`) when no one
+    counts or inspects single steps (:func:`steps_observed`) and every exploration technique on it is
+    ``own`` (the RelocatableMemory stepping), one of :data:`_ADDRESS_BLIND`, or an Explorer whose
+    find and avoid conditions are addresses (they come as stop points); otherwise one block per
+    step, as angr steps."""
     known = all(t is own or isinstance(t, _ADDRESS_BLIND)
                 or (type(t) is Explorer and not t._unknown_stop_points) for t in simgr._techniques)
-    return setting(_CHAIN, MAX_CHAIN if known else 1)
+    return setting(_CHAIN, MAX_CHAIN if known and not steps_observed() else 1)
 
 
 def follow_call_stack(stack, jumpkind: str, site: int, target: int, sp: int, ret: int | None) -> None:

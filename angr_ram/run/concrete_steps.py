@@ -5,10 +5,16 @@ exits whose guard is a constant (:mod:`.concrete_exits`). :func:`angr_blocks` tu
 
 from __future__ import annotations
 
-from angr_ram.run.concrete_blocks import CONCRETE_BLOCKS, angr_blocks, chain_policy
+from angr_ram.run.concrete_blocks import (
+    CONCRETE_BLOCKS,
+    angr_blocks,
+    chain_policy,
+    own_driver,
+    steps_observed,
+)
 from angr_ram.run.concrete_callstack import CONCRETE_CALLSTACK
 from angr_ram.run.concrete_exits import CONCRETE_EXITS
 
 CONCRETE_STEPS = (CONCRETE_BLOCKS, CONCRETE_CALLSTACK, CONCRETE_EXITS)
 
-__all__ = ["CONCRETE_STEPS", "angr_blocks", "chain_policy"]
+__all__ = ["CONCRETE_STEPS", "angr_blocks", "chain_policy", "own_driver", "steps_observed"]

@@ -48,7 +48,7 @@ class RunConfig:
     string_procedures: bool = True
     step_seconds: float | None = None
     step_memory_mb: float | None = 768
-    uninitialized: str = "zero"
+    uninitialized: str = "auto"
 
     def __post_init__(self):
         for check in _CHECKS:

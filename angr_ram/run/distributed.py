@@ -27,6 +27,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from angr_ram.core.errors import AngrRamError
+from angr_ram.run.concrete_steps import own_driver
 from angr_ram.run.runner import RunResult, collect_paths, count_into, prepare
 from angr_ram.run.shipping import StatePacker, prime_continuations
 from angr_ram.run.technique import stats as run_stats
@@ -102,7 +103,8 @@ class WorkerRun:
             steps, checked = 0, t0
             try:
                 while simgr.active:
-                    simgr.step()
+                    with own_driver():
+                        simgr.step()
                     steps += 1
                     now = time.perf_counter()
                     if seconds is not None and now - t0 >= seconds:
@@ -238,7 +240,8 @@ def explore_distributed(binary: str, stdin_bytes: int = 0, workers: int = 2, sch
 
     # local start: a few states per worker
     while simgr.active and len(simgr.active) < 2 * nworkers and stopped() is None:
-        simgr.step()
+        with own_driver():
+            simgr.step()
         if tech is not None:          # shipped states run with the full z3 budget
             tech.resume_deferred(simgr)
         active = list(simgr.active)

@@ -17,6 +17,7 @@ from angr_ram.merging import QuantifiedMerging
 from angr_ram.procedures.environment import environment_kinds, install_environment
 from angr_ram.procedures.libc import RamLibcStartMain, install_error_fix
 from angr_ram.procedures.stubs import stubs_of
+from angr_ram.run.concrete_steps import own_driver
 from angr_ram.run.config import RunConfig
 from angr_ram.run.input_budget import InputBudget, NoAnswer, NoModel, errored_reason
 from angr_ram.run.inputs import STATE_OPTIONS, make_state  # noqa: F401 - re-exported for scripts and tests
@@ -173,7 +174,8 @@ def _explore_loop(simgr, tech, res, progress, find, num_find, max_states, max_pa
                     del simgr.errored[before:]
                     raise
             else:
-                simgr.step()
+                with own_driver():
+                    simgr.step()
             if progress is not None:
                 progress(simgr)
             if find and len(simgr.stashes.get("found", [])) >= num_find:
@@ -232,7 +234,7 @@ def prepare(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
     if engine == "ram":
         tech = simgr.use_technique(RelocatableMemory(config))
     elif engine == "stock":
-        proj.hook_symbol("__libc_start_main", RamLibcStartMain(), replace=True)
+        proj.hook_symbol("__libc_start_main", RamLibcStartMain(display_name="__libc_start_main"), replace=True)
         install_error_fix(proj)
         if environment is not None:
             install_environment(proj, environment)

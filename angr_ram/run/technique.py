@@ -32,7 +32,7 @@ from angr_ram.core.stats import RunStats
 from angr_ram.memory.address_space import AddressSpace
 from angr_ram.memory.extended_precision import EXTENDED
 from angr_ram.memory.fixed_regions import BRK_HEAP_MAPPED, fixed_regions
-from angr_ram.memory.ram_memory import RamMemory, RamRegisters
+from angr_ram.memory.ram_memory import RamMemory, RamRegisters, check_manageable
 from angr_ram.memory.strategies.fork import forking
 from angr_ram.memory.strategies.jumps import invalid_target, split_jump
 from angr_ram.memory.strategies.models import make_model
@@ -123,13 +123,11 @@ class RelocatableMemory(angr.ExplorationTechnique):
     :param step_memory_mb: the most the process may grow during one step (None: no limit). A step
         that grows it more is abandoned and its state set aside (``deferred`` on its first pass,
         else ``unknown``).
-    :param uninitialized: what memory and registers no one wrote hold on the states the technique
-        manages: ``"zero"`` (the default, for a script's ``entry_state`` as for ``explore`` and the
-        CLI: angr's ``ZERO_FILL_UNCONSTRAINED_MEMORY``/``_REGISTERS`` are turned on, as a fresh
-        process's heap pages and registers read natively, so each path's test replays) or
-        ``"symbolic"`` (they are turned off: any content, one stable ``uninit_`` variable per byte,
-        the same in every fork and re-execution; paths that depend on that content are found, and
-        their tests replay only where the native content happens to match).
+    :param uninitialized: what unwritten memory and registers hold (see
+        :func:`angr_ram.memory.uninitialized.apply_uninitialized`): ``"auto"`` (the default:
+        ``"zero"`` at the program's entry point; a state a script built elsewhere keeps its own
+        options), ``"zero"`` (as a fresh process reads them: tests replay) or ``"symbolic"`` (any
+        content, one stable ``uninit_`` variable per byte).
 
     :meth:`guarded` bounds a whole run: ``with tech.guarded(timeout=60): simgr.run()`` stops the
     run at its deadline or on the first Ctrl-C (no z3 call or step outlives it) and leaves every
@@ -243,6 +241,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         """Give ``state`` angr-ram's memory, address space and solver (idempotent)."""
         if isinstance(state.memory, RamMemory):
             return
+        check_manageable(state)
         record_inputs(state)
         if self._regions is None:
             self._regions = fixed_regions(state.project, state)

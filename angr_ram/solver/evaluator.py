@@ -378,13 +378,41 @@ def uses_float(e) -> bool:
     """Whether a symbolic part of ``e`` computes with floating point (memoised per expression)."""
     if not e.symbolic:
         return False
-    key = e.hash()
-    float_memo = memo("enumeration.floats", lambda: LRU(8192))
-    r = float_memo.lookup(key)
-    if r is None:
-        r = any(x.op in FP_OPS for x in dag_nodes(e, _symbolic_children))
-        float_memo.put(key, r)
-    return r
+    float_memo = memo("enumeration.floats", lambda: LRU(1 << 16))
+    r = float_memo.lookup(e.hash())
+    if r is not None:
+        return r
+    # per node, children first; a node already known (an expression built on an earlier one) is
+    # not walked again, so a chain of growing expressions costs its new nodes only
+    local: dict = {}
+
+    def known(x):
+        h = x.hash()
+        v = local.get(h)
+        return float_memo.lookup(h) if v is None else v
+
+    todo = [(e, False)]
+    while todo:
+        x, expanded = todo.pop()
+        h = x.hash()
+        if h in local:
+            continue
+        if x.op in FP_OPS:
+            local[h] = True
+            continue
+        kids = _symbolic_children(x)
+        if not expanded:
+            v = float_memo.lookup(h)
+            if v is not None:
+                local[h] = v
+                continue
+            todo.append((x, True))
+            todo.extend((k, False) for k in kids if known(k) is None)
+            continue
+        local[h] = any(known(k) for k in kids)
+    for h, v in local.items():
+        float_memo.put(h, v)
+    return local[e.hash()]
 
 
 def _leaves(exprs) -> dict:

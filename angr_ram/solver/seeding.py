@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import contextvars
 import re
+import time
 
 import claripy
 import numpy as np
@@ -48,6 +49,7 @@ from angr_ram.solver.columns import WideColumn, column_of
 from angr_ram.solver.evaluator import Evaluator, _leaves, _Unsupported, dag_nodes, deep_recursion, split_lets
 from angr_ram.solver.neighbours import neighbour_values
 from angr_ram.solver.seed_constants import _pieces, _query_constants
+from angr_ram.solver.seeding_cost import worth_trying
 
 MAX_CANDIDATES = 1024   # assignments evaluated per batch (at most three batches per query)
 MAX_VARIABLES = 64      # free variables of a query beyond which seeding is not tried
@@ -251,6 +253,10 @@ def attempt(frontend, extra_constraints, siblings: bool = True):
     src = _SOURCE.get()
     mem = src if src is not None else frozenset
     stats = current().stats
+    if not worth_trying(stats):
+        stats.seeded_skipped_cost += 1
+        return None
+    t0 = time.perf_counter()
     try:
         with deep_recursion():
             found = _first_candidate(s, mem, extra, stats, siblings)
@@ -263,6 +269,8 @@ def attempt(frontend, extra_constraints, siblings: bool = True):
             model = s.model(ev, i)
     except (_Unsupported, OverflowError):
         return None
+    finally:
+        stats.seeded_seconds += time.perf_counter() - t0
     stats.seeded_answers += 1
     hook = getattr(frontend, "_model_hook", None)
     if hook is not None:

@@ -72,8 +72,18 @@ def check(original, solver, *args):
 
 def _budgeted(sc, original, solver, args):
     quiet_ctrl_c(solver)            # Ctrl-C reaches the run's guard, not z3 alone (angr_ram.core.guard)
-    if sc.stats is not None:
-        sc.stats.z3_checks += 1
+    stats = sc.stats
+    if stats is None:
+        return _checked(sc, original, solver, args)
+    stats.z3_checks += 1
+    t0 = time.perf_counter()
+    try:
+        return _checked(sc, original, solver, args)
+    finally:
+        stats.z3_seconds += time.perf_counter() - t0
+
+
+def _checked(sc, original, solver, args):
     own = (getattr(solver, "ram_limits", None) or (None,))[0] or 300_000
     budget = own if sc.budget_ms is None else min(own, sc.budget_ms)
     if sc.deadline is not None:

@@ -1,0 +1,32 @@
+"""Whether seeding pays in a run: its cost weighed against the z3 time its answers save.
+
+Seeding (:mod:`.seeding`) evaluates candidate assignments on a query's expressions before z3 is
+asked. On small queries that costs microseconds; on queries over large expressions (a line of
+symbolic length from ``fgets``, 99 bytes each an if-then-else over the line's end) a try costs
+tens of milliseconds, z3 answers them in a few, and a crackme script ran 2.5x slower than stock
+angr. The run's counters (:class:`~angr_ram.core.stats.RunStats`) give both sides: the seconds
+and answers of the tries, and the seconds and count of z3's checks.
+"""
+
+from __future__ import annotations
+
+COST_TRIAL = 8               # tries before seeding's cost is weighed against z3's (worth_trying)
+COST_FLOOR = 0.005           # ... and only where a try costs at least this many seconds on average
+RETRY = 8                    # every this-many-th query is seeded anyway (the estimate stays current)
+
+
+def worth_trying(stats) -> bool:
+    """Whether seeding is expected to save more than it costs in this run: after
+    :data:`COST_TRIAL` tries, a try costs its average seconds (below :data:`COST_FLOOR` it is
+    always worth it), and saves the answer rate times an average z3 check's seconds. Where it does
+    not pay (queries over large expressions that z3 answers at once: a line of symbolic length
+    from ``fgets``), queries go straight to z3, except every :data:`RETRY`-th, which keeps
+    the estimate current."""
+    tries = stats.seeded_answers + stats.seeded_misses
+    if tries < COST_TRIAL or (tries + stats.seeded_skipped_cost) % RETRY == 0:
+        return True
+    cost = stats.seeded_seconds / tries
+    if cost < COST_FLOOR:
+        return True
+    per_check = stats.z3_seconds / stats.z3_checks if stats.z3_checks else 0.0
+    return cost <= per_check * stats.seeded_answers / tries
