@@ -24,11 +24,14 @@ from .conftest import BUILD, ROOT
 sys.path.insert(0, os.fspath(ROOT / "samples" / "scripts"))
 import harness  # noqa: E402 - the corpus's own module, beside its scripts
 
-# stock angr needs a minute or more on these (a table lookup chain, DFS over a maze, a static libc)
-SLOW_STOCK = {"s12_sbox_chain", "s15_maze_dfs", "s17_static_hash"}
+# stock angr needs half a minute or more on these (table lookup chains, DFS over a maze, a static
+# libc, a parser over a line); angr-ram on the maze
+SLOW_STOCK = {"s12_sbox_chain", "s15_maze_dfs", "s17_static_hash", "s22_fgets_parser", "s25_sbox_o2"}
+SLOW_RAM = {"s15_maze_dfs"}
 
 
-@pytest.mark.parametrize("name", harness.names())
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_RAM else n
+                                  for n in harness.names()])
 def test_script_gets_its_answer_with_angr_ram(name):
     """The script with ``simgr.use_technique(angr_ram.RelocatableMemory())`` added finds an input
     on which the native program prints what the script looks for."""

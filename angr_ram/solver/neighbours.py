@@ -170,11 +170,14 @@ def _free(variables: dict, lets: dict) -> list | None:
     return [n for n in variables if n not in lets]
 
 
-def neighbour_values(model: dict, e, qf: list, clauses: list, variables: dict, known: set) -> dict[int, dict]:
+def neighbour_values(model: dict, e, qf: list, clauses: list, variables: dict, known: set,
+                     limit: int | None = None) -> dict[int, dict]:
     """New values of ``e`` (not in ``known``) with a model of each: the models one variable away
     from ``model``, and from each model found, that satisfy ``qf`` and every clause of ``clauses``
     (:meth:`~.clauses.QuantifiedClause.holds`). ``variables`` names the query's variables (the keys
-    of a full model). Empty when the expressions cannot be evaluated here."""
+    of a full model). Empty when the expressions cannot be evaluated here. At most ``limit``
+    values (None: all within :data:`MAX_ROUNDS`): a caller that asks for a few values of a free
+    64-bit pointer (angr's 257 of a symbolic jump target) does not build 200,000 models."""
     lets, rest = evaluator.split_lets(qf)
     free = _free(variables, lets)
     if free is None or e.length > 64:
@@ -191,7 +194,7 @@ def neighbour_values(model: dict, e, qf: list, clauses: list, variables: dict, k
         return found
     expanded = 0
     with deep_recursion():
-        while queue and expanded < MAX_ROUNDS:
+        while queue and expanded < MAX_ROUNDS and (limit is None or len(found) < limit):
             # every model waiting is searched around in one evaluation (as many as MAX_ROWS allows):
             # the evaluator's cost is mostly per node, not per row
             take = min(len(queue), MAX_ROUNDS - expanded, MAX_ROWS // per_base)
@@ -222,6 +225,8 @@ def neighbour_values(model: dict, e, qf: list, clauses: list, variables: dict, k
                     seen.add(v)
                     found[v] = m
                     queue.append(m)
+                    if limit is not None and len(found) >= limit:
+                        break
             except _Unsupported:
                 return found
     return found

@@ -446,7 +446,7 @@ def enumerate_values(original, frontend, e, n: int, extra: tuple, exact=None) ->
         if len(found) < n and got[1] is not None:
             model = {name: got[1].get(name, 0) for name in variables}
             try:
-                near = neighbour_values(model, e, qf, [], variables, set(found))
+                near = neighbour_values(model, e, qf, [], variables, set(found), limit=n - len(found))
             except (_Unsupported, OverflowError, RecursionError):
                 near = {}
             hook = getattr(frontend, "_model_hook", None)
