@@ -22,6 +22,7 @@ from angr_ram.memory.strategies.arms import value_arms
 from angr_ram.memory.strategies.fork import forking_enabled
 from angr_ram.memory.strategies.intervals import unsigned_range
 from angr_ram.memory.strategies.resolution import Hit, in_interval
+from angr_ram.memory.strategies.value_sets import possible_values
 
 REGION_LIMIT = 4096
 EDGE_PROBES = 3            # brackets of 1, 2 and 4 values tried next to a bound of an address's interval
@@ -80,10 +81,14 @@ class FixedRegionMixin(MemoryMixin):
 
     def _region_candidates(self, a, size, h: Hit, table_ok: bool = False) -> list[int]:
         """The start addresses ``a`` may take in the fixed region of ``h``: the values resolution
-        enumerated when they are few, else every address from the minimum to the maximum in the
-        region at ``a``'s known alignment."""
+        enumerated when they are few, or the values ``a``'s structure allows (in the region), else
+        every address from the minimum to the maximum in the region at ``a``'s known alignment."""
         if h.values is not None:
             return sorted(h.values)
+        if a.symbolic and a.depth > 1:     # an if-then-else over constants (a string search's index):
+            vals = possible_values(self.state, a)    # its leaves, no solver call; a superset
+            if vals is not None:
+                return [v for v in vals if h.lo <= v <= h.hi]
         lo, hi = self._extremes(a, h)
         stride = min(known_alignment(a, 8), 8)
         count = (hi - lo) // stride + 1
