@@ -188,12 +188,14 @@ class Fgets(angr.SimProcedure):
         for k, byte in enumerate(pushed):
             newline = byte == 10
             if newline.symbolic and not newline.is_false() and not state.solver.is_false(newline):
-                state.ram_stdio.pending[fd] = state.ram_stdio.pending.get(fd, ()) + tuple(reversed(pushed[k:]))
-                break       # a pushed-back byte that may be the newline: byte by byte below
+                for b in reversed(pushed[k:]):      # unread: byte by byte below
+                    state.ram_stdio.push(fd, b)
+                break
             state.memory.store(dst + count, byte)
             count += 1
             if not newline.symbolic and newline.is_true():
-                state.ram_stdio.pending[fd] = state.ram_stdio.pending.get(fd, ()) + tuple(reversed(pushed[k + 1:]))
+                for b in reversed(pushed[k + 1:]):
+                    state.ram_stdio.push(fd, b)
                 state.memory.store(dst + count, claripy.BVV(0, 8))
                 return dst
         else:

@@ -8,7 +8,9 @@ leaves its length ``L`` an expression over them:
 
 * ``L`` is the index after the first byte that is a newline, or where the input ends, or the
   buffer's capacity, whichever comes first (C11 7.21.7.2; glibc stops at the newline it stores);
-* the buffer's byte ``i`` is ``If(i < L, byte_i, If(i == L, 0, old_i))``: the bytes past the NUL
+* the buffer's byte ``i`` is ``If(live_i, byte_i, old_i)``, the NUL written after the last live
+  byte, where ``live_i`` (``i < L``) is a chain of Booleans, no newline before byte ``i`` and input
+  left (a bit-blasting solver sees gates, not 64-bit comparisons of ``L``); the bytes past the NUL
   are left as they were, as natively;
 * the stream is left at ``pos + L``: a SimFile or SimFileStream at that (possibly symbolic)
   position, angr's file memory reading there; a packet stream (angr's default stdin) takes the
@@ -61,15 +63,17 @@ def _cases(state, data: list, avail, limit: int):
     k = len(data)
     live = []
     here = claripy.true() if avail is None else claripy.UGT(avail, 0)
-    eof = claripy.false() if avail is None else avail == 0
+    ends = [] if avail is None else [avail == 0]      # where the end of input is seen
     for i in range(k):
         live.append(here)
         newline = data[i] == 10
         if i + 1 < k:
             more = claripy.Not(newline) if avail is None else claripy.And(claripy.Not(newline), claripy.UGT(avail, i + 1))
-            here = claripy.And(here, more)
+            # an if-then-else, not And: claripy flattens nested Ands, k(k-1)/2 arguments in all
+            here = claripy.If(here, more, claripy.false())
         if avail is not None and i + 1 < limit:
-            eof = claripy.Or(eof, claripy.And(live[i], claripy.Not(newline), avail == i + 1))
+            ends.append(claripy.And(live[i], claripy.Not(newline), avail == i + 1))
+    eof = claripy.Or(*ends) if len(ends) > 1 else ends[0] if ends else claripy.false()
     length = claripy.BVV(k, bits)
     for i in range(k - 1, -1, -1):
         length = claripy.If(live[i], length, claripy.BVV(i, bits))
@@ -106,9 +110,9 @@ def read_line(state, simfd, limit: int) -> Line | None:
         size = file.size
         avail = size - pos
         avail = claripy.If(claripy.SLE(avail, 0), claripy.BVV(0, bits), avail)
-        if avail.symbolic:
-            k = min(limit, state.solver.max(avail, extra_constraints=(claripy.ULE(avail, limit),))) \
-                if state.solver.satisfiable(extra_constraints=(claripy.ULE(avail, limit),)) else limit
+        if avail.symbolic:      # the most bytes any path can read: the limit, or the most input left
+            k = limit if state.solver.satisfiable(extra_constraints=(claripy.UGT(avail, limit),)) \
+                else min(limit, state.solver.max(avail))
         else:
             k = min(limit, avail.concrete_value)
             avail = None if avail.concrete_value >= limit else avail
