@@ -160,6 +160,17 @@ def test_weak_imports_bound_only_where_a_library_defines_them():
     assert proj.loader.find_symbol("__gmon_start__") is None
 
 
+def test_a_librarys_functions_are_looked_up_in_its_hash_table_as_in_its_symbol_table():
+    """``library_defines`` (the GNU hash table, a few lookups) agrees with the full walk of the
+    dynamic symbols on names glibc defines, names it does not, and a data symbol."""
+    from angr_ram.procedures.weak_imports import find_library, library_defines, library_functions
+    libc = find_library("libc.so.6")
+    names = frozenset({"pthread_mutex_init", "__cxa_finalize", "strlen", "__gmon_start__",
+                       "_ITM_registerTMCloneTable", "environ", "no_such_function_here"})
+    assert library_defines(libc, names) == names & library_functions(libc)
+    assert {"pthread_mutex_init", "__cxa_finalize", "strlen"} <= library_defines(libc, names)
+
+
 def _glibc_rand_r(seed: int) -> tuple[int, int]:
     out = 0
     for bits in (11, 10, 10):

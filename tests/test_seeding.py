@@ -253,3 +253,44 @@ def test_seeding_steps_aside_where_it_costs_more_than_the_z3_time_it_saves():
     assert worth_trying(RunStats(seeded_answers=2, seeded_misses=COST_TRIAL, seeded_seconds=0.04 * (COST_TRIAL + 2),
                                  z3_checks=10, z3_seconds=10 * 2.0))       # z3 slow: seeding pays
     assert worth_trying(RunStats(seeded_misses=4 * COST_TRIAL, seeded_seconds=0.0001, z3_checks=5, z3_seconds=0.01))
+
+
+def test_a_composite_childs_check_after_a_branch_is_answered_by_a_cached_model_that_satisfies_it():
+    """A composite solver asks its children's ``check_satisfiability`` after each constraint; a
+    cached model that satisfies the new constraint answers it (claripy drops the models a new
+    constraint falsifies), over 100 variables (beyond seeding's); a side no model satisfies goes
+    to z3, and an unsatisfiable one is still found."""
+    xs = [claripy.BVS(f"stdin_{i}", 8) for i in range(100)]
+    scope, stats = run_scope()
+    with scope.active():
+        s = composite(None)
+        s.add(claripy.Or(*(x != 10 for x in xs)))
+        assert s.satisfiable()
+        checks = stats.z3_checks
+        b = s.branch()
+        b.add([xs[0] != 0x57])                     # the model's stdin_0 (0x00) satisfies it
+        assert b.satisfiable() and stats.z3_checks == checks
+        b = s.branch()
+        b.add([xs[0] == 0x57])                     # none does: z3
+        assert b.satisfiable() and stats.z3_checks == checks + 1
+        b.add([xs[0] == 0x58])
+        assert not b.satisfiable()
+
+
+def test_fact_probes_step_aside_where_they_cost_and_learn_nothing():
+    """After a few probes costing at least ``COST_FLOOR`` each, a run that learnt (almost) no fact
+    from them stops probing, but for every ``RETRY``-th; one where they learn goes on."""
+    from angr_ram.solver.seeding_cost import PROBE_TRIAL, RETRY, worth_probing
+
+    st = RunStats(fact_probes=PROBE_TRIAL, fact_probe_seconds=0.05 * PROBE_TRIAL)
+    probed = 0
+    for _ in range(2 * RETRY):
+        if worth_probing(st):
+            probed += 1
+            st.fact_probes += 1
+            st.fact_probe_seconds += 0.05
+        else:
+            st.fact_probes_skipped += 1
+    assert probed == 2 and st.fact_probes_skipped == 2 * RETRY - 2
+    assert worth_probing(RunStats(fact_probes=10, fact_probe_hits=8, fact_probe_seconds=1.0))
+    assert worth_probing(RunStats(fact_probes=10, fact_probe_seconds=0.001))     # cheap: always

@@ -49,6 +49,10 @@ class RunStats:
     seeded_seconds: float = 0.0    # time spent trying candidates
     seeded_skipped_cost: int = 0   # queries sent to z3 without seeding, which cost more than it saved in this run
     seeded_tiers_skipped: int = 0  # queries whose later candidate tiers were skipped at a site where they rarely answer
+    fact_probes: int = 0           # terms asked whether the path fixes their value (solver/path_facts.py)
+    fact_probe_hits: int = 0       # ... which it did (a fact learnt)
+    fact_probe_seconds: float = 0.0
+    fact_probes_skipped: int = 0   # ... not asked: probing cost more than it found in this run
     infeasible_errors: int = 0     # faults found on paths that turned out infeasible (not reported)
     unknown_states: int = 0        # states set aside because z3 gave up on a query (unknown stash)
     deferred_states: int = 0       # ... within the first-pass budget (deferred stash, resumed at the end)

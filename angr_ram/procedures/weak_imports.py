@@ -43,6 +43,29 @@ def library_functions(path: str) -> frozenset:
     return frozenset(names)
 
 
+@lru_cache(maxsize=256)
+def library_defines(path: str, names: frozenset) -> frozenset:
+    """Which of ``names`` ``path`` (a shared library) defines as functions: looked up in its GNU
+    hash table (a few lookups instead of reading libc's 3,000 dynamic symbols: 0.3 s per
+    process), or among all its functions where it has none."""
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.hash import GNUHashSection
+    try:
+        with open(path, "rb") as f:
+            table = ELFFile(f).get_section_by_name(".gnu.hash")
+            if not isinstance(table, GNUHashSection):
+                return names & library_functions(path)
+            out = set()
+            for name in names:
+                sym = table.get_symbol(name)
+                if sym is not None and sym["st_shndx"] != "SHN_UNDEF" and sym["st_info"]["type"] in FUNCTION_TYPES:
+                    out.add(name)
+            return frozenset(out)
+    except (OSError, ELFError):
+        return frozenset()
+
+
 def find_library(name: str, extra_dirs=()) -> str | None:
     for d in (*extra_dirs, *LIB_DIRS):
         p = os.path.join(d, name)
@@ -51,14 +74,14 @@ def find_library(name: str, extra_dirs=()) -> str | None:
     return None
 
 
-def needed_functions(obj) -> frozenset:
-    """The functions defined by the libraries ``obj`` needs, as found on this host."""
+def needed_functions(obj, wanted: frozenset) -> frozenset:
+    """Which of ``wanted`` the libraries ``obj`` needs define as functions, as found on this host."""
     extra = tuple(getattr(obj, "extra_load_path", ()) or ())
     names = set()
     for dep in getattr(obj, "deps", ()) or ():
         path = find_library(dep, extra)
         if path is not None:
-            names |= library_functions(path)
+            names |= library_defines(path, wanted)
     return frozenset(names)
 
 
@@ -91,7 +114,7 @@ def resolve_weak_imports(project) -> list[str]:
     weak = unresolved_weak_imports(project)
     if not weak:
         return []
-    defined = needed_functions(project.loader.main_object)
+    defined = needed_functions(project.loader.main_object, frozenset(weak))
     libc = angr.SIM_LIBRARIES.get("libc.so.6")
     libc = libc[0] if isinstance(libc, list) else libc
     bound = []

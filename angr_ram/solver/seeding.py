@@ -46,7 +46,7 @@ from claripy.errors import UnsatError
 from angr_ram.core.context import setting
 from angr_ram.core.scope import LRU, current, memo
 from angr_ram.solver.columns import WideColumn, column_of
-from angr_ram.solver.evaluator import Evaluator, _leaves, _Unsupported, dag_nodes, deep_recursion, split_lets
+from angr_ram.solver.evaluator import Evaluator, _leaves, _Unsupported, dag_nodes, deep_recursion, is_let, split_lets
 from angr_ram.solver.neighbours import neighbour_values
 from angr_ram.solver.seed_constants import _pieces, _query_constants
 from angr_ram.solver.seeding_cost import worth_trying
@@ -246,6 +246,8 @@ def attempt(frontend, extra_constraints, siblings: bool = True):
     extra = tuple(extra_constraints or ())
     if not constraints and not extra:
         return None
+    if _too_many_variables((*constraints, *extra)):
+        return None
     models = [m.model for m in list(getattr(frontend, "_models", ()))[:SIBLING_MODELS]]
     s = Seeder(constraints, extra, models)
     if not s.usable():
@@ -276,6 +278,18 @@ def attempt(frontend, extra_constraints, siblings: bool = True):
     if hook is not None:
         hook(model)
     return ev, i, model
+
+
+def _too_many_variables(exprs) -> bool:
+    """Whether ``exprs`` have more than :data:`MAX_VARIABLES` variables besides let-bound ones:
+    read from claripy's variable sets, without walking the expressions (a query over a line of
+    symbolic length with the stack bytes under it: 112 variables, and the walk cost 7 ms)."""
+    names = set()
+    for e in exprs:
+        names |= e.variables
+        if len(names) > MAX_VARIABLES and sum(not is_let(n) for n in names) > MAX_VARIABLES:
+            return True
+    return False
 
 
 def _first_candidate(s: Seeder, mem, extra, stats, siblings: bool = True):
@@ -386,7 +400,12 @@ def seeded_satisfiable(original, self, extra_constraints=(), exact=None):
 
 
 def seeded_check(original, self, extra_constraints=(), exact=None):
-    """``check_satisfiability`` likewise ("SAT" from a satisfying candidate)."""
+    """``check_satisfiability`` likewise ("SAT" from a satisfying candidate). Without extra
+    constraints a cached model answers: claripy keeps only the models that satisfy every
+    constraint added since (its ``satisfiable`` answers from them; a composite solver asks its
+    children's ``check_satisfiability``, which went to z3 each time a branch was added)."""
+    if not extra_constraints and getattr(self, "_models", None):
+        return "SAT"
     r = attempt(self, extra_constraints)
     if r is not None:
         return "UNSAT" if r is UNSAT else "SAT"

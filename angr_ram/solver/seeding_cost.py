@@ -13,6 +13,8 @@ from __future__ import annotations
 COST_TRIAL = 8               # tries before seeding's cost is weighed against z3's (worth_trying)
 COST_FLOOR = 0.005           # ... and only where a try costs at least this many seconds on average
 RETRY = 8                    # every this-many-th query is seeded anyway (the estimate stays current)
+PROBE_TRIAL = 4              # fact probes before their cost is weighed (worth_probing)
+PROBE_HIT_RATE = 0.1        # ... probing goes on while at least this share of probes learn a fact
 
 
 def worth_trying(stats) -> bool:
@@ -30,3 +32,20 @@ def worth_trying(stats) -> bool:
         return True
     per_check = stats.z3_seconds / stats.z3_checks if stats.z3_checks else 0.0
     return cost <= per_check * stats.seeded_answers / tries
+
+
+def worth_probing(stats) -> bool:
+    """Whether asking the solver if a compared term has one value (a path fact,
+    :mod:`angr_ram.solver.path_facts`) is expected to pay in this run: after
+    :data:`PROBE_TRIAL` probes that cost at least :data:`COST_FLOOR` each on average, only while
+    at least :data:`PROBE_HIT_RATE` of them learnt a fact; every :data:`RETRY`-th is asked
+    anyway. A probe is two solver queries; on a line of symbolic length (a crackme over
+    ``fgets``) each took 70 ms and none learnt anything: a third of the run."""
+    if stats is None:
+        return True
+    n = stats.fact_probes
+    if n < PROBE_TRIAL or (n + stats.fact_probes_skipped) % RETRY == 0:
+        return True
+    if stats.fact_probe_seconds / n < COST_FLOOR:
+        return True
+    return stats.fact_probe_hits >= PROBE_HIT_RATE * n

@@ -10,6 +10,8 @@ on the next query, so relocating is O(1) and never rewrites the stored constrain
 
 from __future__ import annotations
 
+import time
+
 import claripy
 from angr.state_plugins.solver import SimSolver
 from claripy.frontend import Frontend
@@ -19,6 +21,7 @@ from angr_ram.solver.chain import DEFAULT_CHAIN, Layer, Query, build_chain, chai
 from angr_ram.solver.evaluator import uses_float
 from angr_ram.solver.frontends import composite
 from angr_ram.solver.model_cache import satisfied_by
+from angr_ram.solver.seeding_cost import worth_probing
 from angr_ram.solver.substitution import Substitution
 
 _EMPTY = Substitution({})
@@ -190,7 +193,16 @@ class SubstitutingFrontend(Frontend):
         for term in path_facts.compared_offsets(c)[:path_facts.PROBED_TERMS]:
             if self.facts.knows(term):
                 continue
+            stats = self.stats
+            if not worth_probing(stats):
+                stats.fact_probes_skipped += 1
+                continue
+            t0 = time.perf_counter()
             value = self._single_value(term)
+            if stats is not None:
+                stats.fact_probes += 1
+                stats.fact_probe_seconds += time.perf_counter() - t0
+                stats.fact_probe_hits += value is not None
             if value is not None:
                 self.facts = self.facts.with_fact(term, value)
 
