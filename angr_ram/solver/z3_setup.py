@@ -201,8 +201,8 @@ class BitBlastingSolver(z3.Solver):
             self.incremental = self._general_solver(INCREMENTAL_TRY_MS)   # built at scope 0: pops match
             _KEPT.add(self.incremental)
         if self.incremental is not None and not self.stay_tactic:
-            r = self.incremental.check(*assumptions)
             limit = getattr(self, "ram_limits", (None, None))[0]
+            r = self._incremental_check(assumptions, limit)
             if (r != z3.unknown or not _is_timeout(self.incremental.reason_unknown())
                     or (limit is not None and limit <= INCREMENTAL_TRY_MS)):     # the query's own time-out
                 self.general = self.incremental
@@ -216,6 +216,19 @@ class BitBlastingSolver(z3.Solver):
             self.general = self._general_solver()
             return self.general.check(*assumptions)
         return r
+
+    def _incremental_check(self, assumptions, limit: int | None) -> z3.CheckSatResult:
+        """The kept incremental solver's check, within ``limit`` ms where that is below its own
+        try (a step's budget, the run's deadline)."""
+        inc = self.incremental
+        own = getattr(inc, "ram_limits", (None, None))[0]
+        if limit is None or (own is not None and limit >= own):
+            return inc.check(*assumptions)
+        inc.set("timeout", limit)
+        try:
+            return inc.check(*assumptions)
+        finally:
+            inc.set("timeout", own if own is not None else 4294967295)
 
     def _blast(self, assumptions) -> z3.CheckSatResult:
         """The tactic's check, on a throw-away clone whose answer is kept (the model, the reason
