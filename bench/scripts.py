@@ -3,7 +3,8 @@
 side, each run in a fresh child process: whether the answer is right (the native program given it
 prints what the script looks for), the script's seconds (its own work: angr and angr-ram are
 imported before the clock starts), and the child's peak RSS. ``ratio`` is ram/stock seconds;
-the last line gives their geometric mean over the scripts both answer."""
+the last line gives their geometric mean over the scripts both answer. The note names what
+angr-ram did not honour of a script's options or settings (:mod:`angr_ram.run.user_options`)."""
 
 from __future__ import annotations
 
@@ -31,10 +32,17 @@ def _child(name: str, setting: str) -> None:
 
     import angr  # noqa: F401 - imported before the clock
 
-    import angr_ram  # noqa: F401
+    import angr_ram
 
     logging.getLogger("angr").setLevel(logging.CRITICAL)
     harness = _harness()
+    techs = []
+    attach = harness.ram
+
+    def ram(simgr):      # the user's one line, keeping the technique to read what it did not honour
+        attach(simgr)
+        techs.extend(t for t in simgr._techniques if isinstance(t, angr_ram.RelocatableMemory))
+    harness.ram = ram
     t0 = time.perf_counter()
     try:
         answer = harness.run(name, setting == "ram")
@@ -42,7 +50,8 @@ def _child(name: str, setting: str) -> None:
         ok, error = harness.native_ok(name, answer), None
     except Exception as e:  # noqa: BLE001 - a script's failure is a row of the table
         seconds, ok, error = time.perf_counter() - t0, False, f"{type(e).__name__}: {str(e)[:80]}"
-    print(json.dumps({"seconds": seconds, "ok": ok, "error": error,
+    skipped = sorted({k for t in techs for k in t.stats.options_not_honoured})
+    print(json.dumps({"seconds": seconds, "ok": ok, "error": error, "not_honoured": skipped,
                       "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}))
 
 
@@ -79,7 +88,8 @@ def scripts_table(names=None, timeout: float = 300.0) -> int:
             ratio = f"{q:.2f}"
         rss = f"{st.get('rss_mb', '-')}/{rm.get('rss_mb', '-')}"
         note = "; ".join(x for x in (st.get("error") and f"stock {st['error']}", rm.get("error") and
-                                     f"ram {rm['error']}", st.get("failed"), rm.get("failed")) if x)
+                                     f"ram {rm['error']}", st.get("failed"), rm.get("failed"),
+                                     rm.get("not_honoured") and f"not honoured: {', '.join(rm['not_honoured'])}") if x)
         print(f"{name:24} {program:20} {cell(st)} {cell(rm)} {ratio:>6} {rss:>11}  {note}", flush=True)
     if ratios:
         gm = math.exp(sum(math.log(q) for q in ratios) / len(ratios))

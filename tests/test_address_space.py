@@ -103,3 +103,34 @@ def test_angr_brk_heap_maps_only_a_small_region():
     assert state.heap.heap_size == BRK_HEAP_MAPPED
     assert state.heap.heap_location > state.heap.heap_base        # angr allocated its tables
     assert len(state.memory._pages) < 200
+
+
+@pytest.mark.parametrize("size", [1, 4])
+def test_a_store_through_a_symbolic_index_into_the_stack_is_one_span_with_each_candidates_bytes(ram_state, size):
+    """``buf[i] = v`` with ``i`` one of 0..39 (a string search's result): the bytes of every
+    candidate are ``If(i == k, v, old)``, one store of the span (not forty conditional stores):
+    each value of ``i`` reads back ``v`` at ``buf + i*size`` and the old bytes everywhere else,
+    little-endian as the program stores it."""
+    import claripy
+
+    from angr_ram.memory import fixed_regions
+    st = ram_state
+    buf = st.regs.rsp - 0x200
+    base = st.solver.eval(buf)
+    old = bytes(range(0x40, 0x40 + 40 * size))
+    st.memory.store(base, old)
+    i = claripy.BVS("i", 64)
+    st.solver.add(claripy.ULT(i, 40))
+    calls = []
+    orig = fixed_regions.FixedRegionMixin._span_store
+    fixed_regions.FixedRegionMixin._span_store = staticmethod(lambda *a: (calls.append(1), orig(*a))[1])
+    try:
+        st.memory.store(buf + i * size, claripy.BVV(0xA1B2C3D4 & ((1 << 8 * size) - 1), 8 * size), endness="Iend_LE")
+    finally:
+        fixed_regions.FixedRegionMixin._span_store = staticmethod(orig)
+    assert calls == [1]
+    want_v = (0xA1B2C3D4 & ((1 << 8 * size) - 1)).to_bytes(size, "little")
+    whole = st.memory.load(base, 40 * size)
+    for k in (0, 1, 17, 39):
+        got = st.solver.eval(whole, cast_to=bytes, extra_constraints=[i == k])
+        assert got == old[:k * size] + want_v + old[(k + 1) * size:]

@@ -25,8 +25,8 @@ sys.path.insert(0, os.fspath(ROOT / "samples" / "scripts"))
 import harness  # noqa: E402 - the corpus's own module, beside its scripts
 
 # stock angr needs half a minute or more on these (table lookup chains, DFS over a maze, a parser
-# over a line); angr-ram on the maze
-SLOW_STOCK = {"s12_sbox_chain", "s15_maze_dfs", "s22_fgets_parser", "s25_sbox_o2"}
+# over a line, glibc's own allocator); angr-ram on the maze
+SLOW_STOCK = {"s12_sbox_chain", "s15_maze_dfs", "s22_fgets_parser", "s25_sbox_o2", "s29_glibc_heap_overflow"}
 # stock angr does not answer these within 300 s (bench --scripts: killed), angr-ram in about a second:
 # the static binary, where angr runs glibc's own start-up and stdio
 STOCK_UNANSWERED = {"s17_static_hash"}
@@ -184,3 +184,50 @@ def test_fgets_over_symbolic_bytes_keeps_one_state():
         assert angr_ram.stats(simgr)["forks"] == 0
         assert line.solver.min(line.regs.rax) != 0 and line.solver.symbolic(line.memory.load(line.regs.rax + 5, 1))
 
+
+
+def test_the_docs_walk_through_sees_what_stock_angr_shows():
+    """angr's "Simulation Managers" walk-through (s26): the number of ``step()`` calls while one
+    state is active, and the states that print the welcome, are the same with angr-ram added."""
+    name = "s26_docs_step_until_branch"
+    stock, ram = harness.run(name, False), harness.run(name, True)
+    assert ram["observed"] == stock["observed"]
+    assert harness.native_ok(name, ram) and harness.native_ok(name, stock)
+
+
+def test_an_option_angr_ram_does_not_honour_is_said_once_in_one_line(caplog):
+    """A state with ``AVOID_MULTIVALUED_READS`` (and another with the script's own read strategies)
+    gets one warning line per option for the whole run, recorded in the stats; options angr-ram
+    honours (``LAZY_SOLVES``, ``unicorn``) and angr's defaults say nothing."""
+    import logging
+    proj = angr.Project(os.fspath(BUILD / "sc_argkey_O0"), auto_load_libs=False)
+    opts = angr.options.unicorn | {angr.options.LAZY_SOLVES, angr.options.AVOID_MULTIVALUED_READS}
+    states = [proj.factory.entry_state(add_options=opts) for _ in range(2)]
+    states[1].memory.read_strategies = [angr.concretization_strategies.SimConcretizationStrategyRange(4096)]
+    simgr = proj.factory.simulation_manager(states)
+    tech = angr_ram.RelocatableMemory()
+    with caplog.at_level(logging.WARNING, logger="angr_ram"):
+        simgr.use_technique(tech)
+    said = [r.getMessage() for r in caplog.records if "does not honour" in r.getMessage()]
+    assert len(said) == 2 and all("\n" not in m for m in said), said
+    assert set(tech.stats.options_not_honoured) == {"AVOID_MULTIVALUED_READS", "state.memory.read_strategies"}
+    plain = angr_ram.RelocatableMemory()
+    proj.factory.simulation_manager(proj.factory.entry_state(add_options=angr.options.unicorn)).use_technique(plain)
+    assert plain.stats.options_not_honoured == {}
+
+
+def test_a_function_the_script_excluded_from_angrs_procedures_runs_the_librarys_code():
+    """``exclude_sim_procedures_list=["calloc"]`` with glibc loaded: angr-ram hooks neither
+    ``calloc`` (glibc's allocator runs, so an overflow reaches the next chunk as natively: s29)
+    nor leaves the other heap functions unmodelled; without the exclusion it models ``calloc``."""
+    b = os.fspath(BUILD / "sc_chunks_O0")
+    for excluded in (["calloc"], []):
+        proj = angr.Project(b, auto_load_libs=True, exclude_sim_procedures_list=excluded)
+        proj.factory.simulation_manager(proj.factory.entry_state()).use_technique(angr_ram.RelocatableMemory())
+        calloc = proj.hooked_by(proj.loader.find_symbol("calloc").rebased_addr)
+        malloc = proj.hooked_by(proj.loader.find_symbol("malloc").rebased_addr)
+        assert type(malloc).__module__.startswith("angr_ram")
+        if excluded:
+            assert calloc is None
+        else:
+            assert type(calloc).__module__.startswith("angr_ram")

@@ -330,6 +330,7 @@ def test_a_runs_budget_bounds_the_bit_blasting_solvers_check():
     which checks on a clone given its own limits: a 64-bit hash preimage (seconds unbounded)
     stops at about the budget, then the solver's own limits are back."""
     import time
+
     from angr_ram.solver import z3_check
 
     s = z3_setup.BitBlastingSolver()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 
 @dataclass
@@ -62,6 +62,7 @@ class RunStats:
     undecided_successors: int = 0  # branch successors set aside alone, their siblings going on
     string_exact: int = 0          # string/memory comparisons answered from the bytes (plugins/strings.py)
     string_fallback: int = 0       # ... handed to angr's procedure (end not in reach, symbolic length)
+    options_not_honoured: dict = field(default_factory=dict)  # a state's option or setting -> why (run/user_options.py)
 
     def as_dict(self) -> dict:
         """The counters as a plain dict."""

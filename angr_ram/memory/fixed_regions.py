@@ -29,6 +29,8 @@ EDGE_PROBES = 3            # brackets of 1, 2 and 4 values tried next to a bound
 # a read whose candidates lie inside one table (a declared array, one section of a loaded object)
 # may have this many: 64 KiB tables are read completely, not ended as symbolic-range-too-large
 TABLE_LIMIT = 1 << 16
+SPAN_MIN = 8        # a store through a symbolic address with more candidates than this is one store of their span
+SPAN_LIMIT = 4096   # ... when they span at most this many bytes
 ARMS_LIMIT = 64     # arms of a too-large region address judged one by one (each: at most 3 solver calls)
 
 
@@ -210,8 +212,32 @@ class FixedRegionMixin(MemoryMixin):
     def _region_store(self, addr, a, data, size, h, endness, guard, kwargs):
         cands = self._region_candidates(a, size, h)
         sup = super()
+        if len(cands) > SPAN_MIN and max(cands) + size - min(cands) <= SPAN_LIMIT:
+            self._span_store(sup, addr, cands, data, size, endness, guard, kwargs)
+            return
         for c in cands:
             cond = addr == c if len(cands) > 1 else None
             if guard is not None:
                 cond = guard if cond is None else claripy.And(cond, guard)
             sup.store(c, data, size, endness=endness, condition=cond, **kwargs)
+
+    @staticmethod
+    def _span_store(sup, addr, cands, data, size, endness, guard, kwargs):
+        """The store at each candidate as one store of the bytes they span: byte ``p`` becomes
+        ``If(addr == c, data's byte p - c, old)`` over the candidates ``c`` that cover it (a
+        ``buf[strcspn(buf, "\\n")] = 0`` over a 99-byte line: one load and one store instead of
+        99 conditional stores, 0.25 s). The conditions exclude one another, as the candidates'
+        stores did."""
+        lo, hi = min(cands), max(cands) + size
+        old = sup.load(lo, hi - lo, endness="Iend_BE")
+        d = data.reversed if endness == "Iend_LE" and size > 1 else data
+        top = hi - lo
+        out = [claripy.Extract(8 * (top - p) - 1, 8 * (top - p) - 8, old) for p in range(top)]
+        for c in cands:
+            cond = addr == c
+            if guard is not None:
+                cond = claripy.And(cond, guard)
+            for j in range(size):
+                p = c - lo + j
+                out[p] = claripy.If(cond, claripy.Extract(8 * (size - j) - 1, 8 * (size - j) - 8, d), out[p])
+        sup.store(lo, claripy.Concat(*out), top, endness="Iend_BE", **kwargs)

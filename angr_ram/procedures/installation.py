@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from angr_ram.procedures.aborts import install_aborts
 from angr_ram.procedures.calendar import install_calendar
 from angr_ram.procedures.child_processes import install_child_processes
@@ -52,6 +54,34 @@ def install_procedures(project, string_procedures: bool = True, environment: str
     statically linked program, the rest of libc that angr models, by symbol (:mod:`.static_libc`).
     Without ``heap``, ``malloc`` and its family stay angr's (for a run without the ``ram`` plugin
     their objects need: :class:`angr_ram.merging.technique.QuantifiedMerging` alone)."""
+    with user_exclusions_kept(project):
+        _install_all(project, string_procedures, environment, heap)
+
+
+@contextlib.contextmanager
+def user_exclusions_kept(project):
+    """Inside the block, ``project.hook_symbol`` leaves alone a function the user kept out of
+    angr's procedures (``exclude_sim_procedures_list``/``_func``, ``ignore_functions``,
+    ``use_sim_procedures=False``) where a loaded library gives its code: a script that loads glibc
+    and excludes ``calloc`` runs glibc's allocator, as it asked (angr-ram's heap model hooked it
+    anyway, and the overflow into the next chunk it looked for became an out-of-bounds error). A
+    function with no code (an extern symbol) is still modelled."""
+    original = project.hook_symbol
+
+    def hook_symbol(symbol_name, *args, **kwargs):
+        if isinstance(symbol_name, str) and project._check_user_blacklists(symbol_name):  # pylint: disable=protected-access
+            sym = project.loader.find_symbol(symbol_name)
+            if sym is not None and sym.owner is not project.loader.extern_object:
+                return None
+        return original(symbol_name, *args, **kwargs)
+    project.hook_symbol = hook_symbol
+    try:
+        yield
+    finally:
+        del project.hook_symbol
+
+
+def _install_all(project, string_procedures: bool, environment: str, heap: bool) -> None:
     resolve_weak_imports(project)
     install_hooks(project, string_procedures, heap)
     install_environment(project, environment)

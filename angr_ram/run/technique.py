@@ -52,6 +52,7 @@ from angr_ram.run.config import RunConfig
 from angr_ram.run.inputs import record_inputs
 from angr_ram.run.outcomes import exit_code_expr
 from angr_ram.run.timing import PROFILE
+from angr_ram.run.user_options import say_unhonoured
 from angr_ram.solver import patches as solver_patches
 from angr_ram.solver.query_cache import QueryCache
 from angr_ram.solver.substituting import RamSolver
@@ -173,10 +174,8 @@ class RelocatableMemory(angr.ExplorationTechnique):
     def __repr__(self) -> str:
         st = self.stats
         opts = [f"model={self.model}", f"symbolic_bases={self.symbolic_bases}"]
-        if self.splitter is not None:
-            opts.append(f"split={self.splitter.size}")
-        if self.cache is not None:
-            opts.append(f"cache={self.cache.mode}")
+        opts += [f"split={self.splitter.size}"] if self.splitter is not None else []
+        opts += [f"cache={self.cache.mode}"] if self.cache is not None else []
         return (f"<RelocatableMemory {' '.join(opts)}: {st.objects} objects, {st.forks} forks, "
                 f"{st.resolutions} resolutions, {st.solver_queries} solver queries, {st.z3_checks} z3 checks>")
 
@@ -242,6 +241,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         if isinstance(state.memory, RamMemory):
             return
         check_manageable(state)
+        say_unhonoured(state, self.stats, log)
         record_inputs(state)
         if self._regions is None:
             self._regions = fixed_regions(state.project, state)

@@ -46,10 +46,10 @@ from claripy.errors import UnsatError
 from angr_ram.core.context import setting
 from angr_ram.core.scope import LRU, current, memo
 from angr_ram.solver.columns import WideColumn, column_of
-from angr_ram.solver.evaluator import Evaluator, _leaves, _Unsupported, dag_nodes, deep_recursion, is_let, split_lets
+from angr_ram.solver.evaluator import Evaluator, _leaves, _Unsupported, dag_nodes, deep_recursion, split_lets
 from angr_ram.solver.neighbours import neighbour_values
 from angr_ram.solver.seed_constants import _pieces, _query_constants
-from angr_ram.solver.seeding_cost import worth_trying
+from angr_ram.solver.seeding_cost import too_many_variables, worth_trying
 
 MAX_CANDIDATES = 1024   # assignments evaluated per batch (at most three batches per query)
 MAX_VARIABLES = 64      # free variables of a query beyond which seeding is not tried
@@ -246,7 +246,7 @@ def attempt(frontend, extra_constraints, siblings: bool = True):
     extra = tuple(extra_constraints or ())
     if not constraints and not extra:
         return None
-    if _too_many_variables((*constraints, *extra)):
+    if too_many_variables((*constraints, *extra), MAX_VARIABLES):
         return None
     models = [m.model for m in list(getattr(frontend, "_models", ()))[:SIBLING_MODELS]]
     s = Seeder(constraints, extra, models)
@@ -278,18 +278,6 @@ def attempt(frontend, extra_constraints, siblings: bool = True):
     if hook is not None:
         hook(model)
     return ev, i, model
-
-
-def _too_many_variables(exprs) -> bool:
-    """Whether ``exprs`` have more than :data:`MAX_VARIABLES` variables besides let-bound ones:
-    read from claripy's variable sets, without walking the expressions (a query over a line of
-    symbolic length with the stack bytes under it: 112 variables, and the walk cost 7 ms)."""
-    names = set()
-    for e in exprs:
-        names |= e.variables
-        if len(names) > MAX_VARIABLES and sum(not is_let(n) for n in names) > MAX_VARIABLES:
-            return True
-    return False
 
 
 def _first_candidate(s: Seeder, mem, extra, stats, siblings: bool = True):

@@ -10,6 +10,8 @@ and answers of the tries, and the seconds and count of z3's checks.
 
 from __future__ import annotations
 
+from angr_ram.solver.evaluator import is_let
+
 COST_TRIAL = 8               # tries before seeding's cost is weighed against z3's (worth_trying)
 COST_FLOOR = 0.005           # ... and only where a try costs at least this many seconds on average
 RETRY = 8                    # every this-many-th query is seeded anyway (the estimate stays current)
@@ -49,3 +51,15 @@ def worth_probing(stats) -> bool:
     if stats.fact_probe_seconds / n < COST_FLOOR:
         return True
     return stats.fact_probe_hits >= PROBE_HIT_RATE * n
+
+
+def too_many_variables(exprs, limit: int) -> bool:
+    """Whether ``exprs`` have more than ``limit`` variables besides let-bound ones: read from
+    claripy's variable sets, without walking the expressions (a query over a line of symbolic
+    length with the stack bytes under it: 112 variables, and the walk cost 7 ms a query)."""
+    names = set()
+    for e in exprs:
+        names |= e.variables
+        if len(names) > limit and sum(not is_let(n) for n in names) > limit:
+            return True
+    return False
