@@ -231,3 +231,25 @@ def test_a_function_the_script_excluded_from_angrs_procedures_runs_the_librarys_
             assert calloc is None
         else:
             assert type(calloc).__module__.startswith("angr_ram")
+
+
+def test_angr_concretizes_what_cannot_reach_the_heap_where_the_script_asks_for_it():
+    """With ``AVOID_MULTIVALUED_READS`` a read of the program's table at a symbolic index (a
+    zero-extended byte: its interval misses the heap) is angr's fresh symbol, as the script asked;
+    a read of a heap object at a symbolic offset is still every value it can take. Without the
+    option both are exact."""
+    for asked in (True, False):
+        proj = angr.Project(os.fspath(BUILD / "sc_sbox_O0"), auto_load_libs=False)
+        opts = {angr.options.AVOID_MULTIVALUED_READS} if asked else set()
+        simgr = proj.factory.simulation_manager(proj.factory.entry_state(add_options=opts))
+        simgr.use_technique(angr_ram.RelocatableMemory())
+        s = simgr.active[0]
+        assert s.ram.angr_concretizes is asked
+        i = claripy.ZeroExt(56, claripy.BVS("i", 8))
+        table = proj.loader.main_object.sections_map[".rodata"].vaddr
+        v = s.memory.load(table + (i & 15), 1)
+        assert (v.variables == frozenset({next(iter(i.variables))})) is not asked, v
+        h = s.heap._malloc(claripy.BVV(16, 64))
+        s.memory.store(h, claripy.BVV(0x41424344, 32))
+        w = s.memory.load(h + (i & 3), 1)
+        assert sorted(s.solver.eval_upto(w, 8)) == [0x41, 0x42, 0x43, 0x44]

@@ -69,6 +69,8 @@ class AddressSpace(SimStatePlugin):
         self.memory_scale = 1              # times the step memory budget its steps get (raised on a retry)
         self.scope = None                  # the run's RunScope (memos, counters), shared by reference
         self.faults_outside_step: tuple = ()   # MemoryErrorInfo of faults met where no fork was possible
+        self.angr_concretizes = False      # the script's options ask angr to concretize symbolic addresses
+                                           # (run/user_options.py): those that cannot reach the heap go to angr
 
     # ------------------------------------------------------------------ plugin protocol
     @SimStatePlugin.memo
@@ -96,6 +98,7 @@ class AddressSpace(SimStatePlugin):
         o.memory_scale = self.memory_scale
         o.scope = self.scope
         o.faults_outside_step = self.faults_outside_step
+        o.angr_concretizes = self.angr_concretizes
         return o
 
     def merge(self, others, merge_conditions, common_ancestor=None):  # pylint: disable=unused-argument

@@ -23,11 +23,13 @@ from angr.errors import SimSegfaultException
 from angr.storage.memory_mixins.memory_mixin import MemoryMixin
 
 from angr_ram.core.errors import ForkRequest, InfeasibleAccess, MemoryFault, Target
+from angr_ram.memory.address_space import HEAP_BASE, SEGMENT_LIMIT
 from angr_ram.memory.declared import declared_objects
 from angr_ram.memory.fixed_regions import FixedRegionMixin
 from angr_ram.memory.memory_object import MemoryObject
 from angr_ram.memory.object_store import known_alignment
 from angr_ram.memory.strategies.fork import forking_enabled
+from angr_ram.memory.strategies.intervals import unsigned_range
 from angr_ram.memory.strategies.models import ForkModel
 from angr_ram.memory.strategies.resolution import (
     NULL_PAGE,
@@ -87,6 +89,13 @@ def object_constraint(addr, obj: MemoryObject, size: int):
 MAX_SHOWN = 3      # faulting places named in one error path's message
 
 
+def _may_reach_heap(a) -> bool:
+    """Whether the symbolic address ``a`` may lie in the heap range (its interval, read from the
+    expression: an over-approximation, so a pointer that may reach a heap object stays ours)."""
+    lo, hi = unsigned_range(a)
+    return hi >= HEAP_BASE and lo < SEGMENT_LIMIT
+
+
 class RelocatableMixin(FixedRegionMixin, MemoryMixin):
     """Memory layer that implements the relocatable addressing model for heap objects."""
 
@@ -108,6 +117,8 @@ class RelocatableMixin(FixedRegionMixin, MemoryMixin):
             c = a.concrete_value
             if c >= NULL_PAGE and not space.in_heap_range(c):
                 return c, None
+        elif space.angr_concretizes and not _may_reach_heap(a):
+            return a, None          # the script asked angr's concretization for it (run/user_options.py)
         return addr, a
 
     def _clipped_read(self, c: int, size: int, endness):

@@ -241,7 +241,6 @@ class RelocatableMemory(angr.ExplorationTechnique):
         if isinstance(state.memory, RamMemory):
             return
         check_manageable(state)
-        say_unhonoured(state, self.stats, log)
         record_inputs(state)
         if self._regions is None:
             self._regions = fixed_regions(state.project, state)
@@ -258,6 +257,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
                                                   self.model_policy, self.splitter, self.cache, self.base_sizes,
                                                   self.max_symbolic_size))
         state.ram.solver_timeout = self.solver_timeout_ms
+        say_unhonoured(state, self.stats, log)
         state.ram.scope = self.scope
         RamSolver.install(state)
 

@@ -4,9 +4,11 @@ angr-ram honours the state options a script adds (``LAZY_SOLVES``, ``UNICORN``, 
 ``SYMBOL_FILL_*``, ``TRACK_*``...). Some ask angr for what angr-ram replaces on purpose:
 
 * how a symbolic address is concretized (``AVOID_MULTIVALUED_*``, ``CONSERVATIVE_*_STRATEGY``,
-  concretization strategies of the script's own on ``state.memory``): angr-ram resolves every
-  value a symbolic pointer can take (its symbolic pointers and relocatable heap objects), so
-  angr's strategies are not consulted for memory accesses;
+  concretization strategies of the script's own on ``state.memory``): angr-ram steps aside for
+  the addresses that cannot reach its heap (their interval, read from the expression, misses the
+  heap range: a table in the program's data, the stack), which angr concretizes as the script
+  asked; a pointer that may reach a heap object still resolves to every value it can take
+  (angr-ram's relocatable objects have no address angr's strategies could pick);
 * which claripy frontend answers (``REPLACEMENT_SOLVER``, ``CACHELESS_SOLVER``,
   ``ABSTRACT_SOLVER``, ``HYBRID_SOLVER``, ``APPROXIMATE_*``): angr-ram's solver chain replaces it.
 
@@ -20,8 +22,8 @@ from __future__ import annotations
 from angr import sim_options as o
 from angr.storage.memory_mixins import AddressConcretizationMixin
 
-_POINTERS = ("symbolic addresses resolve to every value they can take (angr-ram's symbolic "
-             "pointers), not by angr's concretization")
+_POINTERS = ("angr concretizes the symbolic addresses that cannot reach angr-ram's heap as asked; "
+             "one that may still resolves to every value it can take (angr-ram's symbolic pointers)")
 _SOLVER = "angr-ram's solver chain answers queries in place of the claripy frontend it selects"
 
 NOT_HONOURED = {
@@ -77,9 +79,12 @@ def unhonoured(state) -> dict[str, str]:
 
 
 def say_unhonoured(state, stats, log) -> None:
-    """Log once per run (one line each) what ``state`` asks that angr-ram does not do, and record
-    it in ``stats.options_not_honoured``."""
-    for name, why in unhonoured(state).items():
+    """Log once per run (one line each) what ``state`` asks that angr-ram does not do, record it
+    in ``stats.options_not_honoured``, and let angr concretize the addresses outside angr-ram's
+    heap where the state asks for angr's concretization (``state.ram.angr_concretizes``)."""
+    found = unhonoured(state)
+    state.ram.angr_concretizes = any(why is _POINTERS for why in found.values())
+    for name, why in found.items():
         if name not in stats.options_not_honoured:
             stats.options_not_honoured[name] = why
             log.warning("angr-ram does not honour %s: %s", name, why)
