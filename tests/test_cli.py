@@ -209,3 +209,67 @@ def test_processes_bench_sets_stock_angr_beside_angr_ram(capsys):
     assert [r[1] for r in rows] == ["stock", "ram"]
     assert rows[1][4] == "7/7" and rows[1][5] == "0" and rows[1][7].startswith("0/")
     assert rows[0][4] != "7/7"          # angr's fork: the child's work never reaches its parent
+
+
+def test_the_command_line_says_a_bad_usage_in_one_line_and_exits_2(tmp_path):
+    """Meaningless numbers and missing arguments: one line on stderr naming the option, exit 2,
+    no usage dump, no run (``--timeout -5`` and ``0`` ran and reported "none" with exit 0);
+    ``--version`` names angr-ram's and angr's versions."""
+    import subprocess
+    import sys
+    binary = os.fspath(BUILD / "branches_O0")
+    for argv in (["run", binary, "--timeout", "-5"], ["run", binary, "--timeout", "0"],
+                 ["run", binary, "--timeout", "soon"], ["replay", os.fspath(tmp_path), binary, "--timeout", "-1"],
+                 ["run"], ["run", binary, "--no-such-option"]):
+        r = subprocess.run([sys.executable, "-m", "angr_ram.run.cli", *argv], capture_output=True, text=True,
+                           timeout=120, check=False)
+        assert r.returncode == 2 and r.stdout == "", (argv, r)
+        assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr, (argv, r.stderr)
+    r = subprocess.run([sys.executable, "-m", "angr_ram.run.cli", "--version"], capture_output=True, text=True,
+                       timeout=120, check=False)
+    assert r.returncode == 0 and r.stdout.startswith("angr-ram ") and "angr 9.2.213" in r.stdout
+
+
+def test_outcomes_are_listed_by_exit_code_then_output():
+    """``sum=10`` before ``sum=100``, exit 2 before exit 10, no exit last (they were in string order)."""
+    from angr_ram.run.cli import by_exit_code
+    got = by_exit_code({(10, b"a\n"), (2, b"sum=100\n"), (2, b"sum=10\n"), (None, b""), (0, b"z")})
+    assert got == [(0, b"z"), (2, b"sum=10\n"), (2, b"sum=100\n"), (10, b"a\n"), (None, b"")]
+
+
+def test_replay_refuses_what_is_not_a_test_directory_of_its_binary_in_one_line(tmp_path, capsys):
+    """A garbage manifest, a line missing keys, binary bytes, a list, a deleted input, a source
+    file or a directory as the binary, tests made for another binary: each one line, exit 2 (they
+    raised JSONDecodeError, KeyError, UnicodeDecodeError, TypeError, FileNotFoundError,
+    PermissionError, or replayed as mismatches with no hint); the tests replay on their own binary."""
+    import shutil
+    binary = os.fspath(BUILD / "branches_O0")
+    d = tmp_path / "t"
+    assert main(["run", binary, "--stdin-bytes", "1", "--emit-tests", os.fspath(d)]) == 0
+    manifest = (d / "tests.jsonl").read_text()
+    assert '"binary_sha256"' in manifest
+    capsys.readouterr()
+    assert main(["replay", os.fspath(d), binary]) == 0
+
+    def refused(argv, why):
+        capsys.readouterr()
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and why in err, (argv, err)
+
+    refused(["replay", os.fspath(d), os.fspath(BUILD / "branches_O2")], "another binary")
+    src = tmp_path / "prog.c"
+    src.write_text("int main(void) { return 0; }\n")
+    refused(["replay", os.fspath(d), os.fspath(src)], "not an executable")
+    refused(["replay", os.fspath(d), os.fspath(tmp_path)], "a directory")
+    for text, why in (("{not json\n", "not a test"), ('{"id": "x"}\n', "not a test"), ("[1, 2]\n", "not a test")):
+        (d / "tests.jsonl").write_text(text)
+        refused(["replay", os.fspath(d), binary], why)
+    (d / "tests.jsonl").write_bytes(b"\xff\xfe\x00binary")
+    refused(["replay", os.fspath(d), binary], "not a test manifest")
+    (d / "tests.jsonl").write_text(manifest)
+    first = manifest.splitlines()[0]
+    (d / json.loads(first)["stdin"]).unlink()
+    refused(["replay", os.fspath(d), binary], "missing")
+    shutil.rmtree(d)
+    refused(["replay", os.fspath(d), binary], "not a directory of tests")

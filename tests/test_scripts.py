@@ -253,3 +253,11 @@ def test_angr_concretizes_what_cannot_reach_the_heap_where_the_script_asks_for_i
         s.memory.store(h, claripy.BVV(0x41424344, 32))
         w = s.memory.load(h + (i & 3), 1)
         assert sorted(s.solver.eval_upto(w, 8)) == [0x41, 0x42, 0x43, 0x44]
+
+
+def test_the_memory_errors_stash_is_there_before_any_error():
+    """``simgr.memory_errors`` is an empty list on a run without errors (it raised AttributeError)."""
+    proj = angr.Project(os.fspath(BUILD / "sc_argkey_O0"), auto_load_libs=False)
+    simgr = proj.factory.simulation_manager(proj.factory.entry_state())
+    simgr.use_technique(angr_ram.RelocatableMemory())
+    assert simgr.memory_errors == []

@@ -10,8 +10,11 @@ import os
 import sys
 from pathlib import Path
 
+import angr
+
 from angr_ram.core.errors import AngrRamError
 from angr_ram.core.profile import report
+from angr_ram.core.version import __version__
 from angr_ram.memory.strategies.models import MODELS
 from angr_ram.memory.uninitialized import UNINITIALIZED
 from angr_ram.procedures.environment import ENVIRONMENTS
@@ -24,6 +27,11 @@ from angr_ram.run.testcases import prepare_test_dir, write_tests
 from angr_ram.solver.persistent_cache import check_store_dir
 
 PRINTED_OUTCOMES = 64      # outcome lines the summary prints (--json has all)
+
+
+def by_exit_code(outcomes) -> list:
+    """Outcomes in the order a person reads them: by exit code (no exit last), then stdout."""
+    return sorted(outcomes, key=lambda o: (o[0] is None, o[0] if o[0] is not None else 0, o[1]))
 
 
 def _positive(text: str) -> int:
@@ -121,10 +129,10 @@ def cmd_run(args) -> int:
     for w in res.warnings:
         print(f"angr-ram: {w}", file=sys.stderr)
     if args.emit_tests is not None:
-        write_tests(res.tests, args.emit_tests)
+        write_tests(res.tests, args.emit_tests, args.binary)
     if args.json:
         print(json.dumps({
-            "outcomes": [{"exit": c, "stdout": o.decode("latin-1")} for c, o in sorted(res.outcomes, key=repr)],
+            "outcomes": [{"exit": c, "stdout": o.decode("latin-1")} for c, o in by_exit_code(res.outcomes)],
             "endings": res.endings,
             "errors": [{"kind": k, "message": m, "stdin": s.hex() if s is not None else None}
                        for k, m, s in res.errors],
@@ -136,11 +144,11 @@ def cmd_run(args) -> int:
             "tests_infeasible": res.tests_infeasible, "profile": res.profile, "stubs": res.stubs,
             "environment": res.environment, "outcomes_partial": res.outcomes_partial,
         }, indent=2))
-        return 0
+        return 130 if res.stopped == "interrupted" else 0
     print(f"{args.binary}: {res.stats.get('paths', 0)} paths in {res.seconds:.2f}s"
           + (f" (stopped: {res.stopped})" if res.stopped else ""))
     print("outcomes (exit code, stdout):")
-    listed = sorted(res.outcomes, key=repr)
+    listed = by_exit_code(res.outcomes)
     for code, out in listed[:PRINTED_OUTCOMES]:
         print(f"  exit {code}: {out!r}" if code is not None else f"  no exit: {out!r}")
     if len(listed) > PRINTED_OUTCOMES:
@@ -180,7 +188,7 @@ def cmd_run(args) -> int:
     if res.profile is not None:
         print("profile (exclusive seconds while exploring):")
         print(report(res.profile))
-    return 0
+    return 130 if res.stopped == "interrupted" else 0
 
 
 def cmd_replay(args) -> int:
@@ -250,9 +258,27 @@ def cmd_bench(args) -> int:
     return bench_module("speed").main(args.samples, args.timeout, args.json, args.repeat, samples_dir=d)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a bad command line said in one line (not twenty lines of usage), exit 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def _seconds(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, not {text!r}") from None
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
+    return v
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``angr-ram`` command."""
-    p = argparse.ArgumentParser(prog="angr-ram", description=__doc__)
+    p = _Parser(prog="angr-ram", description=__doc__)
+    p.add_argument("--version", action="version", version=f"angr-ram {__version__} (angr {angr.__version__})")
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="explore a binary with symbolic stdin")
     r.add_argument("binary")
@@ -308,7 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --merge pat: keep a pattern merge only when smaller than ite (default), or always")
     r.add_argument("--merge-validate", action="store_true", help="with --merge: check every merge and answer")
     r.add_argument("--json", action="store_true", help="machine-readable output")
-    r.add_argument("--timeout", type=float, default=None, help="stop exploring after S seconds")
+    r.add_argument("--timeout", type=_seconds, default=None, help="stop exploring after S seconds")
     r.add_argument("--workers", type=_positive, default=None, metavar="N",
                    help="step the states on N local dask worker processes (needs angr-ram[dist])")
     r.add_argument("--scheduler", default=None, metavar="ADDR",
@@ -323,12 +349,12 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--asan", metavar="BINARY_ASAN", default=None,
                     help="an AddressSanitizer build that confirms the error tests")
     rp.add_argument("--jobs", type=_positive, default=2, help="native runs at a time")
-    rp.add_argument("--timeout", type=float, default=10.0, help="seconds per native run")
+    rp.add_argument("--timeout", type=_seconds, default=10.0, help="seconds per native run")
     rp.add_argument("--json", action="store_true")
     rp.set_defaults(func=cmd_replay)
     b = sub.add_parser("bench", help="compare stock angr and angr-ram on the samples")
     b.add_argument("samples", nargs="*", help="sample names (default: all)")
-    b.add_argument("--timeout", type=float, default=300.0, help="per-run timeout in seconds")
+    b.add_argument("--timeout", type=_seconds, default=300.0, help="per-run timeout in seconds")
     b.add_argument("--json", action="store_true")
     b.add_argument("--repeat", type=int, default=1, help="runs per configuration; the minimum time is shown")
     b.add_argument("--models", action="store_true", help="compare the memory models and split sizes instead")

@@ -146,12 +146,19 @@ def replay_one(binary: str, test: TestCase, asan: str | None = None, timeout: fl
 def replay(tests, binary: str, asan: str | None = None, jobs: int = 2, timeout: float = 10.0) -> list[Replay]:
     """Replay ``tests`` (a list of :class:`TestCase` or a directory written by ``emit_tests``)
     against ``binary`` with ``jobs`` native runs at a time; results in test order."""
-    if not os.path.isfile(binary):
-        raise AngrRamError(f"{binary}: no such file")
-    if asan is not None and not os.path.isfile(asan):
-        raise AngrRamError(f"{asan}: no such file")
+    for exe in (binary, asan):
+        if exe is None:
+            continue
+        if os.path.isdir(exe):
+            raise AngrRamError(f"{exe}: a directory, not a binary")
+        if not os.path.isfile(exe):
+            raise AngrRamError(f"{exe}: no such file")
+        if not os.access(exe, os.X_OK):
+            raise AngrRamError(f"{exe}: not an executable file")
     if not isinstance(tests, list):
-        tests = read_tests(tests)
+        if not os.path.isdir(tests):
+            raise AngrRamError(f"{tests}: not a directory of tests (write one with run --emit-tests)")
+        tests = read_tests(tests, binary)
     with ThreadPoolExecutor(max(1, jobs)) as ex:
         return list(ex.map(lambda t: replay_one(binary, t, asan, timeout), tests))
 

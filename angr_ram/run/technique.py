@@ -232,6 +232,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
             raise AngrRamError(f"angr-ram supports x86-64 binaries only, not {project.arch.name}")
         install_procedures(project, self.string_procedures, self.environment)
         self._stubs = stub_addresses(project)
+        simgr.stashes.setdefault(ERROR_STASH, [])       # simgr.memory_errors is [] before the first error
         for stash in list(simgr.stashes):
             for state in simgr.stashes[stash]:
                 self.prepare_state(state)

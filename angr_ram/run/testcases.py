@@ -11,6 +11,7 @@ manifest (``tests.jsonl``), the input of :mod:`angr_ram.run.replay` and of fuzze
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -364,14 +365,27 @@ def prepare_test_dir(directory) -> Path:
     return d
 
 
-def write_tests(tests: list[TestCase], directory) -> Path:
+def binary_sha256(binary) -> str | None:
+    """The SHA-256 of the file ``binary`` (None where it cannot be read)."""
+    try:
+        with open(binary, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except OSError:
+        return None
+
+
+def write_tests(tests: list[TestCase], directory, binary=None) -> Path:
     """Write each test's inputs (``<id>.stdin``, ``<id>.arg<k>``, ``<id>.file.<name>``) and the
     manifest ``tests.jsonl`` into ``directory`` (see :func:`prepare_test_dir`: created if needed,
-    an earlier run's tests removed); returns the manifest path."""
+    an earlier run's tests removed); each manifest line records ``binary``'s name and SHA-256, so
+    that a replay of another binary is refused. Returns the manifest path."""
     d = prepare_test_dir(directory)
+    digest = binary_sha256(binary) if binary is not None else None
     lines = []
     for t in tests:
         m = t.manifest()
+        if digest is not None:
+            m["binary"], m["binary_sha256"] = os.path.basename(os.fspath(binary)), digest
         (d / m["stdin"]).write_bytes(t.stdin)
         for name, value in zip(m["args"], t.args, strict=True):
             (d / name).write_bytes(value)
@@ -388,24 +402,51 @@ def write_tests(tests: list[TestCase], directory) -> Path:
 def emit_tests(simgr, directory) -> list[TestCase]:
     """Collect the tests of ``simgr`` (see :func:`collect_tests`) and write them to ``directory``."""
     tests = collect_tests(simgr)
-    write_tests(tests, directory)
+    write_tests(tests, directory, getattr(simgr._project, "filename", None))  # pylint: disable=protected-access
     return tests
 
 
-def read_tests(directory) -> list[TestCase]:
-    """The tests written by :func:`write_tests` to ``directory``."""
+def read_tests(directory, binary=None) -> list[TestCase]:
+    """The tests written by :func:`write_tests` to ``directory``; a manifest that is not one (not
+    JSON, a line that is not a test, an input file missing), or tests recorded for another binary
+    than ``binary``, is a one-line :class:`~angr_ram.core.errors.AngrRamError`."""
     d = Path(directory)
     manifest = d / MANIFEST
     if not manifest.is_file():
         raise AngrRamError(f"{os.fspath(manifest)}: no test manifest (write one with --emit-tests)")
+    digest = binary_sha256(binary) if binary is not None else None
     tests = []
-    for line in manifest.read_text().splitlines():
+    try:
+        text = manifest.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise AngrRamError(f"{os.fspath(manifest)}: not a test manifest ({e})") from None
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        m = json.loads(line)
-        tests.append(TestCase(
-            m["id"], m["kind"], (d / m["stdin"]).read_bytes(), [(d / a).read_bytes() for a in m["args"]],
-            {name: (d / f).read_bytes() for name, f in m["files"].items()}, m["exit"],
-            None if m["stdout"] is None else m["stdout"].encode("latin-1"), m["error"], m["message"],
-            m["blocks"], m["addr"], list(m.get("stubs", [])), bool(m.get("solved", True))))
+        try:
+            tests.append(_test_of(json.loads(line), d))
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            raise AngrRamError(f"{os.fspath(manifest)}:{n}: not a test ({type(e).__name__}: {e})") from None
+        except OSError as e:
+            raise AngrRamError(f"{os.fspath(manifest)}:{n}: an input of the test is missing ({e})") from None
+        made_for = json.loads(line).get("binary_sha256")
+        if digest is not None and made_for is not None and made_for != digest:
+            raise AngrRamError(f"{os.fspath(manifest)}: the tests were made for another binary "
+                               f"({json.loads(line).get('binary')}, sha256 {made_for[:12]}...), not {binary}")
     return tests
+
+
+def _test_of(m: dict, d: Path) -> TestCase:
+    """The test a manifest line ``m`` describes, its inputs read from ``d`` (a name that leaves
+    ``d`` is not a test's)."""
+    def read(name) -> bytes:
+        if not isinstance(name, str) or os.sep in name or name in ("", ".", ".."):
+            raise ValueError(f"input file name {name!r}")
+        return (d / name).read_bytes()
+    if not isinstance(m, dict):
+        raise TypeError(f"a {type(m).__name__}, not an object")
+    return TestCase(
+        m["id"], m["kind"], read(m["stdin"]), [read(a) for a in m["args"]],
+        {name: read(f) for name, f in m["files"].items()}, m["exit"],
+        None if m["stdout"] is None else m["stdout"].encode("latin-1"), m["error"], m["message"],
+        m["blocks"], m["addr"], list(m.get("stubs", [])), bool(m.get("solved", True)))
