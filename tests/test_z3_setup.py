@@ -346,3 +346,35 @@ def test_a_runs_budget_bounds_the_bit_blasting_solvers_check():
     r = z3_check._checked(Scope(), z3.Solver.check, s, ())
     assert r == z3.unknown and time.perf_counter() - t0 < 1.0
     assert getattr(s, "ram_limits", None) is None
+
+
+def test_an_expression_too_deep_to_convert_back_from_z3_is_kept_by_the_backends_simplify():
+    """claripy's frontends simplify their constraints through ``BackendZ3.simplify`` (an ``eval``
+    of printf's argument on a loop merged with ``ite``: wcprint -O2 over 8 bytes ended the CLI run
+    with a traceback): a RecursionError, raw or wrapped by ctypes, keeps the expression; another
+    ctypes error is not hidden."""
+    import ctypes
+    x = claripy.BVS("x", 8) == 1
+
+    def deep(self, e):
+        raise ctypes.ArgumentError("argument 3: RecursionError: maximum recursion depth exceeded")
+
+    def recursion(self, e):
+        raise RecursionError
+
+    def other(self, e):
+        raise ctypes.ArgumentError("argument 1: TypeError: wrong type")
+    assert z3_setup.simplify_in_time(deep, None, x) is x
+    assert z3_setup.simplify_in_time(recursion, None, x) is x
+    with pytest.raises(ctypes.ArgumentError):
+        z3_setup.simplify_in_time(other, None, x)
+
+
+@pytest.mark.slow
+def test_a_loop_merged_with_ite_over_eight_bytes_finishes_with_the_forked_outcomes():
+    from angr_ram.run.runner import explore
+
+    from .conftest import BUILD
+    b = str(BUILD / "wcprint_O2")
+    merged, forked = explore(b, 8, merge="ite"), explore(b, 8)
+    assert merged.outcomes == forked.outcomes and merged.errors == []

@@ -349,7 +349,18 @@ def simplify_in_time(original, self, expr):
     constraints (simplify, propagate, ``aig``) can run for seconds on a large formula without
     looking at z3's interrupt, so within ``TIMED_SIMPLIFY_MS`` of the deadline the chain runs under
     ``z3.TryFor`` with the time left, and an expression it could not finish is kept as it is (simplification is
-    optional: the unsimplified constraint means the same)."""
+    optional: the unsimplified constraint means the same). An expression too deep for claripy's
+    conversion back from z3 is kept as it is too."""
+    try:
+        return _simplified(original, self, expr)
+    except (RecursionError, ctypes.ArgumentError) as exc:
+        if not isinstance(exc, RecursionError) and "RecursionError" not in str(exc):
+            raise           # a ctypes argument error of another kind: not ours to hide
+        return expr         # too deep for claripy's conversion back from z3 (a merged loop's
+                            # constraints, reached through a frontend's own simplify): kept as it is
+
+
+def _simplified(original, self, expr):
     sc = current()
     if sc is None or sc.deadline is None:
         return original(self, expr)
