@@ -232,7 +232,7 @@ def test_the_command_line_says_a_bad_usage_in_one_line_and_exits_2(tmp_path):
 
 def test_outcomes_are_listed_by_exit_code_then_output():
     """``sum=10`` before ``sum=100``, exit 2 before exit 10, no exit last (they were in string order)."""
-    from angr_ram.run.cli import by_exit_code
+    from angr_ram.run.summary import by_exit_code
     got = by_exit_code({(10, b"a\n"), (2, b"sum=100\n"), (2, b"sum=10\n"), (None, b""), (0, b"z")})
     assert got == [(0, b"z"), (2, b"sum=10\n"), (2, b"sum=100\n"), (10, b"a\n"), (None, b"")]
 

@@ -305,7 +305,7 @@ class RelocatableMixin(FixedRegionMixin, MemoryMixin):
             v = claripy.Extract(v.length - 1, v.length - size * 8, v)
         return v
 
-    def _targets(self, addr, a, size, hits: list[Hit]) -> list[Target]:
+    def _targets(self, addr, a, size, hits: list[Hit], what: str = "access") -> list[Target]:
         """One target per object or region hit, in order, then one error target per kind of fault:
         an access that may hit several unmapped gaps (a pointer with any value) is one error path,
         not one per gap."""
@@ -320,12 +320,12 @@ class RelocatableMixin(FixedRegionMixin, MemoryMixin):
         for kind, hs in faults.items():
             if len(hs) == 1:
                 out.append(Target(in_interval(a, hs[0].lo, hs[0].hi), "error", kind,
-                                  f"access of {size} bytes may hit {hs[0].describe()}"))
+                                  f"{what} of {size} bytes may hit {hs[0].describe()}"))
                 continue
             shown = ", ".join(h.describe() for h in hs[:MAX_SHOWN])
             more = f" and {len(hs) - MAX_SHOWN} more" if len(hs) > MAX_SHOWN else ""
             out.append(Target(claripy.Or(*(in_interval(a, h.lo, h.hi) for h in hs)), "error", kind,
-                              f"access of {size} bytes may hit any of {len(hs)}: {shown}{more}"))
+                              f"{what} of {size} bytes may hit any of {len(hs)}: {shown}{more}"))
         return out
 
     def _serve(self, addr, a, size, hits, what, condition=None):
@@ -345,7 +345,7 @@ class RelocatableMixin(FixedRegionMixin, MemoryMixin):
                 return hits, a
             self._fault(hits[0].error, f"{what} of {size} bytes hits {hits[0].describe()}", None, condition)
         model = space.model or DEFAULT_MODEL
-        targets = self._targets(addr, a, size, hits)
+        targets = self._targets(addr, a, size, hits, what)
         forking = forking_enabled()
         if not good:
             if forking:

@@ -8,12 +8,12 @@ import importlib
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import angr
 
 from angr_ram.core.errors import AngrRamError
-from angr_ram.core.profile import report
 from angr_ram.core.version import __version__
 from angr_ram.memory.strategies.models import MODELS
 from angr_ram.memory.uninitialized import UNINITIALIZED
@@ -21,17 +21,12 @@ from angr_ram.procedures.environment import ENVIRONMENTS
 from angr_ram.run.config import RunConfig
 from angr_ram.run.distributed import explore_distributed
 from angr_ram.run.inputs import Template, parse_range
+from angr_ram.run.progress import Progress
 from angr_ram.run.replay import format_table, replay
 from angr_ram.run.runner import explore
+from angr_ram.run.summary import json_report, process_seconds, summary_lines
 from angr_ram.run.testcases import prepare_test_dir, write_tests
 from angr_ram.solver.persistent_cache import check_store_dir
-
-PRINTED_OUTCOMES = 64      # outcome lines the summary prints (--json has all)
-
-
-def by_exit_code(outcomes) -> list:
-    """Outcomes in the order a person reads them: by exit code (no exit last), then stdout."""
-    return sorted(outcomes, key=lambda o: (o[0] is None, o[0] if o[0] is not None else 0, o[1]))
 
 
 def _positive(text: str) -> int:
@@ -39,6 +34,25 @@ def _positive(text: str) -> int:
     if v <= 0:
         raise argparse.ArgumentTypeError(f"must be a positive number, not {text}")
     return v
+
+
+MIN_SOLVER_MS = 100     # z3 takes tens of milliseconds on easy checks of hashed or many-byte inputs
+
+
+def _milliseconds(text: str) -> int:
+    try:
+        v = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of milliseconds, not {text!r}") from None
+    if v < MIN_SOLVER_MS:
+        raise argparse.ArgumentTypeError(
+            f"{text} ms is too short: give at least {MIN_SOLVER_MS} (z3 needs tens of milliseconds to set up a "
+            "check; with less it gives up on easy branches and their paths are lost to the unknown stash)")
+    return v
+
+
+def _milliseconds_or_zero(text: str) -> int:
+    return 0 if text.strip() in ("0", "0x0") else _milliseconds(text)
 
 
 def _sym_file(text: str) -> tuple[str, int]:
@@ -68,22 +82,6 @@ def _inputs(args) -> tuple:
     return stdin, files
 
 
-def _progress(stream):
-    def show(simgr):
-        stream.write(f"\r  active {len(simgr.active):5d}  finished {len(simgr.deadended):5d}  "
-                     f"errors {len(simgr.stashes.get('memory_errors', [])) + len(simgr.errored):4d}")
-        stream.flush()
-    return show
-
-
-def _dist_progress(stream):
-    def show(p):
-        stream.write(f"\r  paths {p.paths:6d}  errors {p.errors:4d}  frontier {p.frontier:5d}  "
-                     f"busy {min(p.busy, p.workers)}/{p.workers} workers  tasks {p.tasks:5d}")
-        stream.flush()
-    return show
-
-
 def cmd_run(args) -> int:
     """Explore one binary and print its outcomes, error paths and statistics (and write its tests)."""
     distributed = args.workers is not None or args.scheduler is not None
@@ -102,8 +100,6 @@ def cmd_run(args) -> int:
         if args.cache is None:
             raise AngrRamError("--persist needs a query cache: add --cache aa or --cache syntactic")
         check_store_dir(None if args.persist is True else args.persist)
-    show = _dist_progress if distributed else _progress
-    progress = show(sys.stderr) if sys.stderr.isatty() and not args.json else None
     opts = {}
     if args.engine == "ram":        # the run's options as one validated value (a bad one: an error now)
         ram = {"model": args.model, "symbolic_bases": not args.concrete_bases, "cache": args.cache,
@@ -120,74 +116,22 @@ def cmd_run(args) -> int:
         opts.update(merge=args.merge, merge_points=points, merge_validate=args.merge_validate,
                     merge_incremental=False if args.no_incremental else None, merge_patterns=args.merge_patterns)
     stdin, files = _inputs(args)
-    res = run(args.binary, stdin, engine=args.engine, timeout=args.timeout, progress=progress,
+    every = args.progress
+    with Progress(sys.stderr, live=every is None and sys.stderr.isatty() and not args.json, every=every) as shown:
+        update = shown.update_distributed if distributed else shown.update
+        res = run(args.binary, stdin, engine=args.engine, timeout=args.timeout,
+                  progress=update if shown.enabled else None,
                   args=args.argv or (), files=files, find=args.find or (), avoid=args.avoid or (),
                   num_find=args.num_find, max_paths=args.max_paths, max_states=args.max_states,
                   tests=args.emit_tests is not None, **opts)
-    if progress is not None:
-        sys.stderr.write("\n")
     for w in res.warnings:
         print(f"angr-ram: {w}", file=sys.stderr)
     if args.emit_tests is not None:
         write_tests(res.tests, args.emit_tests, args.binary)
     if args.json:
-        print(json.dumps({
-            "outcomes": [{"exit": c, "stdout": o.decode("latin-1")} for c, o in by_exit_code(res.outcomes)],
-            "endings": res.endings,
-            "errors": [{"kind": k, "message": m, "stdin": s.hex() if s is not None else None}
-                       for k, m, s in res.errors],
-            "stats": res.stats, "seconds": round(res.seconds, 3), "timed_out": res.timed_out,
-            "stopped": res.stopped, "found": res.found, "unknown": res.unknown, "unfinished": res.unfinished,
-            "warnings": res.warnings,
-            "tests": None if res.tests is None else len(res.tests), "tests_seconds": round(res.tests_seconds, 3),
-            "tests_plain": res.tests_plain, "tests_unsolved": res.tests_unsolved,
-            "tests_infeasible": res.tests_infeasible, "profile": res.profile, "stubs": res.stubs,
-            "environment": res.environment, "outcomes_partial": res.outcomes_partial,
-        }, indent=2))
-        return 130 if res.stopped == "interrupted" else 0
-    print(f"{args.binary}: {res.stats.get('paths', 0)} paths in {res.seconds:.2f}s"
-          + (f" (stopped: {res.stopped})" if res.stopped else ""))
-    print("outcomes (exit code, stdout):")
-    listed = by_exit_code(res.outcomes)
-    for code, out in listed[:PRINTED_OUTCOMES]:
-        print(f"  exit {code}: {out!r}" if code is not None else f"  no exit: {out!r}")
-    if len(listed) > PRINTED_OUTCOMES:
-        print(f"  ... {len(listed) - PRINTED_OUTCOMES} more (all of them with --json)")
-    if res.outcomes_partial:
-        print(f"paths with more outcomes than listed: {res.outcomes_partial} (the output depends on the "
-              "input: some outcomes and one per exit code are listed; each path has its tests)")
-    print("paths by ending: " + (", ".join(f"{k}: {v}" for k, v in sorted(res.endings.items())) or "none"))
-    if res.found:
-        print(f"paths that reached a find target: {res.found}")
-    if res.unknown:
-        print(f"states set aside because z3 gave up: {res.unknown} (give a longer --solver-timeout-ms or --timeout)")
-    if res.unfinished:
-        print(f"unfinished paths: {res.unfinished} (still running when the run stopped, or set aside; "
-              "each has a test with the input that drives the program there)")
-    if res.stubs:
-        print("angr stubs called (no model: any return value, no effect; results through them may not "
-              "replay): " + ", ".join(f"{k} ({v} paths)" for k, v in sorted(res.stubs.items())))
-    if res.environment:
-        print("paths that depend on the symbolic environment (explored for each of its values; a native run "
-              "sees one; --environment fixed explores one clock and fixed random bytes): "
-              + ", ".join(f"{k} ({v} paths)" for k, v in sorted(res.environment.items())))
-    if res.errors:
-        print("error paths:")
-        for kind, msg, stdin in res.errors:
-            print(f"  {kind}: {msg}  stdin={stdin!r}")
-    if res.tests is not None:
-        print(f"tests: {len(res.tests)} written to {args.emit_tests} "
-              f"(replay: angr-ram replay {args.emit_tests} {args.binary})")
-        short = [f"{n} {what}" for n, what in ((res.tests_plain, "with inputs not all made readable"),
-                                               (res.tests_unsolved, "with unsolved (zero) inputs"),
-                                               (res.tests_infeasible, "set-aside paths found infeasible"))
-                 if n]
-        if short:
-            print("tests out of time: " + ", ".join(short))
-    print("stats: " + ", ".join(f"{k}={round(v, 3) if isinstance(v, float) else v}" for k, v in res.stats.items()))
-    if res.profile is not None:
-        print("profile (exclusive seconds while exploring):")
-        print(report(res.profile))
+        print(json.dumps(json_report(res, time.perf_counter() - args.started), indent=2))
+    else:
+        print("\n".join(summary_lines(res, args.binary, time.perf_counter() - args.started, args.emit_tests, args.stats)))
     return 130 if res.stopped == "interrupted" else 0
 
 
@@ -301,9 +245,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--num-find", type=_positive, default=1, help="with --find: stop after this many found")
     r.add_argument("--max-paths", type=_positive, default=None, help="stop after this many finished paths")
     r.add_argument("--max-states", type=_positive, default=None, help="stop when more states are active")
-    r.add_argument("--solver-timeout-ms", type=_positive, default=None, metavar="MS",
-                   help="z3 time per call; a state needing more goes to the unknown stash (default 300000)")
-    r.add_argument("--defer-ms", type=int, default=1000, metavar="MS",
+    r.add_argument("--solver-timeout-ms", type=_milliseconds, default=None, metavar="MS",
+                   help=f"z3 time per call, at least {MIN_SOLVER_MS}; a state needing more goes to the unknown "
+                        "stash (default 300000)")
+    r.add_argument("--defer-ms", type=_milliseconds_or_zero, default=1000, metavar="MS",
                    help="first-pass z3 time per call: a path needing more waits until the others are done "
                         "(0: no first pass; default 1000)")
     r.add_argument("--environment", choices=ENVIRONMENTS, default=None,
@@ -333,7 +278,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--merge-patterns", choices=("smaller", "always"), default="smaller",
                    help="with --merge pat: keep a pattern merge only when smaller than ite (default), or always")
     r.add_argument("--merge-validate", action="store_true", help="with --merge: check every merge and answer")
-    r.add_argument("--json", action="store_true", help="machine-readable output")
+    r.add_argument("--json", action="store_true", help="every number of the run as JSON")
+    r.add_argument("--stats", action="store_true", help="also print the solver's and memory model's counters")
+    r.add_argument("--progress", type=_seconds, nargs="?", const=10.0, default=None, metavar="S",
+                   help="write a progress line to stderr every S seconds (default 10; for a log or a pipe: on "
+                        "a terminal a live line is shown without it)")
     r.add_argument("--timeout", type=_seconds, default=None, help="stop exploring after S seconds")
     r.add_argument("--workers", type=_positive, default=None, metavar="N",
                    help="step the states on N local dask worker processes (needs angr-ram[dist])")
@@ -425,19 +374,32 @@ def _values_attached(argv: list[str]) -> list[str]:
     return out
 
 
-def main(argv=None) -> int:
+def main(argv=None, started: float | None = None) -> int:
     """Entry point of the ``angr-ram`` command."""
     args = build_parser().parse_args(_values_attached(list(sys.argv[1:] if argv is None else argv)))
     if getattr(args, "stdin_bytes", 0) < 0:
         print("angr-ram: --stdin-bytes must not be negative", file=sys.stderr)
         return 2
     try:
+        # the command's time starts with the process (the ``angr-ram`` command), or with this call
+        args.started = time.perf_counter() if started is None else started
         return args.func(args)
     except AngrRamError as e:
         print(f"angr-ram: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:         # the reader of the output went away (| head): nothing more to say
+        _quiet_stdout()
+        return 0
+
+
+def _quiet_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def entry() -> None:
@@ -445,7 +407,7 @@ def entry() -> None:
     handlers run (files, logging, dask), but the interpreter does not tear down the run's objects
     one by one, which after a large run took over a second: a second the user waits after a
     Ctrl-C or a ``--timeout``, with every result already written."""
-    rc = main()
+    rc = main(started=time.perf_counter() - process_seconds())
     for f in (sys.stdout, sys.stderr):
         try:
             f.flush()

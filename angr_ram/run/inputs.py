@@ -21,6 +21,9 @@ STATE_OPTIONS = {
     angr.options.ZERO_FILL_UNCONSTRAINED_REGISTERS,
     angr.options.ZERO_FILL_UNCONSTRAINED_MEMORY,
 }
+# a file the run does not declare is not there (open fails with ENOENT, as stat and access say):
+# angr's default opens it as a file of any size and content, a path no native run takes
+STATE_REMOVED_OPTIONS = {angr.options.ALL_FILES_EXIST, angr.options.ANY_FILE_MIGHT_EXIST}
 
 
 @dataclass(frozen=True)
@@ -148,7 +151,8 @@ def make_state(proj: angr.Project, stdin_bytes: int = 0, args=(), files=(), **kw
     :class:`Template`: its bytes, each ``?`` symbolic within its range), argv ``[binary, *args]``
     where an int in ``args`` is a symbolic string of that many bytes (like KLEE's ``--sym-arg``)
     and a str/bytes a concrete argument, and symbolic files ``files``: (name, size or Template)
-    pairs the program can open."""
+    pairs the program can open. No other file exists (opening one fails with ``ENOENT``) unless
+    ``add_options`` asks for angr's ``ALL_FILES_EXIST``."""
     if isinstance(stdin_bytes, int) and not isinstance(stdin_bytes, bool) and stdin_bytes < 0:
         raise AngrRamError(f"stdin_bytes must not be negative, not {stdin_bytes}")
     inputs: list[ProgramInput] = []
@@ -168,7 +172,9 @@ def make_state(proj: angr.Project, stdin_bytes: int = 0, args=(), files=(), **kw
             expr = claripy.BVV(raw, 8 * len(raw)) if raw else None
         argv.append(expr if expr is not None else "")
         inputs.append(ProgramInput("arg", f"arg{k}", expr, index=k))
-    state = proj.factory.entry_state(stdin=stdin, args=argv, add_options=set(STATE_OPTIONS), **kwargs)
+    add = set(STATE_OPTIONS) | set(kwargs.pop("add_options", ()))
+    remove = (set(STATE_REMOVED_OPTIONS) - add) | set(kwargs.pop("remove_options", ()))
+    state = proj.factory.entry_state(stdin=stdin, args=argv, add_options=add, remove_options=remove, **kwargs)
     for name, spec in files:
         if not name or "\0" in name:
             raise AngrRamError(f"bad file name {name!r}")

@@ -119,12 +119,23 @@ def listed_outcomes(state, limit: int = LISTED_PER_PATH, seconds: float = LISTED
     return listed, complete
 
 
+ENDING_CODES = 4       # an input-dependent exit code is named by up to this many of its values
+
+
 def ending(state) -> str:
-    """How a finished path ended: ``exit N`` when the exit code is one value, else ``exit`` or, for
-    a path that did not call exit, ``no exit (<jump kind> at <address>)``."""
+    """How a finished path ended: ``exit N`` when the exit code is one value; ``exit 1|2`` (its
+    values) or ``exit 1|2|3|4|...`` (more than :data:`ENDING_CODES` of them) when it depends on the
+    input; for a path that did not call exit, ``no exit (<jump kind> at <address>)``."""
     code = exit_code_expr(state)
     if code is None:
         jk = state.history.jumpkind or "end"
         addr = state.history.addr if state.history.addr is not None else state.addr
         return f"no exit ({jk} at {addr:#x})"
-    return f"exit {code.concrete_value}" if not code.symbolic else "exit"
+    if not code.symbolic:
+        return f"exit {code.concrete_value}"
+    try:
+        codes = sorted(state.solver.eval_upto(code, ENDING_CODES + 1))
+    except Exception:  # noqa: BLE001 - claripy's many solver errors: the codes are unknown, not the path
+        return "exit (input-dependent code)"
+    more = "|..." if len(codes) > ENDING_CODES else ""
+    return "exit " + "|".join(str(c) for c in codes[:ENDING_CODES]) + more

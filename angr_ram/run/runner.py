@@ -23,8 +23,9 @@ from angr_ram.run.input_budget import InputBudget, NoAnswer, NoModel, errored_re
 from angr_ram.run.inputs import STATE_OPTIONS, make_state  # noqa: F401 - re-exported for scripts and tests
 from angr_ram.run.libraries import own_libraries, unloaded_library_notes
 from angr_ram.run.outcomes import ending, listed_outcomes
+from angr_ram.run.targets import resolve_targets, unreached_notes  # noqa: F401 - resolve_targets re-exported
 from angr_ram.run.technique import DEFERRED_STASH, ERROR_STASH, UNKNOWN_STASH, RelocatableMemory, stats
-from angr_ram.run.testcases import collect_tests, unfinished_states
+from angr_ram.run.testcases import BEYOND_MAX_PATHS_STASH, choose_inputs, collect_tests, unfinished_states
 from angr_ram.solver.z3_setup import drop_conversion_caches
 
 # seconds past a run's time limit that choosing its tests' inputs may take (after them, a plain model
@@ -66,6 +67,10 @@ class RunResult:
     stubs: dict = field(default_factory=dict)       # angr stub -> ended paths that called it (results may be wrong)
     environment: dict = field(default_factory=dict)  # "clock"/"random bytes" -> ended paths whose constraints mention it
     outcomes_partial: int = 0     # paths with more outcomes than listed (stdout echoing the input; outcomes.LISTED_PER_PATH)
+    found_inputs: list = field(default_factory=list)  # (stdin, argv[1:], files) of the first found paths
+    beyond_max_paths: int = 0     # paths that finished in the same step as the max_paths-th: set aside, not reported
+
+MAX_FOUND_INPUTS = 16       # found paths whose input the result carries (all of them have tests)
 
 
 def count_into(counts: dict, pairs) -> None:
@@ -77,6 +82,8 @@ def count_into(counts: dict, pairs) -> None:
 def load_project(binary: str) -> angr.Project:
     """Load an x86-64 ELF for analysis with its own libraries (:mod:`.libraries`); raises
     UnsupportedBinary with a clear reason otherwise."""
+    if os.path.isdir(binary):
+        raise UnsupportedBinary(f"{binary}: is a directory, not a binary")
     if not os.path.isfile(binary):
         raise UnsupportedBinary(f"{binary}: no such file")
     with open(binary, "rb") as f:
@@ -92,24 +99,6 @@ def load_project(binary: str) -> angr.Project:
     if proj.arch.name != "AMD64":
         raise UnsupportedBinary(f"{binary}: angr-ram supports x86-64 binaries, this one is {proj.arch.name}")
     return proj
-
-
-def resolve_targets(proj: angr.Project, targets) -> list[int]:
-    """Addresses of ``targets`` (ints, hex/decimal strings or symbol names) in ``proj``."""
-    addrs = []
-    for t in targets:
-        if isinstance(t, int):
-            addrs.append(t)
-            continue
-        sym = proj.loader.find_symbol(t)
-        if sym is not None:
-            addrs.append(sym.rebased_addr)
-            continue
-        try:
-            addrs.append(int(t, 0))
-        except ValueError:
-            raise AngrRamError(f"{t!r} is neither an address nor a symbol of {proj.filename}") from None
-    return addrs
 
 
 def explore(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str = "fork",
@@ -146,7 +135,9 @@ def explore(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
     try:
         with bound as guard:
             _explore_loop(simgr, tech, res, progress, find, num_find, max_states, max_paths, guard)
-            return _finish(simgr, tech, guard, res, t0, timeout, tests)
+            res = _finish(simgr, tech, guard, res, t0, timeout, tests)
+            res.warnings += unreached_notes(find, res.found, res.stopped)
+            return res
     finally:
         end_runs(simgr)
         drop_conversion_caches()
@@ -186,6 +177,7 @@ def _explore_loop(simgr, tech, res, progress, find, num_find, max_states, max_pa
                 res.stopped = "max-states"   # stopped like a timeout (state explosion)
             elif max_paths is not None and finished(simgr) >= max_paths:
                 res.stopped = "max-paths"
+                res.beyond_max_paths = keep_first_paths(simgr, max_paths)
             if res.stopped is not None:
                 break
     except RunStopped:
@@ -245,7 +237,8 @@ def prepare(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
                                                  incremental=merge_incremental, patterns=merge_patterns))
     if find or avoid:
         simgr.use_technique(angr.exploration_techniques.Explorer(
-            find=resolve_targets(proj, find) or None, avoid=resolve_targets(proj, avoid) or None,
+            find=resolve_targets(proj, find, "find target") or None,
+            avoid=resolve_targets(proj, avoid, "avoid target") or None,
             num_find=num_find))
     return simgr, tech
 
@@ -311,10 +304,36 @@ def collect_paths(simgr, res: RunResult, budget: InputBudget | None = None) -> R
         count_into(res.environment, ((kind, 1) for kind in environment_kinds(s)))
     if res.stubs:
         res.warnings.extend(unloaded_library_notes(simgr._project, res.stubs))
-    res.found += len(simgr.stashes.get("found", []))
+    found = simgr.stashes.get("found", [])
+    res.found += len(found)
+    for s in found[:MAX_FOUND_INPUTS]:
+        chosen = choose_inputs(s, budget=budget)
+        if chosen is not None:
+            res.found_inputs.append(chosen[:3])
     res.unknown += sum(len(simgr.stashes.get(k, [])) for k in (UNKNOWN_STASH, DEFERRED_STASH, "interrupted"))
     res.unfinished += len(unfinished_states(simgr))
     return res
+
+
+
+def keep_first_paths(simgr, n: int) -> int:
+    """Keep ``n`` finished paths: one step can finish many (every state of a breadth-first frontier
+    reads its last byte together), and a run asked for ``max_paths`` reports that many. The newest
+    of the others go to the ``beyond_max_paths`` stash (neither reported nor given tests), paths
+    that ended normally before error paths; returns how many."""
+    extra = finished(simgr) - n
+    moved = 0
+    for name in ("deadended", "errored", ERROR_STASH):
+        stash = simgr.errored if name == "errored" else simgr.stashes.get(name, [])
+        k = min(extra - moved, len(stash))
+        if k <= 0:
+            continue
+        tail = stash[len(stash) - k:]
+        del stash[len(stash) - k:]
+        simgr.stashes.setdefault(BEYOND_MAX_PATHS_STASH, []).extend(
+            rec.state if name == "errored" else rec for rec in tail)
+        moved += k
+    return moved
 
 
 def finished(simgr) -> int:

@@ -246,7 +246,9 @@ def _case(state, n: int, kind: str, extra=(), budget: InputBudget | None = None,
 
 # stashes whose states are not paths of their own kind: every other stash holds paths that did not
 # finish (active when the run stopped, set aside, waiting to merge), written as ``unfinished`` tests
-TERMINAL_STASHES = frozenset({"deadended", "found", "avoid", "unsat", "pruned", "unconstrained"})
+BEYOND_MAX_PATHS_STASH = "beyond_max_paths"   # finished paths past a run's max_paths (runner.keep_first_paths)
+TERMINAL_STASHES = frozenset({"deadended", "found", "avoid", "unsat", "pruned", "unconstrained",
+                              BEYOND_MAX_PATHS_STASH})
 
 
 def unfinished_states(simgr) -> list:

@@ -50,14 +50,20 @@ class Hit:
     region: tuple | None = None
     error: str | None = None
     values: list[int] | None = None   # all feasible start addresses in it, when resolution enumerated them
+    below: MemoryObject | None = None  # an unmapped range's: the heap object that ends just before it
 
     def describe(self) -> str:
         """A one-line description for error messages."""
         if self.obj is not None:
-            return f"object #{self.obj.id} (size {self.obj.size}, allocated at {self.obj.site:#x})"
+            return f"object #{self.obj.id} ({_object_words(self.obj)})"
         if self.region is not None:
             return f"region {self.region[2]}"
-        return f"unmapped range [{self.lo:#x}, {self.hi:#x}]"
+        past = f" past the end of heap object #{self.below.id} ({_object_words(self.below)})" if self.below else ""
+        return f"unmapped range [{self.lo:#x}, {self.hi:#x}]{past}"
+
+
+def _object_words(obj: MemoryObject) -> str:
+    return f"size {obj.size}, allocated at {obj.site:#x}"
 
 
 def classify(space: AddressSpace, v: int, size: int) -> Hit:
@@ -81,7 +87,9 @@ def classify(space: AddressSpace, v: int, size: int) -> Hit:
     lo, hi = gap_around(space, v)
     if v < NULL_PAGE:
         return Hit("error", lo, min(hi, NULL_PAGE - 1), error="null-dereference")
-    return Hit("error", max(lo, NULL_PAGE) if lo < NULL_PAGE else lo, hi, error="out-of-bounds")
+    below = space.find(lo - 1) if lo > 0 else None
+    return Hit("error", max(lo, NULL_PAGE) if lo < NULL_PAGE else lo, hi, error="out-of-bounds",
+               below=below[0] if below is not None else None)
 
 
 def in_interval(a, lo: int, hi: int):
