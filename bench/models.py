@@ -15,6 +15,7 @@ import math
 import time
 from pathlib import Path
 
+from angr_ram.core.errors import AngrRamError
 from angr_ram.run.runner import explore
 from angr_ram.run.technique import RelocatableMemory
 
@@ -83,6 +84,8 @@ def geomean(xs) -> float:
 @with_claripy_fixes
 def main(timeout: float = 300.0, repeat: int = 1, plot: str | None = None, samples_dir: Path | None = None) -> int:
     """Print the model table, the split table and (optionally) write the matrix-size plot."""
+    if plot:
+        _plotting_available()          # before the tables' minutes, not after them
     rows, results = [], {}
     settings = [(label, label, opts) for label, opts in MODEL_SETTINGS]
     for name, (binary, n) in MULTI.items():
@@ -113,6 +116,13 @@ def main(timeout: float = 300.0, repeat: int = 1, plot: str | None = None, sampl
     if plot:
         _plot(plot, timeout, samples_dir)
     return 0
+
+
+def _plotting_available() -> None:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise AngrRamError("--plot needs matplotlib: pip install 'angr-ram[bench]' (or pip install matplotlib)") from None
 
 
 def _plot(path: str, timeout: float, samples_dir: Path | None) -> None:

@@ -124,7 +124,7 @@ def test_the_summary_is_short_and_the_counters_are_behind_stats(capsys):
     assert main(["run", b, "--stdin-bytes", "1"]) == 0
     out = capsys.readouterr().out
     assert "stats" not in out and max(len(ln) for ln in out.splitlines()) < 400
-    assert re.search(r"out-of-bounds: write of 1 bytes .*heap object #1 \(size 10", out), out
+    assert re.search(r"out-of-bounds: write of 1 byte .*heap object #1 \(size 10", out), out
     assert main(["run", b, "--stdin-bytes", "1", "--stats"]) == 0
     out = capsys.readouterr().out
     assert "\n  z3_checks = " in out and "\n  paths = 2" in out
@@ -148,3 +148,18 @@ def test_progress_lines_every_few_seconds_when_piped():
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=True)
     lines = [ln for ln in r.stderr.splitlines() if "paths" in ln]
     assert lines and re.match(r"\s*[\d.]+s  paths +16 \([\d.]+/s\)  active +0  errors +0$", lines[-1]), r.stderr
+
+
+def test_help_is_plain_text_and_a_plot_without_matplotlib_is_refused_at_once(monkeypatch, capsys):
+    """--help had reStructuredText markup; bench --models --plot ran its tables for minutes and then
+    failed with a traceback when matplotlib was missing."""
+    import time
+
+    from angr_ram.run.cli import build_parser
+    for text in (build_parser().format_help(), *(a.format_help() for a in build_parser()._subparsers
+                                                 ._group_actions[0].choices.values())):
+        assert "``" not in text and ":class:" not in text
+    monkeypatch.setitem(sys.modules, "matplotlib", None)        # import matplotlib raises ImportError
+    t0 = time.perf_counter()
+    err = _refused(capsys, ["bench", "--models", "--plot", "x.png"], "needs matplotlib", "angr-ram[bench]")
+    assert time.perf_counter() - t0 < 5, err

@@ -52,7 +52,7 @@ def test_deferred_paths_are_resumed_and_every_outcome_is_found(monkeypatch):
     st = angr_ram.stats(simgr)
     assert st["deferred_states"] > 0 and st["deferred_resumed"] == st["deferred_states"]
     assert calls["full"] > 0 and st["unknown"] == 0 and not simgr.errored
-    assert not simgr.stashes.get("deferred") and not simgr.stashes.get("unknown")
+    assert not simgr.stashes.get("ram_deferred") and not simgr.stashes.get("unknown")
     assert any(s.ram.resumed for s in simgr.deadended) and current() is None
     found = set().union(*(path_outcomes(s) for s in simgr.deadended))
     assert found == native(b, 2)

@@ -34,7 +34,7 @@ class FaultMixin(MemoryMixin):
             return
         if h.kind == "region":  # a concrete heap-range address never lands in a region
             return
-        self._fault(h.error, f"{what} of {size} bytes at {c:#x} hits {h.describe()}", c, condition)
+        self._fault(h.error, f"{what} of {size} byte{'s' if size != 1 else ''} at {c:#x} hits {h.describe()}", c, condition)
 
     def _fault(self, kind: str, message: str, address: int | None = None, condition=None):
         """Report a fault only where it can happen: raises InfeasibleAccess when the state (with the
@@ -61,7 +61,7 @@ class FaultMixin(MemoryMixin):
         bad = claripy.UGT(end, obj.limit)
         if guard is not None:
             bad = claripy.And(guard, bad)
-        self._split_off(bad, f"{what} of {size} bytes beyond the symbolic size of object #{obj.id} "
+        self._split_off(bad, f"{what} of {size} byte{'s' if size != 1 else ''} beyond the symbolic size of object #{obj.id} "
                              f"(at most {obj.size} bytes, allocated at {obj.site:#x})", what, condition)
 
     def _check_freed(self, obj: MemoryObject, size: int, what: str, condition=None, guard=None) -> None:
@@ -71,7 +71,7 @@ class FaultMixin(MemoryMixin):
         if obj.freed_when is None:
             return
         bad = obj.freed_when if guard is None else claripy.And(guard, obj.freed_when)
-        self._split_off(bad, f"{what} of {size} bytes of object #{obj.id} (allocated at {obj.site:#x}), "
+        self._split_off(bad, f"{what} of {size} byte{'s' if size != 1 else ''} of object #{obj.id} (allocated at {obj.site:#x}), "
                              "which is freed on these inputs", what, condition, "use-after-free")
 
     def _split_off(self, bad, msg: str, what: str, condition, kind: str = "out-of-bounds") -> None:

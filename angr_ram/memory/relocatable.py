@@ -250,7 +250,7 @@ class RelocatableMixin(FixedRegionMixin, MemoryMixin):
         solver = self.state.solver
         if not solver.satisfiable(extra_constraints=(outside,)) or not solver.satisfiable(extra_constraints=(inside,)):
             return
-        message = f"{what} of {size} bytes may leave the {var.describe()}"
+        message = f"{what} of {size} byte{'s' if size != 1 else ''} may leave the {var.describe()}"
         if forking_enabled():
             raise self._fork_request([Target(inside, "value"), Target(outside, "error", "out-of-bounds", message)],
                                      what)
@@ -320,12 +320,12 @@ class RelocatableMixin(FixedRegionMixin, MemoryMixin):
         for kind, hs in faults.items():
             if len(hs) == 1:
                 out.append(Target(in_interval(a, hs[0].lo, hs[0].hi), "error", kind,
-                                  f"{what} of {size} bytes may hit {hs[0].describe()}"))
+                                  f"{what} of {size} byte{'s' if size != 1 else ''} may hit {hs[0].describe()}"))
                 continue
             shown = ", ".join(h.describe() for h in hs[:MAX_SHOWN])
             more = f" and {len(hs) - MAX_SHOWN} more" if len(hs) > MAX_SHOWN else ""
             out.append(Target(claripy.Or(*(in_interval(a, h.lo, h.hi) for h in hs)), "error", kind,
-                              f"{what} of {size} bytes may hit any of {len(hs)}: {shown}{more}"))
+                              f"{what} of {size} byte{'s' if size != 1 else ''} may hit any of {len(hs)}: {shown}{more}"))
         return out
 
     def _serve(self, addr, a, size, hits, what, condition=None):
@@ -343,14 +343,14 @@ class RelocatableMixin(FixedRegionMixin, MemoryMixin):
         if len(hits) == 1:
             if good:
                 return hits, a
-            self._fault(hits[0].error, f"{what} of {size} bytes hits {hits[0].describe()}", None, condition)
+            self._fault(hits[0].error, f"{what} of {size} byte{'s' if size != 1 else ''} hits {hits[0].describe()}", None, condition)
         model = space.model or DEFAULT_MODEL
         targets = self._targets(addr, a, size, hits, what)
         forking = forking_enabled()
         if not good:
             if forking:
                 raise self._fork_request(targets, what)
-            self._fault(hits[0].error, f"{what} of {size} bytes hits {hits[0].describe()}", None, condition)
+            self._fault(hits[0].error, f"{what} of {size} byte{'s' if size != 1 else ''} hits {hits[0].describe()}", None, condition)
         good_targets = [t for t in targets if t.kind != "error"]
         if len(good) < len(hits):
             errors = [t for t in targets if t.kind == "error"]

@@ -24,7 +24,8 @@ from angr_ram.run.inputs import Template, parse_range
 from angr_ram.run.progress import Progress
 from angr_ram.run.replay import format_table, replay
 from angr_ram.run.runner import explore
-from angr_ram.run.summary import json_report, process_seconds, summary_lines
+from angr_ram.run.search import SEARCHES
+from angr_ram.run.summary import json_report, process_seconds, stats_table, summary_lines, write_run_report
 from angr_ram.run.testcases import prepare_test_dir, write_tests
 from angr_ram.solver.persistent_cache import check_store_dir
 
@@ -116,8 +117,15 @@ def cmd_run(args) -> int:
         opts.update(merge=args.merge, merge_points=points, merge_validate=args.merge_validate,
                     merge_incremental=False if args.no_incremental else None, merge_patterns=args.merge_patterns)
     stdin, files = _inputs(args)
+    if args.search is not None:
+        opts["search"] = args.search
+    if not args.no_coverage:
+        opts["coverage"] = True
+        if args.emit_tests is not None:
+            opts["coverage_series"] = os.path.join(args.emit_tests, "coverage.csv")
     every = args.progress
-    with Progress(sys.stderr, live=every is None and sys.stderr.isatty() and not args.json, every=every) as shown:
+    live = every is None and sys.stderr.isatty() and not args.json
+    with Progress(sys.stderr, live=live, every=every, started=args.started) as shown:
         update = shown.update_distributed if distributed else shown.update
         res = run(args.binary, stdin, engine=args.engine, timeout=args.timeout,
                   progress=update if shown.enabled else None,
@@ -126,10 +134,12 @@ def cmd_run(args) -> int:
                   tests=args.emit_tests is not None, **opts)
     for w in res.warnings:
         print(f"angr-ram: {w}", file=sys.stderr)
+    report = json_report(res, time.perf_counter() - args.started)
     if args.emit_tests is not None:
         write_tests(res.tests, args.emit_tests, args.binary)
+        write_run_report(report, args.emit_tests, args.binary)
     if args.json:
-        print(json.dumps(json_report(res, time.perf_counter() - args.started), indent=2))
+        print(json.dumps(report, indent=2))
     else:
         print("\n".join(summary_lines(res, args.binary, time.perf_counter() - args.started, args.emit_tests, args.stats)))
     return 130 if res.stopped == "interrupted" else 0
@@ -144,6 +154,12 @@ def cmd_replay(args) -> int:
     else:
         print(format_table(results))
     return 1 if any(r.failed for r in results) else 0
+
+
+def cmd_stats(args) -> int:
+    """Print a row per test directory: paths, tests, errors, time, coverage, z3."""
+    print(stats_table(args.directories))
+    return 0
 
 
 def bench_module(name: str):
@@ -180,6 +196,8 @@ def cmd_bench(args) -> int:
         return 0
     if args.drives:
         return bench_module("drives").drives_table(args.samples or None, samples_dir=d, timeout=args.timeout)
+    if args.cli:
+        return bench_module("cli").cli_table(samples_dir=d)
     if args.scripts:
         return bench_module("scripts").scripts_table(args.samples or None, timeout=args.timeout)
     if args.processes:
@@ -219,9 +237,14 @@ def _seconds(text: str) -> float:
     return v
 
 
+DESCRIPTION = ("Symbolic execution of x86-64 binaries with angr and complete symbolic pointers: "
+               "'angr-ram run BINARY --stdin-bytes N' explores, 'angr-ram replay DIR BINARY' runs its tests "
+               "natively, 'angr-ram bench' compares it with stock angr.")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``angr-ram`` command."""
-    p = _Parser(prog="angr-ram", description=__doc__)
+    p = _Parser(prog="angr-ram", description=DESCRIPTION)
     p.add_argument("--version", action="version", version=f"angr-ram {__version__} (angr {angr.__version__})")
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="explore a binary with symbolic stdin")
@@ -278,6 +301,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--merge-patterns", choices=("smaller", "always"), default="smaller",
                    help="with --merge pat: keep a pattern merge only when smaller than ite (default), or always")
     r.add_argument("--merge-validate", action="store_true", help="with --merge: check every merge and answer")
+    r.add_argument("--search", choices=SEARCHES, default=None,
+                   help="which states are stepped next: one at a time, newest (dfs) or oldest (bfs) first, "
+                        "KLEE's random-path, coverage-new (covnew: near code no path executed yet) or both in turn; "
+                        "default: every active state together (angr's order)")
+    r.add_argument("--no-coverage", action="store_true",
+                   help="do not measure the coverage of the binary's code (it builds angr's CFG at the end: "
+                        "about 2 s for a coreutils binary)")
     r.add_argument("--json", action="store_true", help="every number of the run as JSON")
     r.add_argument("--stats", action="store_true", help="also print the solver's and memory model's counters")
     r.add_argument("--progress", type=_seconds, nargs="?", const=10.0, default=None, metavar="S",
@@ -301,6 +331,9 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--timeout", type=_seconds, default=10.0, help="seconds per native run")
     rp.add_argument("--json", action="store_true")
     rp.set_defaults(func=cmd_replay)
+    st = sub.add_parser("stats", help="a table of runs' test directories, in the manner of klee-stats")
+    st.add_argument("directories", nargs="+", metavar="DIR", help="directories written by run --emit-tests")
+    st.set_defaults(func=cmd_stats)
     b = sub.add_parser("bench", help="compare stock angr and angr-ram on the samples")
     b.add_argument("samples", nargs="*", help="sample names (default: all)")
     b.add_argument("--timeout", type=_seconds, default=300.0, help="per-run timeout in seconds")
@@ -316,6 +349,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--drives", action="store_true",
                    help="each program driven by explore(), by a script with one wide BVS and angr's default "
                         "options, and by a script with a BVS per byte: time, paths, outcomes, RSS")
+    b.add_argument("--cli", action="store_true",
+                   help="the command line as a user meets it: undeclared files, --max-paths, find targets, the "
+                        "printed time, small solver budgets, summary size, progress when piped")
     b.add_argument("--scripts", action="store_true",
                    help="the corpus of angr scripts (samples/scripts), each as written and with RelocatableMemory() "
                         "added, side by side: answer, seconds, peak RSS")

@@ -133,10 +133,11 @@ def steps_observed() -> bool:
 def chain_policy(simgr, own: object):
     """Context for stepping ``simgr``: blocks are followed (up to :data:`MAX_CHAIN`) when no one
     counts or inspects single steps (:func:`steps_observed`) and every exploration technique on it is
-    ``own`` (the RelocatableMemory stepping), one of :data:`_ADDRESS_BLIND`, or an Explorer whose
+    ``own`` (the RelocatableMemory stepping), one of :data:`_ADDRESS_BLIND` or a technique that says
+    it is (``address_blind = True``: angr-ram's searches and coverage), or an Explorer whose
     find and avoid conditions are addresses (they come as stop points); otherwise one block per
     step, as angr steps."""
-    known = all(t is own or isinstance(t, _ADDRESS_BLIND)
+    known = all(t is own or isinstance(t, _ADDRESS_BLIND) or getattr(t, "address_blind", False) is True
                 or (type(t) is Explorer and not t._unknown_stop_points) for t in simgr._techniques)
     return setting(_CHAIN, MAX_CHAIN if known and not steps_observed() else 1)
 

@@ -38,14 +38,16 @@ def line(c: Counts, elapsed: float) -> str:
 
 class Progress:
     """A context manager that shows a run's progress on ``stream``: live with rich when ``live``
-    (a terminal), every ``every`` seconds as plain lines otherwise (None: not at all)."""
+    (a terminal), every ``every`` seconds as plain lines otherwise (None: not at all); the time is
+    counted from ``started`` (a ``time.perf_counter()`` value; default: entering the context)."""
 
-    def __init__(self, stream, live: bool, every: float | None = None):
+    def __init__(self, stream, live: bool, every: float | None = None, started: float | None = None):
         self.stream = stream
         self.live = live
         self.every = every
         self.counts = Counts()
-        self.t0 = time.perf_counter()
+        self.started = started
+        self.t0 = time.perf_counter() if started is None else started
         self._live = None
         self._stop = threading.Event()
         self._thread = None
@@ -62,7 +64,7 @@ class Progress:
         return Text(line(self.counts, self.elapsed()))
 
     def __enter__(self) -> Progress:
-        self.t0 = time.perf_counter()
+        self.t0 = time.perf_counter() if self.started is None else self.started
         if self.live:
             from rich.console import Console
             from rich.live import Live

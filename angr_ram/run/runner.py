@@ -19,10 +19,12 @@ from angr_ram.procedures.libc import RamLibcStartMain, install_error_fix
 from angr_ram.procedures.stubs import stubs_of
 from angr_ram.run.concrete_steps import own_driver
 from angr_ram.run.config import RunConfig
+from angr_ram.run.coverage import Coverage
 from angr_ram.run.input_budget import InputBudget, NoAnswer, NoModel, errored_reason
 from angr_ram.run.inputs import STATE_OPTIONS, make_state  # noqa: F401 - re-exported for scripts and tests
 from angr_ram.run.libraries import own_libraries, unloaded_library_notes
 from angr_ram.run.outcomes import ending, listed_outcomes
+from angr_ram.run.search import COVERAGE_SEARCHES, SEARCHES, make_search
 from angr_ram.run.targets import resolve_targets, unreached_notes  # noqa: F401 - resolve_targets re-exported
 from angr_ram.run.technique import DEFERRED_STASH, ERROR_STASH, UNKNOWN_STASH, RelocatableMemory, stats
 from angr_ram.run.testcases import BEYOND_MAX_PATHS_STASH, choose_inputs, collect_tests, unfinished_states
@@ -68,6 +70,7 @@ class RunResult:
     environment: dict = field(default_factory=dict)  # "clock"/"random bytes" -> ended paths whose constraints mention it
     outcomes_partial: int = 0     # paths with more outcomes than listed (stdout echoing the input; outcomes.LISTED_PER_PATH)
     found_inputs: list = field(default_factory=list)  # (stdin, argv[1:], files) of the first found paths
+    coverage: dict | None = None  # with coverage=True: Coverage.report() (instructions, blocks, percent, series)
     beyond_max_paths: int = 0     # paths that finished in the same step as the max_paths-th: set aside, not reported
 
 MAX_FOUND_INPUTS = 16       # found paths whose input the result carries (all of them have tests)
@@ -106,7 +109,8 @@ def explore(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
             merge: str | None = None, merge_points=(), merge_validate: bool = False,
             merge_incremental: bool | None = None, max_states: int | None = None, args=(), files=(),
             find=(), avoid=(), num_find: int = 1, max_paths: int | None = None, tests: bool = False,
-            merge_patterns: str = "smaller", **options) -> RunResult:
+            merge_patterns: str = "smaller", search: str | None = None, coverage: bool = False,
+            coverage_series=None, **options) -> RunResult:
     """Explore ``binary`` completely; ``engine`` is "ram" (angr-ram) or "stock" (plain angr).
 
     Inputs: ``stdin_bytes`` symbolic stdin bytes, argv ``args`` (an int is a symbolic string of
@@ -119,13 +123,17 @@ def explore(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
     so far) after ``timeout`` seconds, when more than ``max_states`` states are active, when
     ``max_paths`` paths have finished, or on Ctrl-C. A path whose step raises goes to the
     ``errored`` stash and the run goes on. ``tests=True`` also collects a test case per path and
-    outcome (:mod:`angr_ram.run.testcases`). ``options`` go to :class:`RelocatableMemory`, or all of them at
-    once as ``config=RunConfig(...)``.
+    outcome (:mod:`angr_ram.run.testcases`). ``search`` (one of :data:`~angr_ram.run.search.SEARCHES`)
+    chooses which states are stepped next (None: all active states together, angr's order);
+    ``coverage=True`` measures the main binary's coverage (``res.coverage``; ``coverage_series``: a
+    CSV file the series is written to as the run goes). ``options`` go to :class:`RelocatableMemory`,
+    or all of them at once as ``config=RunConfig(...)``.
     """
     simgr, tech = prepare(binary, stdin_bytes, engine=engine, model=model, symbolic_bases=symbolic_bases,
                           merge=merge, merge_points=merge_points, merge_validate=merge_validate,
                           merge_incremental=merge_incremental, merge_patterns=merge_patterns, args=args,
-                          files=files, find=find, avoid=avoid, num_find=num_find, **options)
+                          files=files, find=find, avoid=avoid, num_find=num_find, search=search,
+                          coverage=coverage, coverage_series=coverage_series, **options)
     t0 = time.perf_counter()
     res = RunResult()
     if tech is not None:
@@ -137,10 +145,19 @@ def explore(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
             _explore_loop(simgr, tech, res, progress, find, num_find, max_states, max_paths, guard)
             res = _finish(simgr, tech, guard, res, t0, timeout, tests)
             res.warnings += unreached_notes(find, res.found, res.stopped)
-            return res
     finally:
         end_runs(simgr)
         drop_conversion_caches()
+    cov = coverage_of(simgr)
+    if cov is not None:             # after the run: angr's CFG is built without the run's patches
+        cov.sample(res.stats.get("paths", 0), force=True)
+        res.coverage = cov.report()
+    return res
+
+
+def coverage_of(simgr) -> Coverage | None:
+    """The Coverage technique of ``simgr``, if it has one."""
+    return next((t for t in simgr._techniques if isinstance(t, Coverage)), None)
 
 
 def end_runs(simgr) -> None:
@@ -204,12 +221,14 @@ def prepare(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
             symbolic_bases: bool = True, merge: str | None = None, merge_points=(), merge_validate: bool = False,
             merge_incremental: bool | None = None, args=(), files=(), find=(), avoid=(), num_find: int = 1,
             environment: str | None = None, merge_patterns: str = "smaller", config: RunConfig | None = None,
-            **options):
+            search: str | None = None, coverage: bool = False, coverage_series=None, **options):
     """The simulation manager :func:`explore` steps, and its RelocatableMemory technique (None for
     stock angr), with the same arguments; for scripts that step several runs themselves.
     ``environment`` (:mod:`angr_ram.procedures.environment`) applies to stock angr too when given.
     ``config``: the run's options as one :class:`~angr_ram.run.config.RunConfig` (then ``model``,
     ``symbolic_bases`` and ``options`` stay at their defaults)."""
+    if search is not None and search not in SEARCHES:
+        raise AngrRamError(f"unknown search {search!r}: one of {', '.join(SEARCHES)}")
     if config is None:
         config = RunConfig.of(model=model, symbolic_bases=symbolic_bases, **options) if engine == "ram" else None
     elif not isinstance(config, RunConfig):
@@ -240,6 +259,11 @@ def prepare(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
             find=resolve_targets(proj, find, "find target") or None,
             avoid=resolve_targets(proj, avoid, "avoid target") or None,
             num_find=num_find))
+    cov = None
+    if coverage or search in COVERAGE_SEARCHES:
+        cov = simgr.use_technique(Coverage(series_path=coverage_series))
+    if search is not None:
+        simgr.use_technique(make_search(search, cov))
     return simgr, tech
 
 

@@ -10,7 +10,9 @@ JSON has all of it.
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 import time
 
 from angr_ram.core.profile import report
@@ -89,6 +91,7 @@ def json_report(res, wall: float) -> dict:
         "tests_plain": res.tests_plain, "tests_unsolved": res.tests_unsolved,
         "tests_infeasible": res.tests_infeasible, "profile": res.profile, "stubs": res.stubs,
         "environment": res.environment, "outcomes_partial": res.outcomes_partial,
+        "coverage": res.coverage,
     }
 
 
@@ -111,6 +114,11 @@ def summary_lines(res, binary: str, wall: float, tests_dir=None, full_stats: boo
         out.append(f"paths with more outcomes than listed: {res.outcomes_partial} (the output depends on the "
                    "input: some outcomes and one per exit code are listed; each path has its tests)")
     out.append("paths by ending: " + (", ".join(f"{k}: {v}" for k, v in sorted(res.endings.items())) or "none"))
+    cov = res.coverage
+    if cov is not None:
+        out.append(f"coverage: {cov['instructions_covered']} of {cov['instructions']} instructions "
+                   f"({cov['percent']}%), {cov['blocks_covered']} of {cov['blocks']} blocks of main and the "
+                   "functions it calls")
     if res.beyond_max_paths:
         out.append(f"paths beyond --max-paths: {res.beyond_max_paths} (they finished in the same step as the "
                    "last one counted; not reported, no tests)")
@@ -152,3 +160,52 @@ def summary_lines(res, binary: str, wall: float, tests_dir=None, full_stats: boo
         out.append("profile (exclusive seconds while exploring):")
         out.append(report(res.profile))
     return out
+
+
+RUN_REPORT = "run.json"
+
+
+def write_run_report(report: dict, directory, binary: str) -> None:
+    """Keep the run's numbers beside its tests (``DIR/run.json``) for :func:`stats_table`."""
+    path = os.path.join(os.fspath(directory), RUN_REPORT)
+    try:
+        with open(path, "w") as f:
+            json.dump({"binary": binary, **report}, f)
+    except OSError as e:        # the tests are written; the table will say the report is missing
+        print(f"angr-ram: cannot write {path}: {e.strerror}", file=sys.stderr)
+
+
+def _stats_row(directory) -> tuple:
+    path = os.path.join(os.fspath(directory), RUN_REPORT)
+    try:
+        with open(path) as f:
+            r = json.load(f)
+        stats = r["stats"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return (os.fspath(directory), "no run.json (not written by angr-ram run --emit-tests)")
+    cov = r.get("coverage") or {}
+    secs = r.get("command_seconds") or r.get("seconds") or 0.0
+    z3 = stats.get("z3_seconds", 0.0)
+    return (os.fspath(directory), str(stats.get("paths", 0)), str(r.get("tests") or 0), str(len(r.get("errors", []))),
+            f"{secs:.1f}", f"{cov['percent']:.1f}" if cov else "-",
+            f"{100.0 * cov['blocks_covered'] / cov['blocks']:.1f}" if cov and cov.get("blocks") else "-",
+            str(cov.get("instructions", "-")) if cov else "-", str(stats.get("z3_checks", 0)),
+            f"{100.0 * z3 / secs:.1f}" if secs else "-", r.get("stopped") or "done")
+
+
+def stats_table(directories) -> str:
+    """A row per run directory: paths, tests, errors, seconds, instruction and block coverage
+    (percent of main and the functions it calls), instructions there, z3 checks, the share of time
+    in z3 and why the run stopped (klee-stats' Path, Instrs, Time, ICov, BCov, TSolver)."""
+    head = ("directory", "paths", "tests", "errors", "seconds", "ICov%", "BCov%", "instrs", "z3 checks", "z3 %",
+            "stopped")
+    rows = [head] + [_stats_row(d) for d in directories]
+    full = [r for r in rows if len(r) == len(head)]
+    widths = [max(len(r[i]) for r in full) for i in range(len(head))]
+    out = []
+    for r in rows:
+        if len(r) != len(head):
+            out.append(f"{r[0]:<{widths[0]}}  {r[1]}")
+        else:
+            out.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))))
+    return "\n".join(out)

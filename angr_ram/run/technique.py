@@ -51,6 +51,7 @@ from angr_ram.run.concrete_steps import CONCRETE_STEPS, chain_policy
 from angr_ram.run.config import RunConfig
 from angr_ram.run.inputs import record_inputs
 from angr_ram.run.outcomes import exit_code_expr
+from angr_ram.run.search import WAITING_STASH
 from angr_ram.run.timing import PROFILE
 from angr_ram.run.user_options import say_unhonoured
 from angr_ram.solver import patches as solver_patches
@@ -62,10 +63,9 @@ from angr_ram.solver.z3_setup import drop_conversion_caches
 __all__ = ["DEFERRED_STASH", "ERROR_STASH", "UNKNOWN_STASH", "RelocatableMemory", "gave_up", "stats"]
 
 log = logging.getLogger(__name__)
-
 ERROR_STASH = "memory_errors"
 UNKNOWN_STASH = "unknown"      # states whose feasibility z3 could not decide in time (resumable)
-DEFERRED_STASH = "deferred"    # ... within the first-pass budget: resumed with the full one at the end
+DEFERRED_STASH = "ram_deferred"    # ... within the first-pass budget: resumed with the full one at the end
 
 # the patch sets (angr_ram.core.patches) in place while RelocatableMemory works: z3's check (budgets,
 # counts), claripy's z3 backend, successors z3 gave up on, concrete blocks, call stacks and exit guards,
@@ -288,8 +288,8 @@ class RelocatableMemory(angr.ExplorationTechnique):
                     simgr.errored.append(rec)
                 else:
                     simgr.stashes.setdefault(self._set_aside(rec.state, reason), []).append(rec.state)
-        if stash == "active" and not simgr.active:
-            self.resume_deferred(simgr)
+        if stash == "active" and not simgr.active and not simgr.stashes.get(WAITING_STASH):
+            self.resume_deferred(simgr)      # (a search's waiting states first; angr's DFS has "deferred")
         return simgr
 
     def complete(self, simgr):

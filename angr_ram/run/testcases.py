@@ -347,12 +347,18 @@ def collect_tests(simgr, per_path: int = MAX_OUTCOMES_PER_PATH, budget: InputBud
 _OUR_FILE = re.compile(r"test\d{6}\.(stdin|arg\d+|file\..+)")
 
 
-def prepare_test_dir(directory) -> Path:
+# what a run writes beside its inputs: the manifest, the run's numbers (summary.write_run_report) and
+# its coverage over time (coverage.Coverage's series)
+RUN_FILES = (MANIFEST, MANIFEST + ".tmp", "run.json", "coverage.csv")
+
+
+def prepare_test_dir(directory, run_files: bool = True) -> Path:
     """Make ``directory`` ready for tests before anything is explored: created if needed, checked
     writable (a clear one-line :class:`~angr_ram.core.errors.AngrRamError` otherwise), and emptied of
-    the files an earlier run wrote there (the manifest and ``testNNNNNN.*`` inputs), so no stale
+    the files an earlier run wrote there (:data:`RUN_FILES` and ``testNNNNNN.*`` inputs), so no stale
     input is left next to the new ones (a fuzzer seeded from the directory would take them).
-    Other files are left alone."""
+    Other files are left alone (and with ``run_files=False`` the run's own report and coverage series,
+    which it writes while it runs)."""
     d = Path(directory)
     try:
         d.mkdir(parents=True, exist_ok=True)
@@ -360,7 +366,7 @@ def prepare_test_dir(directory) -> Path:
         probe.write_bytes(b"")
         probe.unlink()
         for f in d.iterdir():
-            if f.name in (MANIFEST, MANIFEST + ".tmp") or _OUR_FILE.fullmatch(f.name):
+            if f.name in (RUN_FILES if run_files else RUN_FILES[:2]) or _OUR_FILE.fullmatch(f.name):
                 f.unlink()
     except OSError as e:
         raise AngrRamError(f"{directory}: cannot write tests there ({e.strerror or e})") from None
@@ -381,7 +387,7 @@ def write_tests(tests: list[TestCase], directory, binary=None) -> Path:
     manifest ``tests.jsonl`` into ``directory`` (see :func:`prepare_test_dir`: created if needed,
     an earlier run's tests removed); each manifest line records ``binary``'s name and SHA-256, so
     that a replay of another binary is refused. Returns the manifest path."""
-    d = prepare_test_dir(directory)
+    d = prepare_test_dir(directory, run_files=False)
     digest = binary_sha256(binary) if binary is not None else None
     lines = []
     for t in tests:

@@ -1,0 +1,206 @@
+"""Search strategies: which states a simulation manager steps next, as angr exploration techniques.
+
+angr steps every active state together (breadth-first): a program that reads its input byte by
+byte advances all 5^n paths of a per-byte loop at once and finishes none until the last byte. KLEE
+picks one state at a time. These techniques keep ``width`` states in ``active`` and park the others
+in the ``waiting`` stash; after every step the next ones are chosen from both. They compose with
+the other techniques (RelocatableMemory, Explorer, a user's own) and with ``run(n=)`` and
+``step()``: a step steps the chosen states only.
+
+* :class:`DepthFirst`: the newest state first (angr's ``DFS`` keeps one state, in random order).
+* :class:`BreadthFirst`: the oldest states first, ``width`` at a time.
+* :class:`RandomPath`: KLEE's random-path: a state is chosen with the probability of reaching it by
+  walking the execution tree from the root, choosing uniformly among the children at every fork,
+  so a state that forked less (closer to the root) is more likely: paths that are about to finish
+  are not starved by a loop that keeps forking.
+* :class:`CoverageNew`: KLEE's ``nurs:covnew``: states near code no path has executed yet are
+  preferred (weight ``1 / (1 + d)^2`` for ``d`` the instructions from the state's code to the
+  nearest uncovered instruction along the control-flow graph, :class:`~.coverage.Coverage`).
+* :class:`Interleaved`: KLEE's default, random-path and coverage-new in turn.
+
+Each keeps a seeded random generator: a run's order is reproducible. The fork depth random-path
+needs is kept in ``state.globals`` (:data:`DEPTH_KEY`), inherited by copies.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+from angr.exploration_techniques import ExplorationTechnique
+
+WAITING_STASH = "waiting"
+DEPTH_KEY = "angr_ram_fork_depth"     # state.globals: log2 of 1/(probability of a random walk to it)
+SEARCHES = ("bfs", "dfs", "random-path", "covnew", "random-path+covnew")
+COVERAGE_SEARCHES = ("covnew", "random-path+covnew")
+
+
+class Search(ExplorationTechnique):
+    """Keep ``width`` states active and the others waiting; :meth:`choose` picks the next ones."""
+
+    address_blind = True        # it looks at states' addresses only through its own stepping
+
+    def __init__(self, width: int = 1, seed: int = 0):
+        super().__init__()
+        if width < 1:
+            raise ValueError(f"width must be at least 1, not {width}")
+        self.width = width
+        self.rng = random.Random(seed)
+        self.steps = 0
+        self._arrival = 0          # order in which states became known (breadth- and depth-first)
+
+    def setup(self, simgr):
+        simgr.stashes.setdefault(WAITING_STASH, [])
+        self._select(simgr)
+
+    def step(self, simgr, stash="active", **kwargs):
+        if stash != "active":
+            return simgr.step(stash=stash, **kwargs)
+        if not simgr.active:
+            self._select(simgr)
+        stepped = list(simgr.active)
+        simgr = simgr.step(stash=stash, **kwargs)
+        self.steps += 1
+        self._note_forks(stepped, simgr)
+        self._select(simgr)
+        return simgr
+
+    def complete(self, simgr):
+        return False
+
+    # ------------------------------------------------------------------ bookkeeping
+    def _note_forks(self, stepped, simgr) -> None:
+        """Give each new state its arrival number and its fork depth: a parent's ``k`` live
+        successors are ``log2(k)`` deeper than it (as in KLEE's process tree, where a finished
+        path's leaf is removed, a path that ended does not count)."""
+        parents = {id(s.history): s for s in stepped}
+        children: dict[int, list] = {}
+        for s in simgr.active:
+            p = s.history.parent
+            if p is not None and id(p) in parents:
+                children.setdefault(id(p), []).append(s)
+        for pid, kids in children.items():
+            base = parents[pid].globals.get(DEPTH_KEY, 0.0)
+            extra = math.log2(len(kids)) if len(kids) > 1 else 0.0
+            for s in kids:
+                s.globals[DEPTH_KEY] = base + extra
+                self._arrival += 1
+                s.globals["angr_ram_arrival"] = self._arrival
+
+    def _select(self, simgr) -> None:
+        pool = list(simgr.active) + list(simgr.stashes.get(WAITING_STASH, []))
+        if len(pool) <= self.width:
+            simgr.stashes["active"] = pool
+            simgr.stashes[WAITING_STASH] = []
+            return
+        chosen = self.choose(pool, self.width)
+        ids = {id(s) for s in chosen}
+        simgr.stashes["active"] = chosen
+        simgr.stashes[WAITING_STASH] = [s for s in pool if id(s) not in ids]
+
+    def choose(self, pool: list, k: int) -> list:
+        raise NotImplementedError
+
+    @staticmethod
+    def arrival(state) -> int:
+        return state.globals.get("angr_ram_arrival", 0)
+
+    def _weighted(self, pool: list, weights: list[float], k: int) -> list:
+        """``k`` distinct states drawn with probability proportional to ``weights``."""
+        chosen, idx = [], list(range(len(pool)))
+        w = list(weights)
+        for _ in range(min(k, len(pool))):
+            total = sum(w[i] for i in idx)
+            if total <= 0:
+                pick = self.rng.choice(idx)
+            else:
+                r, acc, pick = self.rng.random() * total, 0.0, idx[-1]
+                for i in idx:
+                    acc += w[i]
+                    if acc >= r:
+                        pick = i
+                        break
+            idx.remove(pick)
+            chosen.append(pool[pick])
+        return chosen
+
+
+class DepthFirst(Search):
+    """The newest states first."""
+
+    def choose(self, pool, k):
+        return sorted(pool, key=self.arrival, reverse=True)[:k]
+
+
+class BreadthFirst(Search):
+    """The oldest states first."""
+
+    def choose(self, pool, k):
+        return sorted(pool, key=self.arrival)[:k]
+
+
+class RandomPath(Search):
+    """KLEE's random-path: weight ``2^-depth`` (the chance of a uniform walk from the root)."""
+
+    def choose(self, pool, k):
+        depths = [s.globals.get(DEPTH_KEY, 0.0) for s in pool]
+        least = min(depths)
+        return self._weighted(pool, [2.0 ** (least - d) for d in depths], k)
+
+
+def _coverage_for(simgr, coverage):
+    """``coverage``, or the simulation manager's Coverage technique, or a new one installed on it;
+    with angr's CFG built (before the first step)."""
+    if coverage is None:
+        from angr_ram.run.coverage import Coverage
+        coverage = next((t for t in simgr._techniques if isinstance(t, Coverage)), None)
+        if coverage is None:
+            coverage = simgr.use_technique(Coverage())
+    elif coverage not in simgr._techniques:
+        simgr.use_technique(coverage)
+    coverage.prepare_distances()
+    return coverage
+
+
+class CoverageNew(Search):
+    """KLEE's ``nurs:covnew``: weight ``1 / (1 + d)^2``, ``d`` the distance to uncovered code.
+    ``coverage``: the run's :class:`~.coverage.Coverage` (default: the simulation manager's, or a
+    new one installed with this technique)."""
+
+    def __init__(self, coverage=None, width: int = 1, seed: int = 0):
+        super().__init__(width, seed)
+        self.coverage = coverage
+
+    def setup(self, simgr):
+        self.coverage = _coverage_for(simgr, self.coverage)
+        super().setup(simgr)
+
+    def choose(self, pool, k):
+        dist = [self.coverage.distance(s) for s in pool]
+        return self._weighted(pool, [1.0 / (1.0 + d) ** 2 if d is not None else 1e-9 for d in dist], k)
+
+
+class Interleaved(Search):
+    """KLEE's default searcher: random-path and coverage-new, one after the other."""
+
+    def __init__(self, coverage=None, width: int = 1, seed: int = 0):
+        super().__init__(width, seed)
+        self._parts = (RandomPath(width, seed), CoverageNew(coverage, width, seed + 1))
+
+    def setup(self, simgr):
+        self._parts[1].coverage = _coverage_for(simgr, self._parts[1].coverage)
+        super().setup(simgr)
+
+    def choose(self, pool, k):
+        return self._parts[self.steps % 2].choose(pool, k)
+
+
+def make_search(name: str, coverage=None, width: int = 1, seed: int = 0) -> Search | None:
+    """The technique for ``name`` (one of :data:`SEARCHES`; ``bfs`` with width 0 is angr's own
+    order: None); ``coverage``: the run's Coverage for the coverage-guided ones."""
+    if name not in SEARCHES:
+        raise ValueError(f"unknown search {name!r}: one of {', '.join(SEARCHES)}")
+    return {"bfs": lambda: BreadthFirst(width, seed), "dfs": lambda: DepthFirst(width, seed),
+            "random-path": lambda: RandomPath(width, seed),
+            "covnew": lambda: CoverageNew(coverage, width, seed),
+            "random-path+covnew": lambda: Interleaved(coverage, width, seed)}[name]()
