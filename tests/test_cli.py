@@ -168,7 +168,7 @@ def test_a_reused_test_directory_keeps_no_stale_tests(tmp_path):
     (d / "notes.txt").write_text("mine")
     assert main(args) == 0
     manifest = [json.loads(line) for line in (d / "tests.jsonl").read_text().splitlines()]
-    ours = {p.name for p in d.iterdir()} - {"tests.jsonl", "notes.txt"}
+    ours = {p.name for p in d.iterdir()} - {"tests.jsonl", "notes.txt", "run.json", "coverage.csv"}
     assert ours == {m["stdin"] for m in manifest}
     assert (d / "notes.txt").read_text() == "mine"
 

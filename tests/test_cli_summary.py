@@ -51,7 +51,7 @@ def test_max_paths_reports_that_many_paths_and_tests(tmp_path, capsys):
     writes 10 tests (before: 32 and 32), the others counted as beyond the limit; all replay."""
     b = os.fspath(BUILD / "wordsplit_O2")
     d = tmp_path / "t"
-    r = _json(capsys, ["run", b, "--stdin-bytes", "5", "--max-paths", "10", "--emit-tests", os.fspath(d)])
+    r = _json(capsys, ["run", b, "--stdin-bytes", "5", "--max-paths", "10", "--search", "all", "--emit-tests", os.fspath(d)])
     assert r["stopped"] == "max-paths" and r["stats"]["paths"] == 10 and sum(r["endings"].values()) == 10
     assert r["tests"] == 10 + r["unfinished"] and r["beyond_max_paths"] > 0
     assert r["stats"]["paths"] + r["beyond_max_paths"] + r["unfinished"] == 32

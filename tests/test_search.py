@@ -150,3 +150,35 @@ def test_search_names_are_checked():
     r = subprocess.run([sys.executable, "-m", "angr_ram.run.cli", "run", os.fspath(BUILD / "wordsplit_O2"),
                         "--search", "best"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+
+
+class _Hist:
+    def __init__(self, parent=None):
+        self.parent = parent
+
+
+class _Chain:
+    """A state whose successor is ``next()``: the same path stepped once more."""
+
+    def __init__(self, arrival, hist=None):
+        self.globals = {"angr_ram_arrival": arrival}
+        self.history = hist or _Hist()
+
+    def next(self):
+        return _Chain(self.globals["angr_ram_arrival"], _Hist(self.history))
+
+
+def test_depth_first_puts_a_path_that_never_forks_behind_the_others():
+    """An endless loop chosen first (the newest state) is stepped ``quantum`` times, then the other
+    waiting path gets its turn (before: the loop held the run until its time limit)."""
+    dfs = angr_ram.DepthFirst(quantum=50)
+    loop, other = _Chain(2), _Chain(1)
+    picks = []
+    for _ in range(120):
+        chosen = dfs.choose([loop, other], 1)[0]
+        picks.append(chosen is other)
+        if chosen is loop:
+            loop = loop.next()
+        else:
+            break
+    assert picks[-1] and 45 <= len(picks) <= 55 and dfs.demoted == 1

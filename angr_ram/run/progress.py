@@ -99,7 +99,7 @@ class Progress:
         """Take the counts of ``simgr`` (after a step)."""
         c = self.counts
         c.paths = len(simgr.deadended)
-        c.active = len(simgr.active)
+        c.active = len(simgr.active) + len(simgr.stashes.get("waiting", ()))     # a search's waiting states too
         c.errors = len(simgr.stashes.get("memory_errors", [])) + len(simgr.errored)
 
     def update_distributed(self, p) -> None:

@@ -24,7 +24,7 @@ from angr_ram.run.input_budget import InputBudget, NoAnswer, NoModel, errored_re
 from angr_ram.run.inputs import STATE_OPTIONS, make_state  # noqa: F401 - re-exported for scripts and tests
 from angr_ram.run.libraries import own_libraries, unloaded_library_notes
 from angr_ram.run.outcomes import ending, listed_outcomes
-from angr_ram.run.search import COVERAGE_SEARCHES, SEARCHES, make_search
+from angr_ram.run.search import COVERAGE_SEARCHES, SEARCHES, WAITING_STASH, make_search
 from angr_ram.run.targets import resolve_targets, unreached_notes  # noqa: F401 - resolve_targets re-exported
 from angr_ram.run.technique import DEFERRED_STASH, ERROR_STASH, UNKNOWN_STASH, RelocatableMemory, stats
 from angr_ram.run.testcases import BEYOND_MAX_PATHS_STASH, choose_inputs, collect_tests, unfinished_states
@@ -120,7 +120,8 @@ def explore(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
     which pattern merges to keep, see :class:`~angr_ram.merging.QuantifiedMerging`). ``find`` and
     ``avoid`` (addresses or symbols) are angr's ``explore`` targets; the run stops when ``num_find``
     paths reached one. It also stops (``stopped`` says why; the result still holds every path found
-    so far) after ``timeout`` seconds, when more than ``max_states`` states are active, when
+    so far) after ``timeout`` seconds, when more than ``max_states`` states are active (or waiting
+    for a search to choose them), when
     ``max_paths`` paths have finished, or on Ctrl-C. A path whose step raises goes to the
     ``errored`` stash and the run goes on. ``tests=True`` also collects a test case per path and
     outcome (:mod:`angr_ram.run.testcases`). ``search`` (one of :data:`~angr_ram.run.search.SEARCHES`)
@@ -190,7 +191,7 @@ def _explore_loop(simgr, tech, res, progress, find, num_find, max_states, max_pa
                 res.stopped = "found"
             elif guard.stopped:
                 res.stopped = guard.stop_reason
-            elif max_states is not None and len(simgr.active) > max_states:
+            elif max_states is not None and len(simgr.active) + len(simgr.stashes.get(WAITING_STASH, ())) > max_states:
                 res.stopped = "max-states"   # stopped like a timeout (state explosion)
             elif max_paths is not None and finished(simgr) >= max_paths:
                 res.stopped = "max-paths"

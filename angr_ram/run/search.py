@@ -126,10 +126,31 @@ class Search(ExplorationTechnique):
 
 
 class DepthFirst(Search):
-    """The newest states first."""
+    """The newest states first. A path stepped ``quantum`` times in a row without forking or
+    ending (a loop the input keeps going, or one that never ends) goes behind the others, so one
+    endless path does not hold up the rest of the run (``demoted`` counts how often)."""
+
+    def __init__(self, width: int = 1, seed: int = 0, quantum: int = 500):
+        super().__init__(width, seed)
+        self.quantum = quantum
+        self.demoted = 0
+        self._last = None
+        self._streak = 0
+        self._behind = 0
 
     def choose(self, pool, k):
-        return sorted(pool, key=self.arrival, reverse=True)[:k]
+        ranked = sorted(pool, key=self.arrival, reverse=True)
+        top = ranked[0]
+        last = self._last
+        self._streak = self._streak + 1 if last is not None and top.history.parent is last.history else 0
+        if self._streak >= self.quantum and len(pool) > k:
+            self._behind -= 1
+            top.globals["angr_ram_arrival"] = self._behind      # behind every state there is
+            self.demoted += 1
+            self._streak = 0
+            ranked = ranked[1:] + [top]
+        self._last = ranked[0]
+        return ranked[:k]
 
 
 class BreadthFirst(Search):
