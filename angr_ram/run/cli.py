@@ -20,7 +20,7 @@ from angr_ram.memory.uninitialized import UNINITIALIZED
 from angr_ram.procedures.environment import ENVIRONMENTS
 from angr_ram.run.config import RunConfig
 from angr_ram.run.distributed import explore_distributed
-from angr_ram.run.inputs import Template, parse_range
+from angr_ram.run.inputs import SymArgs, Template, parse_range, sym_files
 from angr_ram.run.progress import Progress
 from angr_ram.run.replay import format_table, replay
 from angr_ram.run.runner import explore
@@ -58,6 +58,19 @@ def _milliseconds_or_zero(text: str) -> int:
     return 0 if text.strip() in ("0", "0x0") else _milliseconds(text)
 
 
+class _SymArgsAction(argparse.Action):
+    """``--sym-args MIN MAX N`` appended to the argument list in order with --arg and --arg-str."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        try:
+            low, high, size = (int(v, 0) for v in values)
+            spec = SymArgs(low, high, size)
+        except (ValueError, AngrRamError) as e:
+            parser.error(f"argument --sym-args: {e}")
+        items = getattr(namespace, self.dest, None) or []
+        setattr(namespace, self.dest, [*items, spec])
+
+
 def _sym_file(text: str) -> tuple[str, int]:
     name, sep, size = text.rpartition(":")
     if not sep or not name or not size.isdigit() or int(size) <= 0:
@@ -73,7 +86,13 @@ def _inputs(args) -> tuple:
         if stdin:
             raise AngrRamError("give either --stdin-bytes or --sym-stdin-template, not both")
         stdin = Template.read(args.sym_stdin_template, lo, hi)
+    if args.sym_stdin is not None:
+        if stdin or args.sym_stdin_template is not None:
+            raise AngrRamError("give one of --stdin-bytes, --sym-stdin and --sym-stdin-template")
+        stdin = args.sym_stdin
     files = list(args.sym_file or ())
+    for count, size in args.sym_files or ():
+        files += sym_files(count, size)
     for spec in args.sym_file_template or ():
         name, sep, path = spec.partition(":")
         if not sep or not name or not path:
@@ -264,6 +283,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a symbolic argv string of N bytes (repeatable; in order with --arg-str)")
     r.add_argument("--arg-str", dest="argv", action="append", metavar="TEXT",
                    help="a concrete argv string (repeatable; in order with --arg)")
+    r.add_argument("--sym-args", dest="argv", action=_SymArgsAction, nargs=3, metavar=("MIN", "MAX", "N"),
+                   help="KLEE's --sym-args: MIN to MAX symbolic arguments of up to N bytes each (repeatable; in "
+                        "order with --arg and --arg-str; each count is explored)")
+    r.add_argument("--sym-files", action="append", nargs=2, type=_positive, metavar=("K", "N"),
+                   help="KLEE's --sym-files: K symbolic files of N bytes named A, B, ... the program can open")
+    r.add_argument("--sym-stdin", type=_positive, default=None, metavar="N",
+                   help="KLEE's --sym-stdin: N symbolic stdin bytes (as --stdin-bytes N)")
     r.add_argument("--sym-file", action="append", type=_sym_file, metavar="NAME:N",
                    help="a symbolic file NAME of N bytes the program can open (repeatable)")
     r.add_argument("--sym-stdin-template", metavar="FILE", default=None,

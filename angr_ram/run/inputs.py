@@ -136,9 +136,54 @@ def _symbolic_bytes(prefix: str, n: int) -> claripy.ast.BV:
     return parts[0] if n == 1 else claripy.Concat(*parts)
 
 
+@dataclass(frozen=True)
+class SymArgs:
+    """KLEE's ``--sym-args MIN MAX N``: between ``low`` and ``high`` symbolic arguments of up to
+    ``size`` bytes each (a NUL byte ends one early). Each count is its own entry state
+    (:func:`arg_lists`); its arguments are symbolic strings of ``size`` bytes."""
+
+    low: int
+    high: int
+    size: int
+
+    def __post_init__(self):
+        if not (0 <= self.low <= self.high) or self.size <= 0:
+            raise AngrRamError(f"--sym-args takes MIN <= MAX (both 0 or more) and a positive size N, not "
+                               f"{self.low} {self.high} {self.size}")
+        if self.high > MAX_SYM_ARGS:
+            raise AngrRamError(f"--sym-args allows at most {MAX_SYM_ARGS} arguments, not {self.high}")
+
+
+MAX_SYM_ARGS = 64
+MAX_ARG_LISTS = 1024       # entry states a product of SymArgs ranges may make
+
+
+def arg_lists(args) -> list[list]:
+    """The argument lists ``args`` stands for: every :class:`SymArgs` replaced by each of its counts
+    of symbolic ``size``-byte arguments (several SymArgs: every combination, in order)."""
+    out: list[list] = [[]]
+    for spec in args:
+        if isinstance(spec, SymArgs):
+            out = [a + [spec.size] * k for a in out for k in range(spec.low, spec.high + 1)]
+            if len(out) > MAX_ARG_LISTS:
+                raise AngrRamError(f"the --sym-args ranges make more than {MAX_ARG_LISTS} argument lists")
+        else:
+            out = [a + [spec] for a in out]
+    return out
+
+
+def sym_files(count: int, size: int) -> list[tuple[str, int]]:
+    """KLEE's ``--sym-files K N``: ``K`` symbolic files of ``N`` bytes named A, B, C, ..."""
+    if not (1 <= count <= 26) or size <= 0:
+        raise AngrRamError(f"--sym-files takes 1 to 26 files of a positive size, not {count} {size}")
+    return [(chr(ord("A") + i), size) for i in range(count)]
+
+
 def parse_arg(spec: str | int | bytes) -> str | int | bytes:
     """Check an argv item: an int is a symbolic string of that many bytes, str or bytes a concrete
     argument."""
+    if isinstance(spec, SymArgs):
+        raise AngrRamError("a SymArgs range makes several entry states: give the lists of arg_lists() one by one")
     if isinstance(spec, bool):
         raise AngrRamError(f"argument {spec!r} is neither a length nor a string")
     if isinstance(spec, int) and spec <= 0:

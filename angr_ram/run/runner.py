@@ -21,7 +21,7 @@ from angr_ram.run.concrete_steps import own_driver
 from angr_ram.run.config import RunConfig
 from angr_ram.run.coverage import Coverage
 from angr_ram.run.input_budget import InputBudget, NoAnswer, NoModel, errored_reason
-from angr_ram.run.inputs import STATE_OPTIONS, make_state  # noqa: F401 - re-exported for scripts and tests
+from angr_ram.run.inputs import STATE_OPTIONS, arg_lists, make_state  # noqa: F401 - re-exported for scripts and tests
 from angr_ram.run.libraries import own_libraries, unloaded_library_notes
 from angr_ram.run.outcomes import ending, listed_outcomes
 from angr_ram.run.search import COVERAGE_SEARCHES, SEARCHES, WAITING_STASH, make_search
@@ -114,7 +114,8 @@ def explore(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
     """Explore ``binary`` completely; ``engine`` is "ram" (angr-ram) or "stock" (plain angr).
 
     Inputs: ``stdin_bytes`` symbolic stdin bytes, argv ``args`` (an int is a symbolic string of
-    that many bytes, a str a concrete argument) and symbolic ``files`` ((name, size) pairs).
+    that many bytes, a str a concrete argument, a :class:`~angr_ram.run.inputs.SymArgs` a range of
+    counts of symbolic arguments, one entry state per count) and symbolic ``files`` ((name, size) pairs).
     ``merge`` (a :class:`~angr_ram.merging.QuantifiedMerging` mode) merges the states leaving the
     functions ``merge_points`` (``merge_incremental``: also inside them, section 4; ``merge_patterns``:
     which pattern merges to keep, see :class:`~angr_ram.merging.QuantifiedMerging`). ``find`` and
@@ -240,8 +241,9 @@ def prepare(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
     if config is not None and environment is not None:
         config = config.replace(environment=environment)
     proj = load_project(binary)
-    state = make_state(proj, stdin_bytes, args=args, files=files)
-    simgr = proj.factory.simulation_manager(state, resilience=RESILIENCE)
+    # one entry state per argument list (KLEE's --sym-args: one per count of symbolic arguments)
+    states = [make_state(proj, stdin_bytes, args=a, files=files) for a in arg_lists(args)]
+    simgr = proj.factory.simulation_manager(states, resilience=RESILIENCE)
     tech = None
     if engine == "ram":
         tech = simgr.use_technique(RelocatableMemory(config))
