@@ -182,3 +182,16 @@ def test_depth_first_puts_a_path_that_never_forks_behind_the_others():
         else:
             break
     assert picks[-1] and 45 <= len(picks) <= 55 and dfs.demoted == 1
+
+
+def test_each_test_says_how_many_instructions_its_path_executed_first(tmp_path):
+    """KLEE's covering-new, per test: instructions first executed on the test's path (its prefix,
+    shared with the paths forked from it, included, as KLEE's flag is inherited); the paths differ
+    by the code they alone reached first."""
+    b = os.fspath(BUILD / "wordsplit_O0")
+    r = explore(b, 3, coverage=True, tests=True)
+    news = [t.new_instructions for t in r.tests]
+    assert min(news) > 0 and len(set(news)) > 1 and max(news) <= r.coverage["executed"]
+    from angr_ram.run.testcases import read_tests, write_tests
+    write_tests(r.tests, tmp_path, b)
+    assert [t.new_instructions for t in read_tests(tmp_path, b)] == news

@@ -29,6 +29,8 @@ import random
 
 from angr.exploration_techniques import ExplorationTechnique
 
+from angr_ram.run.coverage import Coverage
+
 WAITING_STASH = "waiting"
 DEPTH_KEY = "angr_ram_fork_depth"     # state.globals: log2 of 1/(probability of a random walk to it)
 SEARCHES = ("bfs", "dfs", "random-path", "covnew", "random-path+covnew")
@@ -173,7 +175,6 @@ def _coverage_for(simgr, coverage):
     """``coverage``, or the simulation manager's Coverage technique, or a new one installed on it;
     with angr's CFG built (before the first step)."""
     if coverage is None:
-        from angr_ram.run.coverage import Coverage
         coverage = next((t for t in simgr._techniques if isinstance(t, Coverage)), None)
         if coverage is None:
             coverage = simgr.use_technique(Coverage())

@@ -23,6 +23,7 @@ import claripy
 from angr_ram.core.errors import AngrRamError
 from angr_ram.memory.uninitialized import UNWRITTEN_PREFIXES, zero_filled
 from angr_ram.procedures.stubs import stubs_of
+from angr_ram.run.coverage import NEW_CODE_KEY
 from angr_ram.run.input_budget import InputBudget, NoAnswer, NoModel, add_groups, errored_reason
 from angr_ram.run.inputs import program_inputs
 from angr_ram.run.outcomes import Outcome, ending
@@ -60,6 +61,7 @@ class TestCase:
     addr: int | None = None
     stubs: list[str] = field(default_factory=list)   # angr stubs the path called (the prediction may be wrong)
     solved: bool = True     # False: no model in time, zero inputs that may not drive the path (no prediction)
+    new_instructions: int = 0   # instructions first executed on this path, its prefix included (KLEE's covering-new)
 
     def manifest(self) -> dict:
         """The manifest line of this test (input files named relative to the test directory)."""
@@ -71,6 +73,7 @@ class TestCase:
             "args": [f"{self.id}.arg{k}" for k in range(1, len(self.args) + 1)],
             "files": {name: f"{self.id}.file.{_safe(name)}" for name in self.files},
             "blocks": self.blocks, "addr": self.addr, "stubs": self.stubs, "solved": self.solved,
+            "new_instructions": self.new_instructions,
         }
 
     def __repr__(self) -> str:
@@ -241,7 +244,8 @@ def _case(state, n: int, kind: str, extra=(), budget: InputBudget | None = None,
     except Exception:  # noqa: BLE001 - a state without a concrete ip has no block to name
         addr = None
     return TestCase(f"test{n:06d}", kind, stdin, args, files, blocks=state.history.block_count,
-                    addr=addr, stubs=sorted(stubs_of(state)), **fields)
+                    addr=addr, stubs=sorted(stubs_of(state)),
+                    new_instructions=state.globals.get(NEW_CODE_KEY, 0), **fields)
 
 
 # stashes whose states are not paths of their own kind: every other stash holds paths that did not
@@ -457,4 +461,5 @@ def _test_of(m: dict, d: Path) -> TestCase:
         m["id"], m["kind"], read(m["stdin"]), [read(a) for a in m["args"]],
         {name: read(f) for name, f in m["files"].items()}, m["exit"],
         None if m["stdout"] is None else m["stdout"].encode("latin-1"), m["error"], m["message"],
-        m["blocks"], m["addr"], list(m.get("stubs", [])), bool(m.get("solved", True)))
+        m["blocks"], m["addr"], list(m.get("stubs", [])), bool(m.get("solved", True)),
+        int(m.get("new_instructions", 0)))

@@ -1,0 +1,94 @@
+"""Debian's coreutils under KLEE's kind of input, angr-ram beside stock angr (issue 81, item 6).
+
+Each binary of :data:`BINARIES` (``/usr/bin``, Debian's own build) runs under ``angr-ram run`` in its
+own process with :data:`INPUTS` (KLEE's coreutils options scaled down: up to one symbolic argument
+of 4 bytes and 4 symbolic stdin bytes), the budget as ``--timeout``, ``--emit-tests``, then
+``angr-ram replay``. Settings: angr-ram's default (depth-first search) and stock angr (``--engine
+stock --search all``: angr's own engine and order, as a script would run it), side by side. Per
+run: instruction coverage of main and its callees, finished paths, tests, replay mismatches, angr
+stubs the paths called, peak RSS of the process. Two runs at a time.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+BINARIES = ("base64", "basename", "cat", "cksum", "comm", "cut", "dirname", "echo", "expand", "expr", "factor",
+            "fmt", "fold", "head", "join", "md5sum", "nl", "od", "paste", "pr", "printf", "seq", "sort", "sum",
+            "tac", "tail", "tr", "tsort", "unexpand", "uniq", "wc")
+INPUTS = ["--sym-args", "0", "1", "4", "--sym-stdin", "4"]
+SETTINGS = {"angr-ram": [], "stock": ["--engine", "stock", "--search", "all"]}
+
+
+def _run(binary: str, setting: str, budget: float) -> dict:
+    d = tempfile.mkdtemp(prefix="angr-ram-coreutils-")
+    try:
+        cmd = ["/usr/bin/time", "-f", "RSS %M", sys.executable, "-m", "angr_ram.run.cli", "run", binary, *INPUTS,
+               "--timeout", str(budget), "--json", "--emit-tests", d, *SETTINGS[setting]]
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=budget * 4 + 300)
+        except subprocess.TimeoutExpired:
+            return {"error": "killed (no answer at 4x the budget)"}
+        rss = next((int(ln.split()[1]) // 1024 for ln in p.stderr.splitlines() if ln.startswith("RSS ")), 0)
+        if p.returncode not in (0, 130) or not p.stdout.strip().startswith("{"):
+            err = [ln for ln in p.stderr.splitlines() if ln.strip() and not ln.startswith("RSS ")]
+            return {"error": (err or ["?"])[-1][:70], "rss": rss}
+        r = json.loads(p.stdout)
+        rp = subprocess.run([sys.executable, "-m", "angr_ram.run.cli", "replay", d, binary, "--json"],
+                            capture_output=True, text=True, timeout=1200)
+        replays = json.loads(rp.stdout) if rp.stdout.strip().startswith("[") else []
+        return {"cov": (r.get("coverage") or {}).get("percent") or 0.0, "paths": r["stats"]["paths"],
+                "tests": r["tests"] or 0, "errors": len(r["errors"]),
+                "mismatch": sum(1 for x in replays if x["status"] == "mismatch"),
+                "stubs": len(r.get("stubs") or {}), "rss": rss}
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def coreutils_table(names=None, budget: float = 60.0) -> int:
+    """Print the table and the geometric mean of the coverage ratio (angr-ram / stock)."""
+    names = [n for n in (names or BINARIES) if shutil.which(n)]
+    with cf.ThreadPoolExecutor(max_workers=2) as ex:
+        jobs = {(n, s): ex.submit(_run, shutil.which(n), s, budget) for n in names for s in SETTINGS}
+    print(f"Debian coreutils, {' '.join(INPUTS)}, {budget:.0f} s per run")
+    print(f"{'binary':<10} " + "  ".join(f"{s + ' ICov%':>14} {'paths':>5} {'tests':>5} {'mism':>4} {'stubs':>5} "
+                                         f"{'MB':>5}" for s in SETTINGS) + "  ratio")
+    ratios, finished, lower = [], 0, []
+    for n in names:
+        cells, cov = [], {}
+        for s in SETTINGS:
+            r = jobs[(n, s)].result()
+            if "error" in r:
+                cells.append(f"{'failed: ' + r['error'][:36]:>40}")
+                cov[s] = None
+                continue
+            cov[s] = r["cov"]
+            cells.append(f"{r['cov']:>14.1f} {r['paths']:>5} {r['tests']:>5} {r['mismatch']:>4} {r['stubs']:>5} "
+                         f"{r['rss']:>5}")
+            if s == "angr-ram" and r["paths"] > 0 and r["mismatch"] == 0:
+                finished += 1
+        ratio = ""
+        if cov.get("angr-ram") and cov.get("stock"):
+            q = cov["angr-ram"] / cov["stock"]
+            ratios.append(q)
+            ratio = f"{q:.2f}"
+            if q < 1:
+                lower.append(n)
+        print(f"{n:<10} " + "  ".join(cells) + f"  {ratio:>5}")
+    if ratios:
+        g = math.exp(sum(math.log(q) for q in ratios) / len(ratios))
+        print(f"\ncoverage angr-ram/stock, geometric mean over {len(ratios)} binaries: {g:.2f}; lower on: "
+              f"{', '.join(lower) or 'none'}")
+    print(f"angr-ram finished paths whose tests all replay on {finished} of {len(names)} binaries")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(coreutils_table(sys.argv[1:] or None, budget=float(os.environ.get("BUDGET", "60"))))
