@@ -122,10 +122,12 @@ def listed_outcomes(state, limit: int = LISTED_PER_PATH, seconds: float = LISTED
 ENDING_CODES = 4       # an input-dependent exit code is named by up to this many of its values
 
 
-def ending(state) -> str:
+def ending(state, codes=None, complete: bool = True) -> str:
     """How a finished path ended: ``exit N`` when the exit code is one value; ``exit 1|2`` (its
     values) or ``exit 1|2|3|4|...`` (more than :data:`ENDING_CODES` of them) when it depends on the
-    input; for a path that did not call exit, ``no exit (<jump kind> at <address>)``."""
+    input; for a path that did not call exit, ``no exit (<jump kind> at <address>)``. ``codes``: the
+    exit codes the path's listed outcomes have (:func:`listed_outcomes`; ``complete``: all of
+    them), so the codes are not asked of the solver again; without them, a few are asked."""
     code = exit_code_expr(state)
     if code is None:
         jk = state.history.jumpkind or "end"
@@ -133,9 +135,11 @@ def ending(state) -> str:
         return f"no exit ({jk} at {addr:#x})"
     if not code.symbolic:
         return f"exit {code.concrete_value}"
-    try:
-        codes = sorted(state.solver.eval_upto(code, ENDING_CODES + 1))
-    except Exception:  # noqa: BLE001 - claripy's many solver errors: the codes are unknown, not the path
-        return "exit (input-dependent code)"
-    more = "|..." if len(codes) > ENDING_CODES else ""
+    if not codes:
+        try:
+            codes = sorted(state.solver.eval_upto(code, ENDING_CODES + 1))
+        except Exception:  # noqa: BLE001 - claripy's many solver errors: the codes are unknown, not the path
+            return "exit (input-dependent code)"
+    codes = sorted(codes)
+    more = "|..." if len(codes) > ENDING_CODES or not complete else ""
     return "exit " + "|".join(str(c) for c in codes[:ENDING_CODES]) + more

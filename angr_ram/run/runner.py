@@ -305,7 +305,7 @@ def collect_paths(simgr, res: RunResult, budget: InputBudget | None = None) -> R
             listed, complete = budget.ask(lambda s=s: listed_outcomes(s), last=budget.hurry(), whole=True)
             res.outcomes |= listed
             res.outcomes_partial += not complete
-            e = ending(s)
+            e = ending(s, {c for c, _ in listed if c is not None})   # one outcome per exit code: no new query
         except (NoAnswer, NoModel):     # z3 gave up on the path's outcomes (or out of time): counted, not fatal
             res.unknown += 1
             count_into(res.endings, [("outcome undecided (z3 gave up)", 1)])
