@@ -7,6 +7,11 @@ work, and picking one value (stock angr) prints text the path contradicts. A con
 sign): the path forks once per feasible length (at most 20 digits, twice with a sign), and within
 one length every digit is an expression of the value: ``(v / base^k) % base``. The text is exact
 for every value the path allows; a test's model fixes it.
+
+A conversion padded with zeros to a fixed number of digits (``%02x``, ``%03o``, ``%.8u``) prints
+every value of at most that many digits in the same length: when the value's bits say it fits
+(a byte zero-extended for ``%02x``), :func:`fixed_digits` gives the text with no fork and no query
+(``md5sum``'s hex digest of a symbolic input would otherwise ask z3 about MD5's output bits).
 """
 
 from __future__ import annotations
@@ -75,6 +80,49 @@ def length_classes(state, v, signed: bool, base: int) -> list:
         x -= 1 << v.size()
     seen = (x < 0, _digits(abs(x), base))
     return [(k, c) for k, c in classes if k == seen or state.solver.satisfiable(extra_constraints=[c])]
+
+
+def known_max(v) -> int:
+    """The largest unsigned value ``v`` can take by its structure alone (zero-extensions, a
+    concatenation under zero bits, a mask); no query."""
+    if v.op == "ZeroExt":
+        return (1 << v.args[1].size()) - 1
+    if v.op == "Concat" and not v.args[0].symbolic and v.args[0].concrete_value == 0:
+        return (1 << (v.size() - v.args[0].size())) - 1
+    if v.op == "__and__":
+        masks = [a.concrete_value for a in v.args if not a.symbolic]
+        if masks:
+            return min(masks)
+    return (1 << v.size()) - 1
+
+
+def padded_digits(spec) -> int | None:
+    """How many digits conversion ``spec`` always prints for a non-negative value that has at most
+    that many (a precision, or the ``0`` flag's width less a sign), or None (``#``: 0 prints
+    otherwise; no padding; ``-``: spaces after)."""
+    flags, width, precision = layout(spec)
+    if b"#" in flags:
+        return None
+    if precision is not None:
+        return precision if isinstance(precision, int) and precision >= 1 else None
+    if b"0" not in flags or b"-" in flags or not isinstance(width, int):
+        return None
+    sign = 1 if spec.string[-1:] in (b"d", b"i") and (b"+" in flags or b" " in flags) else 0
+    return width - sign if width - sign >= 1 else None
+
+
+def fixed_digits(spec, v, signed: bool):
+    """The text of ``spec`` for ``v`` when its padding gives every value ``v`` can take (by its
+    bits: :func:`known_max`) the same number of digits, else None."""
+    base, n = base_of(spec), padded_digits(spec)
+    if base is None or n is None:
+        return None
+    top = known_max(v)
+    if signed and top >> (v.size() - 1):
+        return None                       # it may be negative
+    if top > base ** n - 1:
+        return None
+    return symbolic_text(spec, v, False, n)
 
 
 def layout(spec):

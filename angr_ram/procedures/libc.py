@@ -29,6 +29,7 @@ from angr_ram.procedures.integer_text import (
     class_on_path,
     compose,
     concat,
+    fixed_digits,
     layout,
     length_classes,
     symbolic_text,
@@ -181,6 +182,9 @@ def _integer(fmt, comp, raw):
         if sub.symbolic and comp.string[-1:] == b"c":     # the byte itself, with its padding
             return _padded(comp, sub[7:0], 1)
         base = base_of(comp)
+        fixed = fixed_digits(comp, sub, signed_conversion(comp)) if sub.symbolic else None
+        if fixed is not None:
+            return fixed
         if sub.symbolic and base is not None and class_on_path(state, sub, signed_conversion(comp), base):
             return _symbolic_integer(fmt, comp, sub)     # a fork of this conversion's lengths
         if sub.symbolic:

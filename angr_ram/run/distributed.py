@@ -359,6 +359,7 @@ def explore_distributed(binary: str, stdin_bytes: int = 0, workers: int = 2, sch
 def _merge_paths(res: RunResult, part: RunResult) -> None:
     res.outcomes |= part.outcomes
     res.outcomes_partial += part.outcomes_partial
+    res.outcomes_from_model += part.outcomes_from_model
     count_into(res.endings, part.endings.items())
     res.errors.extend(part.errors)
     res.found += part.found

@@ -57,10 +57,11 @@ class InputBudget:
         return ((self.deadline is not None and time.perf_counter() >= self.deadline)
                 or self.guard.interrupts > self._presses)
 
-    def ask(self, fn, last: bool = False, whole: bool = False):
+    def ask(self, fn, last: bool = False, whole: bool = False, seconds: float | None = None):
         """``fn()`` bounded: its value, or :class:`NoModel` / :class:`NoAnswer` raised; never anything else.
         ``whole``: a query whose answer is a result of the run (a path's outcomes), not an improvement:
-        bounded by the deadline (``whole_seconds`` without one), never by ``query_seconds``."""
+        bounded by the deadline (``whole_seconds`` without one), never by ``query_seconds``.
+        ``seconds``: the bound of a query that is not ``whole``, instead of ``query_seconds``."""
         if last:
             if self.deadline is not None and time.perf_counter() >= self.deadline + self.last_total:
                 raise NoAnswer("out of time")
@@ -68,7 +69,7 @@ class InputBudget:
         else:
             if self.hurry():
                 raise NoAnswer("out of time")
-            seconds = self.whole_seconds if whole else self.query_seconds
+            seconds = self.whole_seconds if whole else seconds or self.query_seconds
             if self.deadline is not None:
                 left = max(0.05, self.deadline - time.perf_counter())
                 seconds = left if whole else min(seconds, left)

@@ -8,6 +8,7 @@ import claripy
 from angr.errors import SimUnsatError
 
 from angr_ram.procedures.child_processes import RESUMED_EVENT
+from angr_ram.solver.z3_check import gave_up
 
 
 def exit_code_expr(state):
@@ -86,12 +87,14 @@ LISTED_QUICKLY = 16
 LISTED_SECONDS = 2.0
 
 
-def listed_outcomes(state, limit: int = LISTED_PER_PATH, seconds: float = LISTED_SECONDS
+def listed_outcomes(state, limit: int = LISTED_PER_PATH, seconds: float = LISTED_SECONDS, first: int | None = None
                     ) -> tuple[set[tuple[int | None, bytes]], bool]:
     """(exit code, stdout) pairs this path can produce, and whether that is all of them: up to
     ``limit``, those after the first :data:`LISTED_QUICKLY` only within ``seconds`` of this
     process's CPU time (z3 runs in it). A path with
-    more lists one outcome per exit code it can have (up to 256)."""
+    more lists one outcome per exit code it can have (up to 256). ``first``: a value of the
+    outcome already known (:mod:`angr_ram.run.path_models`); with it, z3 giving up on the others
+    lists that one alone instead of raising."""
     o = Outcome(state)
     if o.expr is None:
         return {(None, b"")}, True
@@ -99,8 +102,17 @@ def listed_outcomes(state, limit: int = LISTED_PER_PATH, seconds: float = LISTED
         return {o.decode(o.expr.concrete_value)}, True
     t0 = time.process_time()
     batch = min(limit, LISTED_QUICKLY) + 1
-    vals = list(state.solver.eval_upto(o.expr, batch))
-    more = len(vals) == batch          # the last batch was full: there may be more
+    vals = [] if first is None else [first]
+    try:
+        new = state.solver.eval_upto(o.expr, batch, extra_constraints=[o.expr != v for v in vals])
+    except (SimUnsatError, claripy.errors.UnsatError):      # the known value is the only one
+        new = []
+    except Exception as e:  # noqa: BLE001 - z3 gave up on the others: the known one is listed
+        if first is None or gave_up(e) is None:
+            raise
+        return {o.decode(first)}, False
+    vals += new
+    more = len(new) == batch          # the last batch was full: there may be more
     while more and len(vals) <= limit and time.process_time() - t0 < seconds:
         try:
             new = state.solver.eval_upto(o.expr, batch, extra_constraints=[o.expr != v for v in vals])
@@ -113,9 +125,13 @@ def listed_outcomes(state, limit: int = LISTED_PER_PATH, seconds: float = LISTED
     if not complete and o.exited:       # every exit code, with one stdout each
         code = o.expr[o.expr.length - 1:o.expr.length - 8]
         have = {c for c, _ in listed}
-        for c in state.solver.eval_upto(code, 256):
-            if c not in have:
-                listed.add(o.decode(state.solver.eval(o.expr, extra_constraints=[code == c])))
+        try:
+            for c in state.solver.eval_upto(code, 256):
+                if c not in have:
+                    listed.add(o.decode(state.solver.eval(o.expr, extra_constraints=[code == c])))
+        except Exception as e:  # noqa: BLE001 - z3 gave up: the outcomes found so far are listed
+            if first is None or gave_up(e) is None:
+                raise
     return listed, complete
 
 

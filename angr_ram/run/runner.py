@@ -23,7 +23,8 @@ from angr_ram.run.coverage import Coverage
 from angr_ram.run.input_budget import InputBudget, NoAnswer, NoModel, errored_reason
 from angr_ram.run.inputs import STATE_OPTIONS, arg_lists, make_state  # noqa: F401 - re-exported for scripts and tests
 from angr_ram.run.libraries import own_libraries, unloaded_library_notes
-from angr_ram.run.outcomes import ending, listed_outcomes
+from angr_ram.run.outcomes import Outcome, ending, listed_outcomes
+from angr_ram.run.path_models import model_value, record_models
 from angr_ram.run.search import COVERAGE_SEARCHES, SEARCHES, WAITING_STASH, make_search
 from angr_ram.run.targets import resolve_targets, unreached_notes  # noqa: F401 - resolve_targets re-exported
 from angr_ram.run.technique import DEFERRED_STASH, ERROR_STASH, UNKNOWN_STASH, RelocatableMemory, stats
@@ -34,6 +35,7 @@ from angr_ram.solver.z3_setup import drop_conversion_caches
 # or zero bytes: see testcases.InputBudget); after a Ctrl-C the user waits, so less: the improving
 # queries get INTERRUPT_TEST_SECONDS and the plain models INTERRUPT_LAST_SECONDS in all
 TEST_SECONDS = 0.75
+LISTING_SECONDS = 5.0      # listing a path's outcomes when its model already gave one (path_models)
 INTERRUPT_TEST_SECONDS = 0.4
 INTERRUPT_LAST_SECONDS = 0.3
 
@@ -69,6 +71,7 @@ class RunResult:
     stubs: dict = field(default_factory=dict)       # angr stub -> ended paths that called it (results may be wrong)
     environment: dict = field(default_factory=dict)  # "clock"/"random bytes" -> ended paths whose constraints mention it
     outcomes_partial: int = 0     # paths with more outcomes than listed (stdout echoing the input; outcomes.LISTED_PER_PATH)
+    outcomes_from_model: int = 0  # of those, paths listed by their model's outcome alone: z3 or the time ran out (path_models)
     found_inputs: list = field(default_factory=list)  # (stdin, argv[1:], files) of the first found paths
     coverage: dict | None = None  # with coverage=True: Coverage.report() (instructions, blocks, percent, series)
     beyond_max_paths: int = 0     # paths that finished in the same step as the max_paths-th: set aside, not reported
@@ -186,6 +189,7 @@ def _explore_loop(simgr, tech, res, progress, find, num_find, max_states, max_pa
             else:
                 with own_driver():
                     simgr.step()
+            record_models(simgr, guard)
             if progress is not None:
                 progress(simgr)
             if find and len(simgr.stashes.get("found", [])) >= num_find:
@@ -301,8 +305,17 @@ def collect_paths(simgr, res: RunResult, budget: InputBudget | None = None) -> R
     states, error paths with their inputs, paths that reached a find target or were set aside."""
     budget = budget if budget is not None else InputBudget()
     for s in simgr.deadended:
+        o = Outcome(s)
+        first = model_value(s, o.expr) if o.expr is not None else None
         try:
-            listed, complete = budget.ask(lambda s=s: listed_outcomes(s), last=budget.hurry(), whole=True)
+            try:
+                listed, complete = budget.ask(lambda s=s, f=first: listed_outcomes(s, first=f), last=budget.hurry(),
+                                              whole=first is None, seconds=LISTING_SECONDS)
+            except NoAnswer:
+                if first is None:
+                    raise
+                listed, complete = {o.decode(first)}, False     # the value its model gives
+                res.outcomes_from_model += 1
             res.outcomes |= listed
             res.outcomes_partial += not complete
             e = ending(s, {c for c, _ in listed if c is not None})   # one outcome per exit code: no new query

@@ -90,7 +90,7 @@ def json_report(res, wall: float) -> dict:
         "tests": None if res.tests is None else len(res.tests), "tests_seconds": round(res.tests_seconds, 3),
         "tests_plain": res.tests_plain, "tests_unsolved": res.tests_unsolved,
         "tests_infeasible": res.tests_infeasible, "profile": res.profile, "stubs": res.stubs,
-        "environment": res.environment, "outcomes_partial": res.outcomes_partial,
+        "environment": res.environment, "outcomes_partial": res.outcomes_partial, "outcomes_from_model": res.outcomes_from_model,
         "coverage": res.coverage,
     }
 
@@ -112,7 +112,9 @@ def summary_lines(res, binary: str, wall: float, tests_dir=None, full_stats: boo
             out.append(f"  ... {len(listed) - PRINTED_OUTCOMES} more (all of them with --json)")
     if res.outcomes_partial:
         out.append(f"paths with more outcomes than listed: {res.outcomes_partial} (the output depends on the "
-                   "input: some outcomes and one per exit code are listed; each path has its tests)")
+                   "input: some outcomes and one per exit code are listed; each path has its tests)"
+                   + (f"; {res.outcomes_from_model} of them list only the outcome of the input that drives them "
+                      "(z3 or the run's time ran out)" if res.outcomes_from_model else ""))
     out.append("paths by ending: " + (", ".join(f"{k}: {v}" for k, v in sorted(res.endings.items())) or "none"))
     cov = res.coverage
     if cov is not None:

@@ -27,9 +27,11 @@ from angr_ram.run.coverage import NEW_CODE_KEY
 from angr_ram.run.input_budget import InputBudget, NoAnswer, NoModel, add_groups, errored_reason
 from angr_ram.run.inputs import program_inputs
 from angr_ram.run.outcomes import Outcome, ending
+from angr_ram.run.path_models import model_value, path_model
 from angr_ram.run.technique import ERROR_STASH
 
 MANIFEST = "tests.jsonl"
+LISTING_SECONDS = 5.0      # a path's outcomes for its tests, when its model already gave one
 MAX_OUTCOMES_PER_PATH = 16
 
 
@@ -131,6 +133,18 @@ def _unwritten_leaves(state, extra) -> list:
     return out
 
 
+def _from_model(state, whole, cons) -> bytes | None:
+    """``whole``'s bytes in the model taken when the path finished (:mod:`.path_models`), if it
+    also satisfies ``cons``; else None."""
+    if path_model(state) is None:
+        return None
+    for c in cons:
+        if model_value(state, c) is not True:
+            return None
+    v = model_value(state, whole)
+    return None if v is None else v.to_bytes(whole.length // 8, "big")
+
+
 def choose_inputs(state, extra=(), budget: InputBudget | None = None, notes: list | None = None):
     """(stdin, argv[1:], files, how) for ``state``'s path (and ``extra`` constraints): ``how`` is
     ``readable`` (every byte that can be is zero or printable), ``plain`` (a model, some bytes left
@@ -172,13 +186,17 @@ def choose_inputs(state, extra=(), budget: InputBudget | None = None, notes: lis
                 notes.append(UNWRITTEN_NOTE)
 
         raw = None
-        try:
-            raw = budget.ask(model, last=budget.hurry(), whole=True)
+        fallback = _from_model(state, whole, cons)     # the model taken when the path finished
+        try:    # with that model at hand, the solver's (readable) input is an improvement: bounded
+            raw = budget.ask(model, last=budget.hurry(), whole=fallback is None)
         except NoModel:
             return None
         except NoAnswer:
             pass
-        if raw is None:
+        if raw is None and fallback is not None:
+            raw, how = fallback, "plain"
+            budget.plain += 1
+        elif raw is None:
             budget.unsolved += 1
             raw, how = bytes(nbytes), "unsolved"
         else:
@@ -322,8 +340,14 @@ def collect_tests(simgr, per_path: int = MAX_OUTCOMES_PER_PATH, budget: InputBud
             elif not e.symbolic:
                 cases = [(o.decode(e.concrete_value), ())]
             else:   # one test per outcome, each input constrained to produce it
-                values = budget.ask(lambda s=s, e=e: s.solver.eval_upto(e, per_path + 1), last=budget.hurry(),
-                                    whole=True)
+                first = model_value(s, e)       # the outcome of the path's model (path_models)
+                try:
+                    values = budget.ask(lambda s=s, e=e: s.solver.eval_upto(e, per_path + 1), last=budget.hurry(),
+                                        whole=first is None, seconds=LISTING_SECONDS)
+                except NoAnswer:
+                    if first is None:
+                        raise
+                    values = [first]
                 if len(values) > per_path:      # output that echoes the input: one test per exit code
                     values = budget.ask(lambda s=s, o=o, values=values: _one_per_code(s, o, values),
                                         last=budget.hurry(), whole=True)

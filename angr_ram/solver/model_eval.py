@@ -176,3 +176,18 @@ def _backend_eval(self, ast, allow_unconstrained: bool):
 
     v = _walk(ast, memo, visit)
     return v if isinstance(v, bool) else conc.eval(conc._abstract(v), 1)[0]
+
+
+class _Values:
+    """A model given as ``{name: value}`` (its memo lives for one evaluation)."""
+
+    __slots__ = ("model",)
+
+    def __init__(self, model: dict):
+        self.model = model
+
+
+def eval_under(ast, values: dict, allow_unconstrained: bool = True):
+    """``ast``'s value with its variables set to ``values`` (name: int; missing ones 0 when
+    ``allow_unconstrained``), with no solver."""
+    return fast_eval_ast(_Values(values), ast, allow_unconstrained)
