@@ -108,8 +108,10 @@ def cmd_run(args) -> int:
     distributed = args.workers is not None or args.scheduler is not None
     run = explore
     if distributed:
-        if args.merge is not None or args.emit_tests is not None or args.max_states is not None:
-            raise AngrRamError("--workers/--scheduler cannot be combined with --merge, --emit-tests or --max-states")
+        if (args.merge is not None or args.emit_tests is not None or args.max_states is not None
+                or args.spill_states is not None or args.spill_rss_mb is not None):
+            raise AngrRamError("--workers/--scheduler cannot be combined with --merge, --emit-tests, --max-states "
+                               "or --spill-*")
 
         def run(binary, stdin_bytes, max_states=None, tests=False, **kw):  # noqa: ARG001 - refused above
             return explore_distributed(binary, stdin_bytes, workers=args.workers or 2, scheduler=args.scheduler,
@@ -131,6 +133,10 @@ def cmd_run(args) -> int:
         opts["config"] = RunConfig.of(**ram)
     if args.environment is not None:
         opts["environment"] = args.environment
+    if args.spill_states is not None or args.spill_rss_mb is not None:
+        if args.spill_states is not None and args.spill_states < 4:
+            raise AngrRamError(f"--spill-states must be at least 4, not {args.spill_states}")
+        opts.update(spill_states=args.spill_states, spill_rss_mb=args.spill_rss_mb)
     if args.merge is not None:
         points = ["auto"] if args.merge_points == "auto" else [
             int(p, 0) if p[:1].isdigit() else p for p in args.merge_points.split(",") if p]
@@ -243,6 +249,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--num-find", type=_positive, default=1, help="with --find: stop after this many found")
     r.add_argument("--max-paths", type=_positive, default=None, help="stop after this many finished paths")
     r.add_argument("--max-states", type=_positive, default=None, help="stop when more states are active")
+    r.add_argument("--spill-states", type=_positive, default=None, metavar="N",
+                   help="keep at most N states in memory: the others wait in files and come back later")
+    r.add_argument("--spill-rss-mb", type=_positive, default=None, metavar="MB",
+                   help="above this RSS, half the waiting states go to files")
     r.add_argument("--solver-timeout-ms", type=_milliseconds, default=None, metavar="MS",
                    help=f"z3 time per call, at least {MIN_SOLVER_MS}; a state needing more goes to the unknown "
                         "stash (default 300000)")

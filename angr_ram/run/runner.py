@@ -26,6 +26,7 @@ from angr_ram.run.libraries import own_libraries, unloaded_library_notes
 from angr_ram.run.outcomes import Outcome, ending, listed_outcomes
 from angr_ram.run.path_models import model_value, record_models
 from angr_ram.run.search import COVERAGE_SEARCHES, SEARCHES, WAITING_STASH, make_search
+from angr_ram.run.spilling import Spilling
 from angr_ram.run.targets import resolve_targets, unreached_notes  # noqa: F401 - resolve_targets re-exported
 from angr_ram.run.technique import DEFERRED_STASH, ERROR_STASH, UNKNOWN_STASH, RelocatableMemory, stats
 from angr_ram.run.testcases import BEYOND_MAX_PATHS_STASH, choose_inputs, collect_tests, unfinished_states
@@ -75,6 +76,8 @@ class RunResult:
     found_inputs: list = field(default_factory=list)  # (stdin, argv[1:], files) of the first found paths
     coverage: dict | None = None  # with coverage=True: Coverage.report() (instructions, blocks, percent, series)
     beyond_max_paths: int = 0     # paths that finished in the same step as the max_paths-th: set aside, not reported
+    spilled: int = 0              # states written to disk to bound the live ones (spilling.Spilling), and
+    spilled_left: int = 0         # of those, still there when the run stopped (counted in unfinished)
 
 MAX_FOUND_INPUTS = 16       # found paths whose input the result carries (all of them have tests)
 
@@ -113,7 +116,8 @@ def explore(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
             merge_incremental: bool | None = None, max_states: int | None = None, args=(), files=(),
             find=(), avoid=(), num_find: int = 1, max_paths: int | None = None, tests: bool = False,
             merge_patterns: str = "smaller", search: str | None = None, coverage: bool = False,
-            coverage_series=None, **options) -> RunResult:
+            coverage_series=None, spill_states: int | None = None, spill_rss_mb: float | None = None,
+            **options) -> RunResult:
     """Explore ``binary`` completely; ``engine`` is "ram" (angr-ram) or "stock" (plain angr).
 
     Inputs: ``stdin_bytes`` symbolic stdin bytes, argv ``args`` (an int is a symbolic string of
@@ -131,14 +135,17 @@ def explore(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
     outcome (:mod:`angr_ram.run.testcases`). ``search`` (one of :data:`~angr_ram.run.search.SEARCHES`)
     chooses which states are stepped next (None: all active states together, angr's order);
     ``coverage=True`` measures the main binary's coverage (``res.coverage``; ``coverage_series``: a
-    CSV file the series is written to as the run goes). ``options`` go to :class:`RelocatableMemory`,
+    CSV file the series is written to as the run goes). ``spill_states`` / ``spill_rss_mb`` bound the
+    live states and the RSS by writing states to disk (:class:`~angr_ram.run.spilling.Spilling`).
+    ``options`` go to :class:`RelocatableMemory`,
     or all of them at once as ``config=RunConfig(...)``.
     """
     simgr, tech = prepare(binary, stdin_bytes, engine=engine, model=model, symbolic_bases=symbolic_bases,
                           merge=merge, merge_points=merge_points, merge_validate=merge_validate,
                           merge_incremental=merge_incremental, merge_patterns=merge_patterns, args=args,
                           files=files, find=find, avoid=avoid, num_find=num_find, search=search,
-                          coverage=coverage, coverage_series=coverage_series, **options)
+                          coverage=coverage, coverage_series=coverage_series, spill_states=spill_states,
+                          spill_rss_mb=spill_rss_mb, **options)
     t0 = time.perf_counter()
     res = RunResult()
     if tech is not None:
@@ -172,6 +179,8 @@ def end_runs(simgr) -> None:
         sc = getattr(t, "scope", None)
         if isinstance(sc, RunScope):
             sc.end()
+        if isinstance(t, Spilling):
+            t.close()
 
 
 def _explore_loop(simgr, tech, res, progress, find, num_find, max_states, max_paths, guard) -> None:
@@ -227,7 +236,8 @@ def prepare(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
             symbolic_bases: bool = True, merge: str | None = None, merge_points=(), merge_validate: bool = False,
             merge_incremental: bool | None = None, args=(), files=(), find=(), avoid=(), num_find: int = 1,
             environment: str | None = None, merge_patterns: str = "smaller", config: RunConfig | None = None,
-            search: str | None = None, coverage: bool = False, coverage_series=None, **options):
+            search: str | None = None, coverage: bool = False, coverage_series=None,
+            spill_states: int | None = None, spill_rss_mb: float | None = None, **options):
     """The simulation manager :func:`explore` steps, and its RelocatableMemory technique (None for
     stock angr), with the same arguments; for scripts that step several runs themselves.
     ``environment`` (:mod:`angr_ram.procedures.environment`) applies to stock angr too when given.
@@ -271,6 +281,8 @@ def prepare(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
         cov = simgr.use_technique(Coverage(series_path=coverage_series))
     if search is not None:
         simgr.use_technique(make_search(search, cov))
+    if spill_states is not None or spill_rss_mb is not None:      # last: around the search's choice
+        simgr.use_technique(Spilling(spill_states, spill_rss_mb))
     return simgr, tech
 
 
@@ -352,6 +364,10 @@ def collect_paths(simgr, res: RunResult, budget: InputBudget | None = None) -> R
             res.found_inputs.append(chosen[:3])
     res.unknown += sum(len(simgr.stashes.get(k, [])) for k in (UNKNOWN_STASH, DEFERRED_STASH, "interrupted"))
     res.unfinished += len(unfinished_states(simgr))
+    for t in simgr._techniques:
+        if isinstance(t, Spilling):
+            res.spilled, res.spilled_left = t.spilled, t.on_disk
+            res.unfinished += t.on_disk
     return res
 
 

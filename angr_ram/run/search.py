@@ -89,6 +89,11 @@ class Search(ExplorationTechnique):
                 self._arrival += 1
                 s.globals["angr_ram_arrival"] = self._arrival
 
+    def select(self, simgr) -> None:
+        """Choose the active states among the active and waiting ones (after a step, or after a
+        technique such as :class:`~angr_ram.run.spilling.Spilling` brought states back)."""
+        self._select(simgr)
+
     def _select(self, simgr) -> None:
         pool = list(simgr.active) + list(simgr.stashes.get(WAITING_STASH, []))
         if len(pool) <= self.width:

@@ -60,8 +60,11 @@ class StatePacker:
     def dumps(self, state, trim_history: bool = True) -> bytes:
         """``state`` as bytes; ``trim_history`` drops its ancestry (the parents' histories), which
         angr-ram's outcomes and error reports do not read."""
-        if trim_history:
-            state.history.trim()
+        if trim_history:        # angr's history.trim() registers on the history's own state, which may be a sibling
+            h = state.history.copy({})
+            h.parent = None
+            vars(state).setdefault("history", state.history)    # an unpickled state holds it in its hub only
+            state.register_plugin("history", h)
         sizes = self._base_sizes(state)
         roles = self._roles
         base_sizes = self.tech.base_sizes if self.tech is not None else None

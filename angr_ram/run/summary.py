@@ -90,7 +90,8 @@ def json_report(res, wall: float) -> dict:
         "tests": None if res.tests is None else len(res.tests), "tests_seconds": round(res.tests_seconds, 3),
         "tests_plain": res.tests_plain, "tests_unsolved": res.tests_unsolved,
         "tests_infeasible": res.tests_infeasible, "profile": res.profile, "stubs": res.stubs,
-        "environment": res.environment, "outcomes_partial": res.outcomes_partial, "outcomes_from_model": res.outcomes_from_model,
+        "environment": res.environment, "outcomes_partial": res.outcomes_partial,
+        "outcomes_from_model": res.outcomes_from_model, "spilled": res.spilled, "spilled_left": res.spilled_left,
         "coverage": res.coverage,
     }
 
@@ -133,7 +134,11 @@ def summary_lines(res, binary: str, wall: float, tests_dir=None, full_stats: boo
                    "or --timeout)")
     if res.unfinished:
         out.append(f"unfinished paths: {res.unfinished} (still running when the run stopped, or set aside; "
-                   "each has a test with the input that drives the program there)")
+                   "each has a test with the input that drives the program there"
+                   + (f"; {res.spilled_left} of them left in spill files, without tests" if res.spilled_left else "")
+                   + ")")
+    if res.spilled:
+        out.append(f"states spilled to disk to bound the live ones: {res.spilled}")
     if res.stubs:
         out.append("angr stubs called (no model: any return value, no effect; results through them may not "
                    "replay): " + ", ".join(f"{k} ({v} paths)" for k, v in sorted(res.stubs.items())))

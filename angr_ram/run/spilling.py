@@ -1,0 +1,136 @@
+"""A frontier that fits the machine: states beyond a bound wait on disk, not in memory.
+
+A program that forks on every input byte keeps thousands of states alive; with them in memory a
+run grows until the machine swaps or the run is stopped (``--max-states``). :class:`Spilling`, an
+angr exploration technique, keeps the live states (``active`` and a search's ``waiting`` stash) at
+most ``max_states``, and the process's RSS under ``max_rss_mb``: above either, the states that
+have waited longest (the earliest to arrive, last in a depth-first order) are pickled to files
+(:class:`~angr_ram.run.shipping.StatePacker`: the run's project and caches stay behind) and leave
+the simulation manager, down to half the bound. When fewer than a quarter of the bound are alive,
+the newest spilled states come back to wait (to ``active`` when no search keeps a waiting stash),
+so a run that ends with nothing alive has run every spilled state. Nothing is lost: the spilled
+states' paths are the run's paths, later; a run stopped early counts those still on disk
+(:attr:`Spilling.on_disk`) among its unfinished paths.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+from angr.exploration_techniques import ExplorationTechnique
+
+from angr_ram.core.errors import AngrRamError
+from angr_ram.core.guard import release_memory, rss_mb
+from angr_ram.run.search import WAITING_STASH, Search
+from angr_ram.run.shipping import StatePacker
+
+ARRIVAL_KEY = "angr_ram_arrival"
+
+
+class Spilling(ExplorationTechnique):
+    """Keep at most ``max_states`` live states (and RSS under ``max_rss_mb``, if given) by moving
+    the longest-waiting ones to files in ``directory`` (a temporary one by default, removed by
+    :meth:`close`) and back when the run has room. Counts ``spilled`` and ``restored``."""
+
+    def __init__(self, max_states: int | None = 2000, max_rss_mb: float | None = None, directory=None):
+        super().__init__()
+        if max_states is None and max_rss_mb is None:
+            raise AngrRamError("Spilling needs max_states or max_rss_mb")
+        if max_states is not None and max_states < 4:
+            raise AngrRamError(f"max_states must be at least 4, not {max_states}")
+        if max_rss_mb is not None and max_rss_mb <= 0:
+            raise AngrRamError(f"max_rss_mb must be positive, not {max_rss_mb}")
+        self.max_states, self.max_rss_mb = max_states, max_rss_mb
+        self._own_dir = directory is None
+        self.directory = directory
+        self.packer: StatePacker | None = None
+        self._files: list[tuple[int, str]] = []      # (arrival, file), oldest first
+        self.spilled = self.restored = 0
+        self.bytes_written = 0
+        self._serial = 0
+        self._live_at_rss_spill: int | None = None
+        self.spilled_last = 1            # how many come back at once under an RSS bound alone
+
+    def setup(self, simgr):
+        if self.directory is None:
+            self.directory = tempfile.mkdtemp(prefix="angr-ram-spill-")
+        os.makedirs(self.directory, exist_ok=True)
+
+    @property
+    def on_disk(self) -> int:
+        """States still spilled."""
+        return len(self._files)
+
+    def step(self, simgr, stash="active", **kwargs):
+        simgr = simgr.step(stash=stash, **kwargs)
+        if stash != "active":
+            return simgr
+        live = self._live(simgr)
+        if self.max_states is not None and live > self.max_states:
+            self._spill(simgr, live - self.max_states // 2)
+        elif self.max_rss_mb is not None and rss_mb() > self.max_rss_mb and live > 1 and (
+                self._live_at_rss_spill is None or live > self._live_at_rss_spill):
+            self._spill(simgr, live // 2)
+            self._live_at_rss_spill = self._live(simgr)
+            self.spilled_last = max(1, self._live_at_rss_spill)
+        elif self._files and (live == 0 or (self.max_states is not None and live <= self.max_states // 4)):
+            self._restore(simgr)
+        return simgr
+
+    def complete(self, simgr):
+        return False
+
+    @staticmethod
+    def _live(simgr) -> int:
+        return len(simgr.active) + len(simgr.stashes.get(WAITING_STASH, ()))
+
+    def _spill(self, simgr, n: int) -> None:
+        if self.packer is None:
+            self.packer = StatePacker(simgr)
+        waiting = simgr.stashes.get(WAITING_STASH)
+        pool = waiting if waiting else simgr.active
+        keep = 1 if pool is simgr.active else 0          # a step needs a state to step
+        order = sorted(range(len(pool)), key=lambda i: pool[i].globals.get(ARRIVAL_KEY, 0))
+        out = set(order[:max(0, min(n, len(pool) - keep))])
+        if not out:
+            return
+        for i in sorted(out, key=lambda i: pool[i].globals.get(ARRIVAL_KEY, 0)):
+            s = pool[i]
+            data = self.packer.dumps(s)        # its ancestry's histories stay behind
+            self._serial += 1
+            path = os.path.join(self.directory, f"state{self._serial:08d}.pkl")
+            with open(path, "wb") as f:
+                f.write(data)
+            self._files.append((s.globals.get(ARRIVAL_KEY, 0), path))
+            self.bytes_written += len(data)
+        pool[:] = [s for i, s in enumerate(pool) if i not in out]
+        self.spilled += len(out)
+        release_memory()
+
+    def _restore(self, simgr) -> None:
+        if self.packer is None:
+            self.packer = StatePacker(simgr)
+        room = self.max_states // 2 - self._live(simgr) if self.max_states is not None else self.spilled_last
+        back = []
+        while self._files and len(back) < max(1, room):
+            _, path = self._files.pop()          # the newest first: a depth-first run goes on where it was
+            with open(path, "rb") as f:
+                back.append(self.packer.loads(f.read()))
+            os.remove(path)
+        self.restored += len(back)
+        searches = [t for t in simgr._techniques if isinstance(t, Search)]
+        simgr.stashes[WAITING_STASH if searches else "active"].extend(back)
+        for t in searches:          # the search picks the next state among them
+            t.select(simgr)
+
+    def close(self) -> None:
+        """Remove the spill files (and the directory, if this technique made it)."""
+        for _, path in self._files:
+            try:
+                os.remove(path)
+            except OSError:
+                pass
+        if self._own_dir and self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
