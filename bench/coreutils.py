@@ -55,11 +55,12 @@ def _run(binary: str, setting: str, budget: float) -> dict:
 def coreutils_table(names=None, budget: float = 60.0) -> int:
     """Print the table and the geometric mean of the coverage ratio (angr-ram / stock)."""
     names = [n for n in (names or BINARIES) if shutil.which(n)]
-    with cf.ThreadPoolExecutor(max_workers=2) as ex:
-        jobs = {(n, s): ex.submit(_run, shutil.which(n), s, budget) for n in names for s in SETTINGS}
+    ex = cf.ThreadPoolExecutor(max_workers=2)
+    jobs = {(n, s): ex.submit(_run, shutil.which(n), s, budget) for n in names for s in SETTINGS}
     print(f"Debian coreutils, {' '.join(INPUTS)}, {budget:.0f} s per run")
     print(f"{'binary':<10} " + "  ".join(f"{s + ' ICov%':>14} {'paths':>5} {'tests':>5} {'mism':>4} {'stubs':>5} "
                                          f"{'MB':>5}" for s in SETTINGS) + "  ratio")
+    sys.stdout.flush()          # each row as soon as its runs are done: a run cut short keeps its rows
     ratios, finished, lower = [], 0, []
     for n in names:
         cells, cov = [], {}
@@ -81,12 +82,13 @@ def coreutils_table(names=None, budget: float = 60.0) -> int:
             ratio = f"{q:.2f}"
             if q < 1:
                 lower.append(n)
-        print(f"{n:<10} " + "  ".join(cells) + f"  {ratio:>5}")
+        print(f"{n:<10} " + "  ".join(cells) + f"  {ratio:>5}", flush=True)
     if ratios:
         g = math.exp(sum(math.log(q) for q in ratios) / len(ratios))
         print(f"\ncoverage angr-ram/stock, geometric mean over {len(ratios)} binaries: {g:.2f}; lower on: "
               f"{', '.join(lower) or 'none'}")
     print(f"angr-ram finished paths whose tests all replay on {finished} of {len(names)} binaries")
+    ex.shutdown()
     return 0
 
 
