@@ -65,11 +65,12 @@ def take_model(state) -> dict | None:
     return model
 
 
-def record_models(simgr, guard=None, stash: str = "deadended") -> int:
-    """Take the model of every path in ``stash`` that has none yet (each at most
-    :data:`MODEL_SECONDS` under ``guard``); how many were taken."""
-    n = 0
-    for s in simgr.stashes.get(stash, ()):
+def record_models(simgr, guard=None, stash: str = "deadended", start: int = 0) -> int:
+    """Take the model of every path in ``stash`` from index ``start`` on that has none yet (each at
+    most :data:`MODEL_SECONDS` under ``guard``); the stash's length (the next call's ``start``: a
+    stash only grows by appending, so each step looks at its new paths alone)."""
+    states = simgr.stashes.get(stash, [])
+    for s in states[min(start, len(states)):]:
         if s.globals.get(_DONE):
             continue
         s.globals[_DONE] = True
@@ -83,8 +84,7 @@ def record_models(simgr, guard=None, stash: str = "deadended") -> int:
             continue
         if m is not None:
             s.globals[MODEL_KEY] = m
-            n += 1
-    return n
+    return len(states)
 
 
 def path_model(state) -> dict | None:

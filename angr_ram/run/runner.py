@@ -185,6 +185,7 @@ def end_runs(simgr) -> None:
 
 def _explore_loop(simgr, tech, res, progress, find, num_find, max_states, max_paths, guard) -> None:
     """Step ``simgr`` until it is done or must stop; ``res.stopped`` says why it stopped early."""
+    modelled = 0        # finished paths whose model was taken (path_models)
     try:
         while simgr.active:
             if tech is None:      # stock angr: the guard interrupts its step at the deadline too
@@ -198,7 +199,7 @@ def _explore_loop(simgr, tech, res, progress, find, num_find, max_states, max_pa
             else:
                 with own_driver():
                     simgr.step()
-            record_models(simgr, guard)
+            modelled = record_models(simgr, guard, start=modelled)
             if progress is not None:
                 progress(simgr)
             if find and len(simgr.stashes.get("found", [])) >= num_find:

@@ -185,14 +185,13 @@ def choose_inputs(state, extra=(), budget: InputBudget | None = None, notes: lis
             elif notes is not None:
                 notes.append(UNWRITTEN_NOTE)
 
-        raw = None
-        fallback = _from_model(state, whole, cons)     # the model taken when the path finished
-        try:    # with that model at hand, the solver's (readable) input is an improvement: bounded
-            raw = budget.ask(model, last=budget.hurry(), whole=fallback is None)
+        raw = fallback = None
+        try:    # with the model taken when the path finished, the solver's input is an improvement: bounded
+            raw = budget.ask(model, last=budget.hurry(), whole=path_model(state) is None)
         except NoModel:
             return None
         except NoAnswer:
-            pass
+            fallback = _from_model(state, whole, cons)
         if raw is None and fallback is not None:
             raw, how = fallback, "plain"
             budget.plain += 1
