@@ -32,6 +32,7 @@ from angr.exploration_techniques import ExplorationTechnique
 from angr_ram.run.coverage import Coverage
 
 WAITING_STASH = "waiting"
+ARRIVAL_KEY = "angr_ram_arrival"    # state.globals: the order in which the search first saw the state
 DEPTH_KEY = "angr_ram_fork_depth"     # state.globals: log2 of 1/(probability of a random walk to it)
 SEARCHES = ("bfs", "dfs", "random-path", "covnew", "random-path+covnew")
 COVERAGE_SEARCHES = ("covnew", "random-path+covnew")
@@ -87,7 +88,7 @@ class Search(ExplorationTechnique):
             for s in kids:
                 s.globals[DEPTH_KEY] = base + extra
                 self._arrival += 1
-                s.globals["angr_ram_arrival"] = self._arrival
+                s.globals[ARRIVAL_KEY] = self._arrival
 
     def select(self, simgr) -> None:
         """Choose the active states among the active and waiting ones (after a step, or after a
@@ -110,7 +111,7 @@ class Search(ExplorationTechnique):
 
     @staticmethod
     def arrival(state) -> int:
-        return state.globals.get("angr_ram_arrival", 0)
+        return state.globals.get(ARRIVAL_KEY, 0)
 
     def _weighted(self, pool: list, weights: list[float], k: int) -> list:
         """``k`` distinct states drawn with probability proportional to ``weights``."""
@@ -152,7 +153,7 @@ class DepthFirst(Search):
         self._streak = self._streak + 1 if last is not None and top.history.parent is last.history else 0
         if self._streak >= self.quantum and len(pool) > k:
             self._behind -= 1
-            top.globals["angr_ram_arrival"] = self._behind      # behind every state there is
+            top.globals[ARRIVAL_KEY] = self._behind      # behind every state there is
             self.demoted += 1
             self._streak = 0
             ranked = ranked[1:] + [top]

@@ -23,10 +23,9 @@ from angr.exploration_techniques import ExplorationTechnique
 
 from angr_ram.core.errors import AngrRamError
 from angr_ram.core.guard import release_memory, rss_mb
-from angr_ram.run.search import WAITING_STASH, Search
+from angr_ram.merging import QuantifiedMerging
+from angr_ram.run.search import ARRIVAL_KEY, WAITING_STASH, Search
 from angr_ram.run.shipping import StatePacker
-
-ARRIVAL_KEY = "angr_ram_arrival"
 
 
 class Spilling(ExplorationTechnique):
@@ -54,6 +53,9 @@ class Spilling(ExplorationTechnique):
         self.spilled_last = 1            # how many come back at once under an RSS bound alone
 
     def setup(self, simgr):
+        if any(isinstance(t, QuantifiedMerging) for t in simgr._techniques):     # refused now, not at the first spill
+            raise AngrRamError("Spilling cannot be combined with QuantifiedMerging: merged states carry "
+                               "clauses of the run-wide table")
         if self.directory is None:
             self.directory = tempfile.mkdtemp(prefix="angr-ram-spill-")
         os.makedirs(self.directory, exist_ok=True)
@@ -93,10 +95,11 @@ class Spilling(ExplorationTechnique):
         pool = waiting if waiting else simgr.active
         keep = 1 if pool is simgr.active else 0          # a step needs a state to step
         order = sorted(range(len(pool)), key=lambda i: pool[i].globals.get(ARRIVAL_KEY, 0))
-        out = set(order[:max(0, min(n, len(pool) - keep))])
-        if not out:
+        chosen = order[:max(0, min(n, len(pool) - keep))]      # the longest-waiting first
+        if not chosen:
             return
-        for i in sorted(out, key=lambda i: pool[i].globals.get(ARRIVAL_KEY, 0)):
+        out = set(chosen)
+        for i in chosen:
             s = pool[i]
             data = self.packer.dumps(s)        # its ancestry's histories stay behind
             self._serial += 1
