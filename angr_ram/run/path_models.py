@@ -24,6 +24,8 @@ from angr_ram.solver.z3_check import gave_up
 
 MODEL_KEY = "angr_ram_path_model"
 MODEL_SECONDS = 2.0        # one path's model query at most (the run's step budget guards it)
+LISTING_SECONDS = 5.0      # listing a path's outcomes (summary and tests) when its model already gave one
+LISTING_GAVE_UP = "angr_ram_listing_gave_up"   # in a finished state's globals: listing it timed out once
 _DONE = "angr_ram_path_model_done"
 
 

@@ -24,7 +24,7 @@ from angr_ram.run.input_budget import InputBudget, NoAnswer, NoModel, errored_re
 from angr_ram.run.inputs import STATE_OPTIONS, arg_lists, make_state  # noqa: F401 - re-exported for scripts and tests
 from angr_ram.run.libraries import own_libraries, unloaded_library_notes
 from angr_ram.run.outcomes import Outcome, ending, listed_outcomes
-from angr_ram.run.path_models import model_value, record_models
+from angr_ram.run.path_models import LISTING_GAVE_UP, LISTING_SECONDS, model_value, record_models
 from angr_ram.run.search import COVERAGE_SEARCHES, SEARCHES, WAITING_STASH, make_search
 from angr_ram.run.spilling import Spilling
 from angr_ram.run.targets import resolve_targets, unreached_notes  # noqa: F401 - resolve_targets re-exported
@@ -36,7 +36,6 @@ from angr_ram.solver.z3_setup import drop_conversion_caches
 # or zero bytes: see testcases.InputBudget); after a Ctrl-C the user waits, so less: the improving
 # queries get INTERRUPT_TEST_SECONDS and the plain models INTERRUPT_LAST_SECONDS in all
 TEST_SECONDS = 0.75
-LISTING_SECONDS = 5.0      # listing a path's outcomes when its model already gave one (path_models)
 INTERRUPT_TEST_SECONDS = 0.4
 INTERRUPT_LAST_SECONDS = 0.3
 
@@ -328,6 +327,7 @@ def collect_paths(simgr, res: RunResult, budget: InputBudget | None = None) -> R
                 if first is None:
                     raise
                 listed, complete = {o.decode(first)}, False     # the value its model gives
+                s.globals[LISTING_GAVE_UP] = True               # its tests do not ask again
                 res.outcomes_from_model += 1
             res.outcomes |= listed
             res.outcomes_partial += not complete

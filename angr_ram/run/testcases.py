@@ -27,11 +27,10 @@ from angr_ram.run.coverage import NEW_CODE_KEY
 from angr_ram.run.input_budget import InputBudget, NoAnswer, NoModel, add_groups, errored_reason
 from angr_ram.run.inputs import program_inputs
 from angr_ram.run.outcomes import Outcome, ending
-from angr_ram.run.path_models import model_value, path_model
+from angr_ram.run.path_models import LISTING_GAVE_UP, LISTING_SECONDS, model_value, path_model
 from angr_ram.run.technique import ERROR_STASH
 
 MANIFEST = "tests.jsonl"
-LISTING_SECONDS = 5.0      # a path's outcomes for its tests, when its model already gave one
 MAX_OUTCOMES_PER_PATH = 16
 
 
@@ -341,6 +340,8 @@ def collect_tests(simgr, per_path: int = MAX_OUTCOMES_PER_PATH, budget: InputBud
             else:   # one test per outcome, each input constrained to produce it
                 first = model_value(s, e)       # the outcome of the path's model (path_models)
                 try:
+                    if first is not None and s.globals.get(LISTING_GAVE_UP):    # the summary's listing did
+                        raise NoAnswer("listing the outcomes gave up")
                     values = budget.ask(lambda s=s, e=e: s.solver.eval_upto(e, per_path + 1), last=budget.hurry(),
                                         whole=first is None, seconds=LISTING_SECONDS)
                 except NoAnswer:
