@@ -1,7 +1,7 @@
 """Debian's coreutils under KLEE's kind of input, angr-ram beside stock angr (issue 81, item 6).
 
 Each binary of :data:`BINARIES` (``/usr/bin``, Debian's own build) runs under ``angr-ram run`` in its
-own process with :data:`INPUTS` (KLEE's coreutils options scaled down: up to one symbolic argument
+own process with :data:`INPUTS` (KLEE's coreutils options scaled down, by default up to one symbolic argument
 of 4 bytes and 4 symbolic stdin bytes), the budget as ``--timeout``, ``--emit-tests``, then
 ``angr-ram replay``. Settings: angr-ram's default (depth-first search) and stock angr (``--engine
 stock --search all``: angr's own engine and order, as a script would run it), side by side. Per
@@ -23,7 +23,9 @@ import tempfile
 BINARIES = ("base64", "basename", "cat", "cksum", "comm", "cut", "dirname", "echo", "expand", "expr", "factor",
             "fmt", "fold", "head", "join", "md5sum", "nl", "od", "paste", "pr", "printf", "seq", "sort", "sum",
             "tac", "tail", "tr", "tsort", "unexpand", "uniq", "wc")
-INPUTS = ["--sym-args", "0", "1", "4", "--sym-stdin", "4"]
+# KLEE's coreutils inputs (--sym-args 0 1 10 --sym-args 0 2 2 --sym-files 1 8 --sym-stdin 8) scaled;
+# INPUTS="..." in the environment replaces them (e.g. INPUTS="--sym-args 0 1 10 --sym-args 0 2 2 --sym-stdin 8")
+INPUTS = os.environ.get("INPUTS", "--sym-args 0 1 4 --sym-stdin 4").split()
 SETTINGS = {"angr-ram": [], "stock": ["--engine", "stock", "--search", "all"]}
 
 

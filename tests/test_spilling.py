@@ -47,3 +47,45 @@ def test_bad_bounds_are_refused():
         Spilling(max_states=2)
     with pytest.raises(AngrRamError, match="needs max_states or max_rss_mb"):
         Spilling(max_states=None)
+
+
+@pytest.mark.parametrize("search", ["bfs", "dfs"])
+def test_the_spilled_states_are_those_the_search_takes_last(search):
+    """At the first spill, breadth-first sets aside the newest states and depth-first the oldest
+    (angr-ram's search arrival numbers), and they come back in the search's own order."""
+    from angr_ram.run.runner import prepare
+    from angr_ram.run.search import ARRIVAL_KEY
+
+    simgr, _ = prepare(os.fspath(BUILD / "wordsplit_O0"), 6, search=search)
+    sp = simgr.use_technique(Spilling(max_states=4))
+    while simgr.active and sp.spilled == 0:
+        simgr.step()
+    assert sp.spilled > 0
+    live = [s.globals[ARRIVAL_KEY] for s in simgr.active + simgr.stashes["waiting"]]
+    disk = [s.globals[ARRIVAL_KEY] for s in sp.left_states()]
+    if search == "bfs":
+        assert min(disk) > max(live)
+    else:
+        assert max(disk) < max(live) and min(disk) == min(live + disk)
+    first_back = sorted(disk, reverse=search == "dfs")    # the next for the search come back first
+    while simgr.active and sp.restored == 0:
+        simgr.step()
+    seen = {s.globals[ARRIVAL_KEY] for s in simgr.active + simgr.stashes["waiting"] + simgr.deadended}
+    back = [a for a in first_back if a in seen]
+    assert back and back == first_back[:len(back)]
+    while simgr.active:
+        simgr.step()
+    assert len(simgr.deadended) == 64 and sp.on_disk == 0
+    sp.close()
+
+
+def test_a_stopped_run_writes_tests_for_its_spilled_states():
+    """A run stopped with states still in spill files writes an ``unfinished`` test for each of
+    them too, as for its live ones: every unfinished path has a test."""
+    b = os.fspath(BUILD / "wordsplit_O0")
+    r = explore(b, 6, search="bfs", spill_states=4, max_paths=3, tests=True)
+    assert r.stopped == "max-paths" and r.spilled_left > 0
+    unfinished = [t for t in r.tests if t.kind == "unfinished"]
+    assert len(unfinished) == r.unfinished
+    assert sum(t.message.startswith("spilled: ") for t in unfinished) == r.spilled_left
+    assert len({t.stdin for t in unfinished}) == len(unfinished)     # each its own path's input

@@ -113,6 +113,12 @@ class Search(ExplorationTechnique):
     def arrival(state) -> int:
         return state.globals.get(ARRIVAL_KEY, 0)
 
+    def later(self, state) -> float:
+        """How late this search would choose ``state``: the larger, the later (a technique that must
+        set states aside, such as :class:`~angr_ram.run.spilling.Spilling`, takes the largest first
+        and brings the smallest back first). Here: the oldest last, as depth-first."""
+        return -self.arrival(state)
+
     def _weighted(self, pool: list, weights: list[float], k: int) -> list:
         """``k`` distinct states drawn with probability proportional to ``weights``."""
         chosen, idx = [], list(range(len(pool)))
@@ -167,6 +173,9 @@ class BreadthFirst(Search):
     def choose(self, pool, k):
         return sorted(pool, key=self.arrival)[:k]
 
+    def later(self, state):
+        return self.arrival(state)          # the newest last
+
 
 class RandomPath(Search):
     """KLEE's random-path: weight ``2^-depth`` (the chance of a uniform walk from the root)."""
@@ -175,6 +184,9 @@ class RandomPath(Search):
         depths = [s.globals.get(DEPTH_KEY, 0.0) for s in pool]
         least = min(depths)
         return self._weighted(pool, [2.0 ** (least - d) for d in depths], k)
+
+    def later(self, state):
+        return state.globals.get(DEPTH_KEY, 0.0)       # the deepest (least likely) last
 
 
 def _coverage_for(simgr, coverage):
@@ -207,6 +219,10 @@ class CoverageNew(Search):
         dist = [self.coverage.distance(s) for s in pool]
         return self._weighted(pool, [1.0 / (1.0 + d) ** 2 if d is not None else 1e-9 for d in dist], k)
 
+    def later(self, state):
+        d = self.coverage.distance(state) if self.coverage is not None else None
+        return math.inf if d is None else float(d)      # the farthest from new code last
+
 
 class Interleaved(Search):
     """KLEE's default searcher: random-path and coverage-new, one after the other."""
@@ -221,6 +237,9 @@ class Interleaved(Search):
 
     def choose(self, pool, k):
         return self._parts[self.steps % 2].choose(pool, k)
+
+    def later(self, state):
+        return self._parts[0].later(state)     # the fork depth: a distance goes stale while a state waits
 
 
 def make_search(name: str, coverage=None, width: int = 1, seed: int = 0) -> Search | None:

@@ -3,11 +3,12 @@
 A program that forks on every input byte keeps thousands of states alive; with them in memory a
 run grows until the machine swaps or the run is stopped (``--max-states``). :class:`Spilling`, an
 angr exploration technique, keeps the live states (``active`` and a search's ``waiting`` stash) at
-most ``max_states``, and the process's RSS under ``max_rss_mb``: above either, the states that
-have waited longest (the earliest to arrive, last in a depth-first order) are pickled to files
+most ``max_states``, and the process's RSS under ``max_rss_mb``: above either, the states the run's
+search would choose last (its :meth:`~angr_ram.run.search.Search.later`: the oldest for depth-first,
+the newest for breadth-first, the deepest for random-path) are pickled to files
 (:class:`~angr_ram.run.shipping.StatePacker`: the run's project and caches stay behind) and leave
 the simulation manager, down to half the bound. When fewer than a quarter of the bound are alive,
-the newest spilled states come back to wait (to ``active`` when no search keeps a waiting stash),
+the spilled states the search would choose first come back to wait (to ``active`` when no search keeps a waiting stash),
 so a run that ends with nothing alive has run every spilled state. Nothing is lost: the spilled
 states' paths are the run's paths, later; a run stopped early counts those still on disk
 (:attr:`Spilling.on_disk`) among its unfinished paths.
@@ -30,7 +31,7 @@ from angr_ram.run.shipping import StatePacker
 
 class Spilling(ExplorationTechnique):
     """Keep at most ``max_states`` live states (and RSS under ``max_rss_mb``, if given) by moving
-    the longest-waiting ones to files in ``directory`` (a temporary one by default, removed by
+    the states its search would choose last to files in ``directory`` (a temporary one by default, removed by
     :meth:`close`) and back when the run has room. Counts ``spilled`` and ``restored``."""
 
     def __init__(self, max_states: int | None = 2000, max_rss_mb: float | None = None, directory=None):
@@ -85,6 +86,15 @@ class Spilling(ExplorationTechnique):
         return False
 
     @staticmethod
+    def _later_of(simgr):
+        """The run's search's :meth:`~angr_ram.run.search.Search.later` (with no search, the
+        depth-first one: the oldest states wait longest)."""
+        search = next((t for t in simgr._techniques if isinstance(t, Search)), None)
+        if search is not None:
+            return search.later
+        return lambda s: -s.globals.get(ARRIVAL_KEY, 0)
+
+    @staticmethod
     def _live(simgr) -> int:
         return len(simgr.active) + len(simgr.stashes.get(WAITING_STASH, ()))
 
@@ -94,8 +104,10 @@ class Spilling(ExplorationTechnique):
         waiting = simgr.stashes.get(WAITING_STASH)
         pool = waiting if waiting else simgr.active
         keep = 1 if pool is simgr.active else 0          # a step needs a state to step
-        order = sorted(range(len(pool)), key=lambda i: pool[i].globals.get(ARRIVAL_KEY, 0))
-        chosen = order[:max(0, min(n, len(pool) - keep))]      # the longest-waiting first
+        later = self._later_of(simgr)
+        keys = [later(s) for s in pool]
+        order = sorted(range(len(pool)), key=lambda i: keys[i], reverse=True)
+        chosen = order[:max(0, min(n, len(pool) - keep))]      # those the search would take last
         if not chosen:
             return
         out = set(chosen)
@@ -106,7 +118,7 @@ class Spilling(ExplorationTechnique):
             path = os.path.join(self.directory, f"state{self._serial:08d}.pkl")
             with open(path, "wb") as f:
                 f.write(data)
-            self._files.append((s.globals.get(ARRIVAL_KEY, 0), path))
+            self._files.append((keys[i], path))
             self.bytes_written += len(data)
         pool[:] = [s for i, s in enumerate(pool) if i not in out]
         self.spilled += len(out)
@@ -117,8 +129,9 @@ class Spilling(ExplorationTechnique):
             self.packer = StatePacker(simgr)
         room = self.max_states // 2 - self._live(simgr) if self.max_states is not None else self.spilled_last
         back = []
+        self._files.sort(key=lambda f: f[0], reverse=True)     # those the search would take first, last
         while self._files and len(back) < max(1, room):
-            _, path = self._files.pop()          # the newest first: a depth-first run goes on where it was
+            _, path = self._files.pop()
             with open(path, "rb") as f:
                 back.append(self.packer.loads(f.read()))
             os.remove(path)
@@ -127,6 +140,19 @@ class Spilling(ExplorationTechnique):
         simgr.stashes[WAITING_STASH if searches else "active"].extend(back)
         for t in searches:          # the search picks the next state among them
             t.select(simgr)
+
+    def left_states(self):
+        """The states still on disk, loaded one at a time (the files stay until :meth:`close`): a
+        run that stopped writes their tests as it does for its live unfinished states."""
+        if self.packer is None:
+            return
+        for _, path in sorted(self._files, key=lambda f: f[0]):
+            try:
+                with open(path, "rb") as f:
+                    data = f.read()
+            except OSError:     # removed under the run: its path is counted, not loaded
+                continue
+            yield self.packer.loads(data)
 
     def close(self) -> None:
         """Remove the spill files (and the directory, if this technique made it)."""

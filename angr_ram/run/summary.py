@@ -135,7 +135,7 @@ def summary_lines(res, binary: str, wall: float, tests_dir=None, full_stats: boo
     if res.unfinished:
         out.append(f"unfinished paths: {res.unfinished} (still running when the run stopped, or set aside; "
                    "each has a test with the input that drives the program there"
-                   + (f"; {res.spilled_left} of them left in spill files, without tests" if res.spilled_left else "")
+                   + (f"; {res.spilled_left} of them waited in spill files" if res.spilled_left else "")
                    + ")")
     if res.spilled:
         out.append(f"states spilled to disk to bound the live ones: {res.spilled}")

@@ -28,6 +28,7 @@ from angr_ram.run.input_budget import InputBudget, NoAnswer, NoModel, add_groups
 from angr_ram.run.inputs import program_inputs
 from angr_ram.run.outcomes import Outcome, ending
 from angr_ram.run.path_models import LISTING_GAVE_UP, LISTING_SECONDS, model_value, path_model
+from angr_ram.run.spilling import Spilling
 from angr_ram.run.technique import ERROR_STASH
 
 MANIFEST = "tests.jsonl"
@@ -369,6 +370,10 @@ def collect_tests(simgr, per_path: int = MAX_OUTCOMES_PER_PATH, budget: InputBud
         add(s, "found", message=f"reached {s.addr:#x}")
     for s in unfinished_states(simgr):
         add(s, "unfinished", message=_unfinished_reason(s))
+    for t in simgr._techniques:
+        if isinstance(t, Spilling):       # those still in spill files, one in memory at a time
+            for s in t.left_states():
+                add(s, "unfinished", message="spilled: " + _unfinished_reason(s))
     return tests
 
 
