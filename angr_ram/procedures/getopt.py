@@ -418,7 +418,7 @@ class Getopt(angr.SimProcedure):
 
     def _message_word(self, addr) -> list:
         """The word at ``addr`` for an error message: its bytes (symbolic ones as they are) up to a
-        NUL that ends it on this path."""
+        NUL that ends it on this path (a byte that may end it or not: a case each)."""
         parts = []
         for i in range(MAX_STRING):
             b = self.state.memory.load(addr + i, 1)
@@ -430,7 +430,8 @@ class Getopt(angr.SimProcedure):
             if self.state.solver.satisfiable(extra_constraints=[b == 0]):
                 if not self.state.solver.satisfiable(extra_constraints=[b != 0]):
                     return parts
-                raise Symbolic      # where the word ends is not decided
+                # where the word ends is not decided: one case per end (the message's length)
+                raise _Cases([b == 0, b != 0], f"{self.name_for_stub}: where an unrecognized option ends")
             parts.append(b)
         raise Symbolic
 
