@@ -25,6 +25,10 @@ from angr_ram.core.errors import AngrRamError
 log = logging.getLogger(__name__)
 
 FRAGMENT_KEY = "angr_ram_fragment"
+WAIT_STASH = "merge_wait"           # leaves waiting for their fragment run to close
+# stashes whose states run no more (the waiting leaves are counted by their fragments)
+TERMINAL_STASHES = frozenset(("deadended", "errored", "unsat", "pruned", "unconstrained", "memory_errors", "unknown",
+                              "interrupted", WAIT_STASH))
 
 
 RUNTIME_FUNCTIONS = frozenset(("_start", "_init", "_fini", "deregister_tm_clones", "register_tm_clones",
@@ -109,6 +113,7 @@ class Fragment:
     tree: object = None               # incremental merging's execution tree (None: off)
     parent: int | None = None         # the enclosing fragment (a loop or function around this one)
     parent_node: int | None = None    # the enclosing fragment's tree node this one was entered from
+    steps: int = 0                    # state steps taken in it and in the fragments nested in it
 
     @property
     def name(self) -> str:

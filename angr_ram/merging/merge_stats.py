@@ -18,6 +18,8 @@ class MergeStats:
         self.patterns = 0
         self.no_pattern = 0
         self.merge_refused = 0             # groups angr's merge refused (kept unmerged)
+        self.given_up = 0                  # fragment runs given up for holding too many states
+        self.given_up_states = 0           # the states they held then
         self.incremental = 0               # incremental merges (section 4) inside fragments
         self.incremental_compared = 0      # live-store comparisons they took
         self.incremental_capped = 0        # merges skipped by the per-site guard against merge cycles

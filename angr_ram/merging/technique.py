@@ -39,7 +39,9 @@ from angr_ram.memory.extended_precision import EXTENDED
 from angr_ram.memory.strategies.fork import value_forking
 from angr_ram.memory.uninitialized import apply_uninitialized, check_uninitialized
 from angr_ram.merging.clauses import PREFIX, ClauseTable, QuantifiedClause, SolveSettings
-from angr_ram.merging.fragments import FRAGMENT_KEY, Fragment, resolve_merge_points
+from angr_ram.merging.fragment_budget import MAX_FRAGMENT_STATES, FragmentBudget
+from angr_ram.merging.fragments import FRAGMENT_KEY, WAIT_STASH, Fragment, resolve_merge_points
+from angr_ram.merging.fragments import TERMINAL_STASHES as _TERMINAL
 from angr_ram.merging.frontend import QuantifiedFrontend
 from angr_ram.merging.incremental import NODE_KEY, Tree
 from angr_ram.merging.liveness import Liveness
@@ -48,6 +50,7 @@ from angr_ram.merging.patches import LINEAR, LINEAR_K, MEMORY_DIFF, STABLE_UNINI
 from angr_ram.merging.patterns import ShapeHasher, formula_patterns, regular_partitions
 from angr_ram.merging.policies import MODES, PATTERN_POLICIES, tpc
 from angr_ram.merging.synthesis import family_of
+from angr_ram.merging.validation import check_theorem
 from angr_ram.procedures.child_processes import process_key
 from angr_ram.procedures.installation import install_procedures
 from angr_ram.procedures.libc import FORMAT, RamLibcStartMain
@@ -55,9 +58,6 @@ from angr_ram.solver import patches as solver_patches
 from angr_ram.solver.frontends import adopt
 
 MAX_PARTITIONS_TRIED = 16   # regular partitions whose formula patterns are tried per merge, best first
-WAIT_STASH = "merge_wait"
-_TERMINAL = frozenset(("deadended", "errored", "unsat", "pruned", "unconstrained", "memory_errors", "unknown",
-                       "interrupted", WAIT_STASH))
 
 
 # the patch sets (angr_ram.core.patches) in place while QuantifiedMerging works: z3's check, claripy's
@@ -105,7 +105,7 @@ def _merge(states: list, conds: list, ancestor):
     return merged
 
 
-class QuantifiedMerging(ExplorationTechnique):
+class QuantifiedMerging(FragmentBudget, ExplorationTechnique):
     """Merge the states that leave a merge point (a function) at the same exit.
 
     :param mode: ``"ite"`` (standard merging: disjunction and if-then-else) or ``"pat"``
@@ -127,6 +127,11 @@ class QuantifiedMerging(ExplorationTechnique):
         (``"auto"``, ``"zero"`` or ``"symbolic"``, see :class:`~angr_ram.RelocatableMemory`; None: ``"auto"``).
         With RelocatableMemory attached, that technique's option decides (a different one given
         here is an error).
+    :param max_fragment_states: a fragment run with more states than this (running in it or in
+        fragments nested in it, and leaves waiting to merge) is given up: its states go on unmerged,
+        its leaves at once, and its merge point opens no more fragments (``stats.given_up``). A loop
+        whose every iteration forks on input (a per-byte scanner) would otherwise hold back every
+        path until all of its leaves exist. None: no bound.
     :param solving: how the quantified solving procedure answers (:class:`~.clauses.SolveSettings`:
         neighbour values, model reuse, when an enumeration splits the range; the defaults are the
         measured best).
@@ -134,8 +139,12 @@ class QuantifiedMerging(ExplorationTechnique):
 
     def __init__(self, mode: str = "ite", merge_points=(), max_patterns: int = 10, validate: bool = False,
                  incremental: bool | None = None, patterns: str = "smaller", uninitialized: str | None = None,
-                 solving: SolveSettings | None = None):
+                 solving: SolveSettings | None = None, max_fragment_states: int | None = MAX_FRAGMENT_STATES):
         super().__init__()
+        if max_fragment_states is not None and max_fragment_states < 2:
+            raise AngrRamError(f"max_fragment_states must be at least 2 (or None), not {max_fragment_states}")
+        self.max_fragment_states = max_fragment_states
+        self._given_up: set = set()        # merge points whose fragments grew beyond the bound
         self.uninitialized = None if uninitialized is None else check_uninitialized(uninitialized)
         if mode not in MODES:
             raise AngrRamError(f"unknown merging mode {mode!r}; supported: {', '.join(MODES)}")
@@ -217,7 +226,7 @@ class QuantifiedMerging(ExplorationTechnique):
         for s in simgr.active:
             fid = s.globals[FRAGMENT_KEY] if FRAGMENT_KEY in s.globals else None
             if fid is None:
-                if s.addr in self.entries:
+                if self._opens(s.addr):
                     self._open(s, None)
                 running.append(s)
                 continue
@@ -240,6 +249,8 @@ class QuantifiedMerging(ExplorationTechnique):
         simgr.stashes["active"] = running
         if merged:
             self._drop_replaced(simgr)
+        if self.max_fragment_states is not None:
+            self._give_up_big(simgr)
         self._close_finished(simgr)
         if not simgr.active:
             self._resume_set_aside(simgr)
@@ -265,7 +276,7 @@ class QuantifiedMerging(ExplorationTechnique):
         delimiter set) keeps one state per exit instead of multiplying them iteration by
         iteration."""
         point = self.entries.get(state.addr)
-        if point is None or point is fr.point:
+        if point is None or point is fr.point or point in self._given_up:
             return False
         depth = len(state.callstack)
         if depth > fr.depth:
@@ -305,7 +316,7 @@ class QuantifiedMerging(ExplorationTechnique):
         """Put a state that left the fragment ``inner`` back into its enclosing fragment ``outer``
         (as a leaf of it, if it left that one too), or outside any fragment."""
         if outer is None:
-            if state.addr in self.entries:
+            if self._opens(state.addr):
                 self._open(state, None)
             simgr.stashes["active"].append(state)
             return
@@ -461,7 +472,7 @@ class QuantifiedMerging(ExplorationTechnique):
             self.stats.merged_states += len(states)
             self.stats.constraint(clause.size())
             if self.validate:
-                self._check_theorem(clause, merged, [tails[i] for i, _ in group], states)
+                check_theorem(clause, merged, [tails[i] for i, _ in group], states)
             out.append(merged)
         if len(rest) > 1:
             self.stats.declined("residual")
@@ -469,21 +480,3 @@ class QuantifiedMerging(ExplorationTechnique):
         else:
             out.extend(leaves[i] for i in rest)
         return out
-
-    def _check_theorem(self, clause, merged, tails, states) -> None:
-        """Theorem 3.7 for every leaf: pattern(k_j) <=> tpc_j, and equal register values."""
-        regs = ("rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12",
-                "r13", "r14", "r15", "rip")
-        for kj, tail, leaf in zip(clause.ks, tails, states, strict=True):
-            parts = [clause.phi1, *[clause.instance(i) for i in range(1, kj + 1)],
-                     clause.phi3.instantiate(kj, clause.members)]
-            if any(p is None for p in parts):
-                raise AngrRamError(f"merge validation: a pattern instance at k={kj} names an unknown variable")
-            tpc = claripy.And(*tail) if tail else claripy.true()
-            s = claripy.Solver()
-            if s.satisfiable([claripy.And(*parts) != tpc]):
-                raise AngrRamError(f"merge validation: the pattern at k={kj} is not equivalent to its path condition")
-            for r in regs:
-                mv, lv = getattr(merged.regs, r), getattr(leaf.regs, r)
-                if claripy.Solver().satisfiable([clause.k == kj, tpc, mv != lv]):
-                    raise AngrRamError(f"merge validation: register {r} differs from the leaf at k={kj}")

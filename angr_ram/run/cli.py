@@ -147,10 +147,7 @@ def cmd_run(args) -> int:
     if search != "all":
         if distributed:
             raise AngrRamError("--search cannot be combined with --workers/--scheduler (each worker steps its batch)")
-        if args.merge is not None:
-            raise AngrRamError("--search steps one state at a time, so no states would meet to merge: "
-                               "--merge explores in angr's order (--search all)")
-        opts["search"] = search
+        opts["search"] = search      # with --merge: a fragment's leaves wait for it to close in any order
     if not args.no_coverage:
         opts["coverage"] = True
         if args.emit_tests is not None:
@@ -287,7 +284,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --merge pat: keep a pattern merge only when smaller than ite (default), or always")
     r.add_argument("--merge-validate", action="store_true", help="with --merge: check every merge and answer")
     r.add_argument("--search", choices=("all", *SEARCHES), default=None,
-                   help="which states are stepped next: all together (angr's order; the default with --merge), "
+                   help="which states are stepped next: all together (angr's order; the default with --merge, "
+                        "whose fragment runs are given up beyond 1024 states or 8192 state steps), "
                         "or one at a time: newest (dfs, the default: it finishes paths from the first seconds) or "
                         "oldest (bfs) first, KLEE's random-path, coverage-new (covnew: near code no path executed "
                         "yet) or those two in turn (docs/bench/search-30s.txt)")
