@@ -22,7 +22,7 @@ from angr_ram.merging import QuantifiedMerging  # noqa: E402
 from angr_ram.run.coverage import Coverage  # noqa: E402
 from angr_ram.run.inputs import Template, make_state  # noqa: E402
 from angr_ram.run.replay import replay  # noqa: E402
-from angr_ram.run.search import BreadthFirst, CoverageNew, DepthFirst, Interleaved, RandomPath  # noqa: E402
+from angr_ram.run.search import BreadthFirst, CoverageDives, CoverageNew, DepthFirst, Interleaved, RandomPath  # noqa: E402
 from angr_ram.run.technique import ERROR_STASH, RelocatableMemory, stats  # noqa: E402
 from angr_ram.run.testcases import TestCase, collect_tests, emit_tests  # noqa: E402
 
@@ -32,6 +32,7 @@ __all__ = [
     "AngrRamError",
     "BreadthFirst",
     "Coverage",
+    "CoverageDives",
     "CoverageNew",
     "DepthFirst",
     "Interleaved",

@@ -27,6 +27,9 @@ BINARIES = ("base64", "basename", "cat", "cksum", "comm", "cut", "dirname", "ech
 # INPUTS="..." in the environment replaces them (e.g. INPUTS="--sym-args 0 1 10 --sym-args 0 2 2 --sym-stdin 8")
 INPUTS = os.environ.get("INPUTS", "--sym-args 0 1 4 --sym-stdin 4").split()
 SETTINGS = {"angr-ram": [], "stock": ["--engine", "stock", "--search", "all"]}
+if os.environ.get("SEARCHES"):     # SEARCHES="covnew-dives dfs": angr-ram under those orders instead (ratio: first/second)
+    SETTINGS = {s: ["--search", s] for s in os.environ["SEARCHES"].split()}
+FIRST, SECOND = list(SETTINGS)[:2]
 
 
 def _run(binary: str, setting: str, budget: float) -> dict:
@@ -75,11 +78,11 @@ def coreutils_table(names=None, budget: float = 60.0) -> int:
             cov[s] = r["cov"]
             cells.append(f"{r['cov']:>14.1f} {r['paths']:>5} {r['tests']:>5} {r['mismatch']:>4} {r['stubs']:>5} "
                          f"{r['rss']:>5}")
-            if s == "angr-ram" and r["paths"] > 0 and r["mismatch"] == 0:
+            if s == FIRST and r["paths"] > 0 and r["mismatch"] == 0:
                 finished += 1
         ratio = ""
-        if cov.get("angr-ram") and cov.get("stock"):
-            q = cov["angr-ram"] / cov["stock"]
+        if cov.get(FIRST) and cov.get(SECOND):
+            q = cov[FIRST] / cov[SECOND]
             ratios.append(q)
             ratio = f"{q:.2f}"
             if q < 1:
@@ -87,9 +90,9 @@ def coreutils_table(names=None, budget: float = 60.0) -> int:
         print(f"{n:<10} " + "  ".join(cells) + f"  {ratio:>5}", flush=True)
     if ratios:
         g = math.exp(sum(math.log(q) for q in ratios) / len(ratios))
-        print(f"\ncoverage angr-ram/stock, geometric mean over {len(ratios)} binaries: {g:.2f}; lower on: "
+        print(f"\ncoverage {FIRST}/{SECOND}, geometric mean over {len(ratios)} binaries: {g:.2f}; lower on: "
               f"{', '.join(lower) or 'none'}")
-    print(f"angr-ram finished paths whose tests all replay on {finished} of {len(names)} binaries")
+    print(f"{FIRST} finished paths whose tests all replay on {finished} of {len(names)} binaries")
     ex.shutdown()
     return 0
 

@@ -37,8 +37,8 @@ def _script_run(binary, nbytes, search, steps_seen=None):
 
 
 @pytest.mark.parametrize("search", [angr_ram.DepthFirst(), angr_ram.BreadthFirst(width=3), angr_ram.RandomPath(),
-                                    angr_ram.CoverageNew(), angr_ram.Interleaved()],
-                         ids=["dfs", "bfs3", "random-path", "covnew", "interleaved"])
+                                    angr_ram.CoverageNew(), angr_ram.Interleaved(), angr_ram.CoverageDives(dive=4)],
+                         ids=["dfs", "bfs3", "random-path", "covnew", "interleaved", "dives"])
 def test_every_search_finds_the_same_paths_stepping_at_most_its_width(search):
     """wordsplit over 4 bytes: 16 paths whichever the order; at most ``width`` states are stepped at
     a time (1, or 3 for the breadth-first one); the depth-first one finishes its first path after
@@ -195,3 +195,23 @@ def test_each_test_says_how_many_instructions_its_path_executed_first(tmp_path):
     from angr_ram.run.testcases import read_tests, write_tests
     write_tests(r.tests, tmp_path, b)
     assert [t.new_instructions for t in read_tests(tmp_path, b)] == news
+
+
+def test_a_dive_goes_on_depth_first_from_the_state_picked():
+    """CoverageDives(dive=5) on wordsplit over 5 bytes: a new dive starts at most once per 5 steps, and
+    between them every chosen state is a successor of the one chosen before (or that one's path
+    ended): depth-first from the picked state. Random-path and coverage-new pick in turn."""
+    simgr, _ = prepare(os.fspath(BUILD / "wordsplit_O0"), 5)
+    dives = simgr.use_technique(angr_ram.CoverageDives(dive=5))
+    jumps, steps, prev = 0, 0, None
+    while simgr.active:
+        cur = simgr.active[0]
+        if prev is not None and cur.history.parent is not prev.history and any(
+                s.history.parent is prev.history for s in simgr.active + simgr.stashes[WAITING_STASH]):
+            jumps += 1          # left a path that could go on
+        prev = cur
+        simgr.step()
+        steps += 1
+    assert len(simgr.deadended) == 32
+    assert 1 <= dives.dives <= -(-steps // 5) + 1     # a choice per step with more than one state alive
+    assert 0 < jumps <= dives.dives          # the picks do leave paths (depth-first alone would not)

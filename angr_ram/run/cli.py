@@ -288,7 +288,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "whose fragment runs are given up beyond 1024 states or 8192 state steps), "
                         "or one at a time: newest (dfs, the default: it finishes paths from the first seconds) or "
                         "oldest (bfs) first, KLEE's random-path, coverage-new (covnew: near code no path executed "
-                        "yet) or those two in turn (docs/bench/search-30s.txt)")
+                        "yet), those two in turn, or dives: those two pick a state in turn, depth-first goes on "
+                        "from it for 100 steps (covnew-dives) (docs/bench/search-30s.txt)")
     r.add_argument("--no-coverage", action="store_true",
                    help="do not measure the coverage of the binary's code (it builds angr's CFG at the end: "
                         "about 2 s for a coreutils binary)")

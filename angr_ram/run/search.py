@@ -17,6 +17,8 @@ the other techniques (RelocatableMemory, Explorer, a user's own) and with ``run(
   preferred (weight ``1 / (1 + d)^2`` for ``d`` the instructions from the state's code to the
   nearest uncovered instruction along the control-flow graph, :class:`~.coverage.Coverage`).
 * :class:`Interleaved`: KLEE's default, random-path and coverage-new in turn.
+* :class:`CoverageDives`: random-path and coverage-new in turn pick a state, depth-first goes on
+  from it for ``dive`` steps (``covnew-dives``).
 
 Each keeps a seeded random generator: a run's order is reproducible. The fork depth random-path
 needs is kept in ``state.globals`` (:data:`DEPTH_KEY`), inherited by copies.
@@ -34,8 +36,8 @@ from angr_ram.run.coverage import Coverage
 WAITING_STASH = "waiting"
 ARRIVAL_KEY = "angr_ram_arrival"    # state.globals: the order in which the search first saw the state
 DEPTH_KEY = "angr_ram_fork_depth"     # state.globals: log2 of 1/(probability of a random walk to it)
-SEARCHES = ("bfs", "dfs", "random-path", "covnew", "random-path+covnew")
-COVERAGE_SEARCHES = ("covnew", "random-path+covnew")
+SEARCHES = ("bfs", "dfs", "random-path", "covnew", "random-path+covnew", "covnew-dives")
+COVERAGE_SEARCHES = ("covnew", "random-path+covnew", "covnew-dives")
 
 
 class Search(ExplorationTechnique):
@@ -242,6 +244,42 @@ class Interleaved(Search):
         return self._parts[0].later(state)     # the fork depth: a distance goes stale while a state waits
 
 
+class CoverageDives(Search):
+    """Dives: KLEE's default searchers (:class:`RandomPath` and :class:`CoverageNew`, in turn) pick a state, then depth-first
+    (:class:`DepthFirst`) goes on from it for ``dive`` steps, so the run both reaches code no path
+    executed yet (coverage-new alone, like KLEE's default, may finish no path in a minute of a
+    per-byte loop) and finishes the paths it dives into (depth-first alone spends the run in the
+    subtree it started with)."""
+
+    def __init__(self, coverage=None, width: int = 1, seed: int = 0, dive: int = 100):
+        super().__init__(width, seed)
+        if dive < 1:
+            raise ValueError(f"dive must be at least 1, not {dive}")
+        self.dive = dive
+        self._parts = (DepthFirst(width, seed), CoverageNew(coverage, width, seed + 1), RandomPath(width, seed + 2))
+        self._left = 0
+        self.dives = 0
+
+    def setup(self, simgr):
+        self._parts[1].coverage = _coverage_for(simgr, self._parts[1].coverage)
+        super().setup(simgr)
+
+    def choose(self, pool, k):
+        if self._left > 0:
+            self._left -= 1
+            return self._parts[0].choose(pool, k)
+        self._left = self.dive - 1
+        self.dives += 1
+        chosen = self._parts[1 + self.dives % 2].choose(pool, k)     # KLEE's two in turn
+        for st in chosen:       # the dive goes on from here: the newest state for depth-first
+            self._arrival += 1
+            st.globals[ARRIVAL_KEY] = self._arrival
+        return chosen
+
+    def later(self, state):
+        return self._parts[0].later(state)
+
+
 def make_search(name: str, coverage=None, width: int = 1, seed: int = 0) -> Search | None:
     """The technique for ``name`` (one of :data:`SEARCHES`; ``bfs`` with width 0 is angr's own
     order: None); ``coverage``: the run's Coverage for the coverage-guided ones."""
@@ -250,4 +288,5 @@ def make_search(name: str, coverage=None, width: int = 1, seed: int = 0) -> Sear
     return {"bfs": lambda: BreadthFirst(width, seed), "dfs": lambda: DepthFirst(width, seed),
             "random-path": lambda: RandomPath(width, seed),
             "covnew": lambda: CoverageNew(coverage, width, seed),
-            "random-path+covnew": lambda: Interleaved(coverage, width, seed)}[name]()
+            "random-path+covnew": lambda: Interleaved(coverage, width, seed),
+            "covnew-dives": lambda: CoverageDives(coverage, width, seed)}[name]()
