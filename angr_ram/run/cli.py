@@ -28,7 +28,7 @@ from angr_ram.run.summary import json_report, process_seconds, stats_table, summ
 from angr_ram.run.testcases import prepare_test_dir, write_tests
 from angr_ram.solver.persistent_cache import check_store_dir
 
-DEFAULT_SEARCH = "dfs"      # measured on coreutils: the only order that finished paths on all of them in 30 s
+DEFAULT_SEARCH = "covnew-dives"   # measured on coreutils under KLEE's inputs (docs/bench/coreutils-60s-dives-vs-dfs.txt)
 
 
 def _positive(text: str) -> int:
@@ -286,10 +286,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--search", choices=("all", *SEARCHES), default=None,
                    help="which states are stepped next: all together (angr's order; the default with --merge, "
                         "whose fragment runs are given up beyond 1024 states or 8192 state steps), "
-                        "or one at a time: newest (dfs, the default: it finishes paths from the first seconds) or "
+                        "or one at a time: newest (dfs: it finishes paths from the first seconds) or "
                         "oldest (bfs) first, KLEE's random-path, coverage-new (covnew: near code no path executed "
                         "yet), those two in turn, or dives: those two pick a state in turn, depth-first goes on "
-                        "from it for 100 steps (covnew-dives) (docs/bench/search-30s.txt)")
+                        "from it for 100 steps (covnew-dives, the default) (docs/bench/search-30s.txt)")
     r.add_argument("--no-coverage", action="store_true",
                    help="do not measure the coverage of the binary's code (it builds angr's CFG at the end: "
                         "about 2 s for a coreutils binary)")
