@@ -3,7 +3,7 @@
 Each binary of :data:`BINARIES` (``/usr/bin``, Debian's own build) runs under ``angr-ram run`` in its
 own process with :data:`INPUTS` (KLEE's coreutils options scaled down, by default up to one symbolic argument
 of 4 bytes and 4 symbolic stdin bytes), the budget as ``--timeout``, ``--emit-tests``, then
-``angr-ram replay``. Settings: angr-ram's default (depth-first search) and stock angr (``--engine
+``angr-ram replay``. Settings: angr-ram's default (the CLI's default search) and stock angr (``--engine
 stock --search all``: angr's own engine and order, as a script would run it), side by side. Per
 run: instruction coverage of main and its callees, finished paths, tests, replay mismatches, angr
 stubs the paths called, peak RSS of the process. Two runs at a time.
