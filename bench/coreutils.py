@@ -1,8 +1,8 @@
 """Debian's coreutils under KLEE's kind of input, angr-ram beside stock angr (issue 81, item 6).
 
 Each binary of :data:`BINARIES` (``/usr/bin``, Debian's own build) runs under ``angr-ram run`` in its
-own process with :data:`INPUTS` (KLEE's coreutils options scaled down, by default up to one symbolic argument
-of 4 bytes and 4 symbolic stdin bytes), the budget as ``--timeout``, ``--emit-tests``, then
+own process with :data:`INPUTS` (KLEE's coreutils options without the symbolic file: up to one symbolic
+argument of 10 bytes, up to two of 2 bytes, 8 symbolic stdin bytes), the budget as ``--timeout``, ``--emit-tests``, then
 ``angr-ram replay``. Settings: angr-ram's default (the CLI's default search) and stock angr (``--engine
 stock --search all``: angr's own engine and order, as a script would run it), side by side. Per
 run: instruction coverage of main and its callees, finished paths, tests, replay mismatches, angr
@@ -25,7 +25,7 @@ BINARIES = ("base64", "basename", "cat", "cksum", "comm", "cut", "dirname", "ech
             "tac", "tail", "tr", "tsort", "unexpand", "uniq", "wc")
 # KLEE's coreutils inputs (--sym-args 0 1 10 --sym-args 0 2 2 --sym-files 1 8 --sym-stdin 8) scaled;
 # INPUTS="..." in the environment replaces them (e.g. INPUTS="--sym-args 0 1 10 --sym-args 0 2 2 --sym-stdin 8")
-INPUTS = os.environ.get("INPUTS", "--sym-args 0 1 4 --sym-stdin 4").split()
+INPUTS = os.environ.get("INPUTS", "--sym-args 0 1 10 --sym-args 0 2 2 --sym-stdin 8").split()
 SETTINGS = {"angr-ram": [], "stock": ["--engine", "stock", "--search", "all"]}
 if os.environ.get("SEARCHES"):     # SEARCHES="covnew-dives dfs": angr-ram under those orders instead (ratio: first/second)
     SETTINGS = {s: ["--search", s] for s in os.environ["SEARCHES"].split()}

@@ -179,7 +179,8 @@ def cmd_replay(args) -> int:
     results = replay(args.directory, args.binary, asan=args.asan, jobs=args.jobs, timeout=args.timeout)
     if args.json:
         print(json.dumps([{"id": r.test.id, "kind": r.test.kind, "status": r.status, "exit": r.exit,
-                           "stdout": r.stdout.decode("latin-1"), "detail": r.detail} for r in results], indent=2))
+                           "stdout": r.stdout.decode("latin-1"), "stdout_bytes": r.stdout_length,
+                           "detail": r.detail} for r in results], indent=2))
     else:
         print(format_table(results))
     return 1 if any(r.failed for r in results) else 0

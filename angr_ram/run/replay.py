@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from angr_ram.core.errors import ABORTING_ERRORS, FATAL_SIGNAL, AngrRamError
 from angr_ram.procedures.child_processes import IN_CHILD
+from angr_ram.run.bounded_capture import Captured, run_captured
 from angr_ram.run.testcases import TestCase, read_tests
 
 # error kinds a native run (or AddressSanitizer) can confirm; the others are limits of the analysis
@@ -40,6 +40,12 @@ class Replay:
     exit: int | None = None
     stdout: bytes = b""
     detail: str = ""
+    stdout_length: int = 0
+
+    @property
+    def stdout_clipped(self) -> bool:
+        """True when the native run printed more than ``stdout`` keeps (bounded_capture.OUTPUT_CAP)."""
+        return self.stdout_length > len(self.stdout)
 
     @property
     def failed(self) -> bool:
@@ -86,7 +92,8 @@ def run_native(binary: str, test: TestCase, timeout: float = 10.0, env: dict | N
     """(exit status, stdout, stderr, signal) of ``binary`` on ``test``'s inputs, run in a fresh
     working directory holding its files, in the C locale (:data:`NATIVE_ENV`, then ``env``), with
     default signal dispositions (:func:`fresh_signals`); a run
-    killed by a signal has status 128 + its number, a timeout status None."""
+    killed by a signal has status 128 + its number, a timeout status None. The streams are
+    :class:`~angr_ram.run.bounded_capture.Captured`: kept up to a bound, compared whole."""
     with tempfile.TemporaryDirectory(prefix="angr-ram-replay-") as cwd:
         for name, data in test.files.items():
             path = os.path.normpath(os.path.join(cwd, name))
@@ -96,25 +103,31 @@ def run_native(binary: str, test: TestCase, timeout: float = 10.0, env: dict | N
             with open(path, "wb") as f:
                 f.write(data)
         argv = [os.path.abspath(binary), *(os.fsdecode(a) for a in test.args)]
-        try:
-            r = subprocess.run(argv, input=test.stdin, capture_output=True, timeout=timeout, cwd=cwd,
-                               env=native_environment(env), preexec_fn=fresh_signals())
-        except subprocess.TimeoutExpired:
-            return None, b"", b"", None
-    if r.returncode < 0:
-        return 128 - r.returncode, r.stdout, r.stderr, -r.returncode
-    return r.returncode, r.stdout, r.stderr, None
+        code, out, err = run_captured(argv, test.stdin, timeout, cwd=cwd, env=native_environment(env),
+                                      preexec_fn=fresh_signals())
+    if code is None:
+        return None, out, err, None
+    if code < 0:
+        return 128 - code, out, err, -code
+    return code, out, err, None
 
 
 def replay_one(binary: str, test: TestCase, asan: str | None = None, timeout: float = 10.0) -> Replay:
     """Run ``test`` natively (and under ``asan`` for memory-error tests) and judge the prediction."""
-    code, out, _, sig = run_native(binary, test, timeout)
+    code, captured, _, sig = run_native(binary, test, timeout)
+    result = _judge(test, code, captured, sig, binary, asan, timeout)
+    result.stdout_length = captured.length
+    return result
+
+
+def _judge(test: TestCase, code, captured: Captured, sig, binary: str, asan: str | None, timeout: float) -> Replay:
+    out = captured.head
     if not test.solved:
         return Replay(test, "unchecked", code, out, "input not solved in time (zero bytes): no prediction")
     if test.kind == "exit":
         if code is None:
             return Replay(test, "timeout", None, out, f"no exit within {timeout:g} s")
-        ok = (code, out) == (test.exit, test.stdout)
+        ok = code == test.exit and test.stdout is not None and captured.equals(test.stdout)
         stubs = f"; the path called angr stubs: {', '.join(test.stubs)}" if test.stubs else ""
         return Replay(test, "ok" if ok else "mismatch", code, out,
                       "" if ok else f"predicted exit {test.exit} stdout={test.stdout!r}{stubs}")
@@ -137,7 +150,8 @@ def replay_one(binary: str, test: TestCase, asan: str | None = None, timeout: fl
             return Replay(test, "unconfirmed", code, out, "native run did not fail; give --asan to check")
         acode, _, aerr, _ = run_native(asan, test, timeout, ASAN_ENV)
         if b"ERROR: AddressSanitizer" in aerr or b"ERROR: LeakSanitizer" in aerr:
-            first = next((ln for ln in aerr.decode("latin-1").splitlines() if "ERROR:" in ln), "")
+            first = next((ln for ln in (aerr.head + b"\n" + aerr.tail).decode("latin-1").splitlines()
+                          if "ERROR:" in ln), "")
             return Replay(test, "confirmed", code, out, first.strip()[:160])
         return Replay(test, "false-error", code, out, f"AddressSanitizer build exited {acode} without a report")
     return Replay(test, "unchecked", code, out, test.message or (test.error or ""))
