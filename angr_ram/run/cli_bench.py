@@ -92,7 +92,8 @@ def add_bench_parser(sub, seconds) -> None:
                    help="the command line as a user meets it: undeclared files, --max-paths, find targets, the "
                         "printed time, small solver budgets, summary size, progress when piped")
     b.add_argument("--coreutils", action="store_true",
-                   help="Debian's coreutils under --sym-args 0 1 4 --sym-stdin 4, angr-ram beside stock angr")
+                   help="Debian's coreutils under KLEE's inputs (--sym-args 0 1 10 --sym-args 0 2 2 --sym-stdin 8), "
+                        "angr-ram beside stock angr")
     b.add_argument("--search", action="store_true",
                    help="the search orders on Debian's coreutils over 4 stdin bytes with --timeout as the budget: "
                         "paths, seconds to the first path, coverage, errors, tests, replay mismatches")
