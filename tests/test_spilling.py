@@ -89,3 +89,28 @@ def test_a_stopped_run_writes_tests_for_its_spilled_states():
     assert len(unfinished) == r.unfinished
     assert sum(t.message.startswith("spilled: ") for t in unfinished) == r.spilled_left
     assert len({t.stdin for t in unfinished}) == len(unfinished)     # each its own path's input
+
+
+def test_spilled_states_are_not_loaded_once_the_tests_time_is_spent():
+    """Past the test budget's deadline (or at a second Ctrl-C) the states still in spill files are
+    not unpickled one by one for zero-input tests: they are counted as without a test."""
+    import time
+
+    from angr_ram.run.input_budget import InputBudget
+    from angr_ram.run.runner import prepare
+    from angr_ram.run.testcases import collect_tests
+
+    simgr, _ = prepare(os.fspath(BUILD / "wordsplit_O0"), 6, search="bfs")
+    sp = simgr.use_technique(Spilling(max_states=4))
+    while simgr.active and sp.on_disk < 3:
+        simgr.step()
+    on_disk = sp.on_disk
+    assert on_disk >= 3
+    calls = []
+    assert len(list(sp.left_states(stop=lambda: len(calls.append(1) or calls) > 2))) == 2
+    assert sp.unloaded == on_disk - 2
+    spent = InputBudget(deadline=time.perf_counter() - 10)
+    tests = collect_tests(simgr, budget=spent)
+    assert not any(t.message.startswith("spilled: ") for t in tests)
+    assert spent.unwritten == on_disk and sp.unloaded == on_disk
+    sp.close()

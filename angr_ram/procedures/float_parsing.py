@@ -55,7 +55,13 @@ _LIBC = ctypes.CDLL(None, use_errno=True)
 _LIBC.newlocale.restype = ctypes.c_void_p
 _LIBC.newlocale.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p]
 _C_LOCALE = _LIBC.newlocale(LC_ALL_MASK, b"C", None)
-for _name, _type in (("strtod_l", ctypes.c_double), ("strtof_l", ctypes.c_float)):
+
+
+class _LongDouble(ctypes.c_longdouble):
+    """A ``long double`` result kept as its bytes (ctypes turns the plain type into a Python float)."""
+
+
+for _name, _type in (("strtod_l", ctypes.c_double), ("strtof_l", ctypes.c_float), ("strtold_l", _LongDouble)):
     getattr(_LIBC, _name).restype = _type
     getattr(_LIBC, _name).argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_void_p]
 
@@ -83,6 +89,14 @@ def read_number(text: bytes, bits: int = 64) -> tuple[int, int, bool]:
     used = ctypes.cast(end, ctypes.c_void_p).value - ctypes.addressof(buf)
     raw = struct.unpack("<Q", struct.pack("<d", v))[0] if bits == 64 else struct.unpack("<I", struct.pack("<f", v))[0]
     return raw, used, erange
+
+
+def double_holds_long(text: bytes) -> bool:
+    """Whether glibc's ``strtold`` of ``text`` (C locale) gives exactly the ``double`` ``strtod`` gives."""
+    buf = ctypes.create_string_buffer(text)
+    long_value = _LIBC.strtold_l(buf, None, _C_LOCALE)
+    double_value = struct.unpack("<d", struct.pack("<Q", read_number(text)[0]))[0]
+    return bytes(long_value)[:10] == bytes(ctypes.c_longdouble(double_value))[:10]
 
 
 def texts(state, s, most: int = MAX_TEXTS) -> list[tuple[bytes, list]] | None:
@@ -138,6 +152,11 @@ class Strtod(angr.SimProcedure):
         super().__init__(prototype=angr.types.parse_signature(f"{ret} f({self.PARAMETERS})"), **kwargs)
 
     def run(self, nptr, endptr):  # pylint: disable=arguments-differ
+        return self.reading(nptr, endptr, self.BITS)
+
+    def reading(self, nptr, endptr, bits: int, exact=None):
+        """The value read at ``nptr`` (``bits`` wide), ``*endptr`` and ``errno`` set; with
+        ``exact(text)``, the texts for which it is false end as an error path."""
         state = self.state
         cases = pointer_cases(state, nptr, MAX_TEXT)
         if cases is not None and len(cases) > 1:
@@ -148,15 +167,17 @@ class Strtod(angr.SimProcedure):
         found = texts(state, Bytes(state, nptr, readable))
         if found is None:
             raise _fault(f"strtod of a text with more than {MAX_TEXTS} values")
+        if exact is not None:
+            found = _exact_texts(found, exact)
         arms: dict[tuple, list] = {}            # a reading (value's bits, bytes read, ERANGE): its texts
         for text, conds in found:
-            arms.setdefault(read_number(text, self.BITS), []).append(claripy.And(*conds))
+            arms.setdefault(read_number(text, bits), []).append(claripy.And(*conds))
         readings = sorted(arms.items(), key=lambda kv: len(kv[1]))   # the most texts: the default arm
         (raw, n, _), _ = readings[-1]
-        value, used = claripy.BVV(raw, self.BITS), claripy.BVV(n, 64)
+        value, used = claripy.BVV(raw, bits), claripy.BVV(n, 64)
         for (raw, n, _), conds in reversed(readings[:-1]):
             cond = claripy.Or(*conds)
-            value, used = claripy.If(cond, claripy.BVV(raw, self.BITS), value), claripy.If(cond, claripy.BVV(n, 64), used)
+            value, used = claripy.If(cond, claripy.BVV(raw, bits), value), claripy.If(cond, claripy.BVV(n, 64), used)
         if endptr.symbolic or endptr.concrete_value != 0:
             state.memory.store(endptr, nptr + used, endness=state.arch.memory_endness)
         ranged = [c for (_, _, erange), conds in readings for c in conds if erange]
@@ -184,6 +205,54 @@ class StrtofL(StrtodL):
     BITS = 32
 
 
+class Strtold(Strtod):
+    """``strtold(nptr, endptr)``: the value in x87's ``st(0)``. VEX holds an x87 register as a
+    ``double``, so a text whose ``long double`` is not exactly a ``double`` (``0.1``, ``1e400``) ends
+    its path as a ``symbolic-format-argument`` error rather than a value the native run would not
+    have; the other texts read as ``strtod`` reads them (GNU ``printf``'s float conversions, ``seq``
+    and ``sort -g`` read their numbers so: angr's stub left ``*endptr`` unset, a NULL dereference)."""
+
+    def __init__(self, **kwargs):
+        angr.SimProcedure.__init__(self, prototype=angr.types.parse_signature(f"void f({self.PARAMETERS})"), **kwargs)
+
+    def run(self, nptr, endptr):  # pylint: disable=arguments-differ
+        push_x87(self.state, self.reading(nptr, endptr, 64, double_holds_long))
+
+
+class StrtoldL(Strtold):
+    """``strtold_l(nptr, endptr, locale)``: the C locale's."""
+
+    PARAMETERS = "char *, char **, void *"
+
+    def run(self, nptr, endptr, locale):  # pylint: disable=arguments-differ,unused-argument
+        push_x87(self.state, self.reading(nptr, endptr, 64, double_holds_long))
+
+
+def push_x87(state, value) -> None:
+    """Push the 64-bit ``value`` (a ``double``'s bits) on the x87 stack, as a ``long double`` is
+    returned: ``ftop`` one down, its register and tag set."""
+    top = (state.regs.ftop - 1) & 7
+    state.regs.ftop = top
+    slot = state.solver.eval_one(top)
+    base = state.arch.registers["fpreg"][0]
+    state.registers.store(base + 8 * slot, value, endness=state.arch.register_endness)
+    state.registers.store(state.arch.registers["fptag"][0] + slot, claripy.BVV(1, 8))
+
+
+def _exact_texts(found: list, exact) -> list:
+    """``found`` without the texts ``exact`` refuses; when it refuses some, those end as an error
+    path (a fork), when it refuses all, the path does."""
+    kept = [(text, conds) for text, conds in found if exact(text)]
+    if len(kept) == len(found):
+        return found
+    message = "strtold of a text whose long double is not a double (angr holds x87 registers as doubles)"
+    if not kept or not value_forking_enabled():
+        raise _fault(message)
+    refused = claripy.Or(*(claripy.And(*conds) for text, conds in found if not exact(text)))
+    raise ForkRequest([Target(claripy.Or(*(claripy.And(*c) for _, c in kept)), "value"),
+                       Target(refused, "error", "symbolic-format-argument", message)], "strtold text")
+
+
 class Atof(Strtod):
     """``atof(s)`` = ``strtod(s, NULL)``."""
 
@@ -195,7 +264,9 @@ class Atof(Strtod):
 
 FLOAT_PARSING_PROCEDURES = {"strtod": Strtod, "__strtod_internal": Strtod, "strtof": Strtof,
                             "__strtof_internal": Strtof, "strtod_l": StrtodL, "__strtod_l": StrtodL,
-                            "strtof_l": StrtofL, "__strtof_l": StrtofL, "atof": Atof}
+                            "strtof_l": StrtofL, "__strtof_l": StrtofL, "atof": Atof,
+                            "strtold": Strtold, "__strtold_internal": Strtold, "strtold_l": StrtoldL,
+                            "__strtold_l": StrtoldL}
 
 
 def install_float_parsing(project) -> None:

@@ -26,16 +26,21 @@ _SNPRINTF = _LIBC.snprintf
 _SNPRINTF.restype = ctypes.c_int
 
 
-def double_text(conv: bytes, flags: bytes, width: int | None, precision: int | None, bits: int) -> bytes:
+def double_text(conv: bytes, flags: bytes, width: int | None, precision: int | None, bits: int,
+                size: int = 64) -> bytes:
     """The C library's text of conversion ``conv`` (one byte of :data:`FLOAT_CONVERSIONS`) with
     ``flags`` (of ``-+ #0``), ``width`` and ``precision`` (None: not given) of the double whose
-    64 bits are ``bits``."""
+    64 bits are ``bits`` (``size`` 80: the x87 ``long double`` of those 80 bits, ``%L`` + ``conv``)."""
     if len(conv) != 1 or conv[0] not in FLOAT_CONVERSIONS or flags.strip(b"-+ #0"):
         raise SimProcedureError(f"not a floating-point conversion: {flags + conv!r}")
     if (width or 0) > MAX_FIELD or (precision or 0) > MAX_FIELD:
         raise SimProcedureError(f"printf floating-point field wider than {MAX_FIELD} bytes")
-    spec = b"%" + flags + (b"%d" % width if width else b"") + (b"" if precision is None else b".%d" % precision) + conv
-    value = ctypes.c_double(struct.unpack("<d", struct.pack("<Q", bits & (1 << 64) - 1))[0])
+    spec = (b"%" + flags + (b"%d" % width if width else b"") + (b"" if precision is None else b".%d" % precision)
+            + (b"L" if size == 80 else b"") + conv)
+    if size == 80:
+        value = ctypes.c_longdouble.from_buffer_copy((bits & (1 << 80) - 1).to_bytes(16, "little"))
+    else:
+        value = ctypes.c_double(struct.unpack("<d", struct.pack("<Q", bits & (1 << 64) - 1))[0])
     n = _SNPRINTF(None, 0, spec, value)
     buf = ctypes.create_string_buffer(n + 1)
     _SNPRINTF(buf, n + 1, spec, value)

@@ -7,16 +7,28 @@ conversions after them (a ``%s`` read the string at the address 6, the width). :
 parses the whole syntax into a :class:`RamSpec`, which angr's code reads as before (``length_spec``
 the width or ``b".*"``, ``pad_chr``) and angr-ram's ``printf`` (:mod:`.libc`) reads in full:
 the flags, a width or precision of ``*`` taken from the arguments, the precision of ``%s``.
+
+A format byte that is symbolic and not one value (GNU ``printf`` builds ``%j`` + the user's
+conversion byte, known only to be one of ``o u x X``) is text to angr's parser, even where it may
+be ``%`` or is the conversion of a ``%`` before it: ``printf %u`` was predicted to print ``%u``
+(natively ``0``). :func:`deciding_targets` names the fork that decides such a byte: ``%`` or not
+for a byte of text, one fork per value (up to :data:`SPEC_FORK_VALUES`, else one per character
+a conversion can hold and one for none of them) for a byte inside a conversion.
 """
 
 from __future__ import annotations
 
 import re
 
+import claripy
 from angr.errors import SimProcedureError
 from angr.procedures.stubs.format_parser import FormatSpecifier
 
 _SPEC = re.compile(rb"([-+ #0]*)(\*|[0-9]+)?(?:\.(\*|[0-9]*))?")
+PERCENT = 0x25
+SPEC_FORK_VALUES = 16
+# every character a conversion specification can hold (flags, width, precision, length, conversion)
+SPEC_CHARS = b"-+ #0123456789.*hlLqjzt" + b"diouxXeEfFgGaAcspn%"
 
 
 class RamSpec(FormatSpecifier):
@@ -67,3 +79,39 @@ def _number(text):
     if text == b"*":
         return "*"
     return int(text) if text else 0
+
+
+def deciding_targets(parser, fmt: list):
+    """``(targets, what)`` of the fork that decides the first symbolic byte of ``fmt`` (angr's list
+    of one-byte ``bytes`` and 8-bit ASTs) whose value changes how the format parses, or None."""
+    solver = parser.state.solver
+    i = 0
+    while i < len(fmt):
+        c = fmt[i]
+        if type(c) is not bytes:
+            if solver.satisfiable(extra_constraints=[c == PERCENT]):
+                return [c == PERCENT, c != PERCENT], "printf format byte that may be %"
+            i += 1
+            continue
+        if c != b"%":
+            i += 1
+            continue
+        j = i + 1
+        while j < len(fmt) and type(fmt[j]) is bytes:
+            j += 1
+        spec = parser._match_spec(b"".join(fmt[i + 1:j]))    # pylint: disable=protected-access
+        if spec is not None:
+            i += 1 + len(spec)
+        elif j < len(fmt):
+            return _value_cases(solver, fmt[j]), "printf conversion byte"
+        else:
+            i += 2
+    return None
+
+
+def _value_cases(solver, c) -> list:
+    vals = solver.eval_upto(c, SPEC_FORK_VALUES + 1)
+    if len(vals) <= SPEC_FORK_VALUES:
+        return [c == v for v in sorted(vals)]
+    cases = [c == v for v in SPEC_CHARS if solver.satisfiable(extra_constraints=[c == v])]
+    return [*cases, claripy.And(*(c != v for v in SPEC_CHARS))]

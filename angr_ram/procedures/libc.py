@@ -23,7 +23,7 @@ from angr_ram.memory.strategies.fork import forking_enabled, value_forking_enabl
 from angr_ram.procedures.byte_scan import until_nul
 from angr_ram.procedures.exit_handlers import RunsExitHandlers
 from angr_ram.procedures.float_text import FLOAT_CONVERSIONS, double_text
-from angr_ram.procedures.format_specs import RamSpec, match_spec
+from angr_ram.procedures.format_specs import RamSpec, deciding_targets, match_spec
 from angr_ram.procedures.integer_text import (
     base_of,
     class_on_path,
@@ -280,8 +280,7 @@ def _conversion(fmt, comp: RamSpec, va_arg):
     spec = RamSpec(comp.string, comp.ty, flags, width, precision)
     if comp.string[-1] in FLOAT_CONVERSIONS:
         if comp.string[-2:-1] == b"L":
-            raise angr.errors.SimProcedureError(f"printf {comp.string.decode(errors='replace')!r}: long double "
-                                                "arguments are not modelled")
+            return _float(fmt, spec, long_double_arg(fmt, va_arg), 80)
         return _float(fmt, spec, va_arg("double"))
     if comp.spec_type != b"s":
         return _integer(fmt, spec, va_arg("void*"))
@@ -289,13 +288,33 @@ def _conversion(fmt, comp: RamSpec, va_arg):
     return _padded(RamSpec(comp.string, comp.ty, flags.replace(b"0", b""), width, None), text, text.size() // 8)
 
 
-def _float(fmt, spec: RamSpec, raw):
+def long_double_arg(fmt, va_arg):
+    """The 80 bits of the next ``long double`` argument. The System V ABI passes one in memory, on
+    the stack 16-byte aligned; angr's calling convention puts it in a vector register (a ``double``
+    there), so the stack slots are taken here: from angr's argument session for ``printf``, from the
+    ``va_list``'s overflow area for ``vprintf`` (:class:`.varargs.VaList`)."""
+    own = getattr(va_arg, "long_double", None)
+    if own is not None:
+        return own()
+    proc = getattr(va_arg, "__self__", None)
+    session = getattr(proc, "arg_session", None)
+    if session is None or isinstance(session, int):
+        raise angr.errors.SimProcedureError("printf of a long double whose arguments were given to the model")
+    slot = next(session.both_iter)
+    if slot.stack_offset % 16 != 8:        # the first stack argument is at rsp + 8 on entry, 16-byte aligned
+        slot = next(session.both_iter)
+    next(session.both_iter)                # a long double takes 16 bytes
+    state = fmt.parser.state
+    return state.memory.load(state.regs.rsp + slot.stack_offset, 10, endness=state.arch.memory_endness)
+
+
+def _float(fmt, spec: RamSpec, raw, size: int = 64):
     """The text of floating-point conversion ``spec`` of the double argument ``raw``
-    (:mod:`.float_text`): a symbolic value forks the state once per value (up to
-    ``MAX_FORMAT_VALUES``; more is a fault)."""
+    (:mod:`.float_text`; ``size`` 80: a ``long double``): a symbolic value forks the state once per
+    value (up to ``MAX_FORMAT_VALUES``; more is a fault)."""
     state = fmt.parser.state
     v = raw.raw_to_bv() if isinstance(raw, claripy.ast.FP) else raw     # angr's va_arg gives a double as FP
-    v = v[63:0] if v.size() > 64 else v
+    v = v[size - 1:0] if v.size() > size else v
     if v.symbolic:
         sub = state.ram.substitute(v) if state.has_plugin("ram") else v
         vals = state.solver.eval_upto(sub, MAX_FORMAT_VALUES + 1)
@@ -303,8 +322,8 @@ def _float(fmt, spec: RamSpec, raw):
             raise _fault(f"printf floating-point argument has more than {MAX_FORMAT_VALUES} values")
         if len(vals) > 1:
             raise ForkRequest([Target(v == x, "value") for x in sorted(vals)], "printf floating-point argument")
-        v = claripy.BVV(vals[0], 64)
-    text = double_text(spec.string[-1:], spec.flags, spec.width, spec.precision, v.concrete_value)
+        v = claripy.BVV(vals[0], size)
+    text = double_text(spec.string[-1:], spec.flags, spec.width, spec.precision, v.concrete_value, size)
     return claripy.BVV(text)
 
 
@@ -357,6 +376,18 @@ def complete_format_spec(stock_match_spec, self, nugget):
     if isinstance(self, format_parser.ScanfFormatParser):
         return stock_match_spec(self, nugget)
     return match_spec(self, nugget)
+
+
+@FORMAT.patch(format_parser.FormatParser, "extract_components")
+def decided_format_bytes(stock_extract, self, fmt):
+    """A printf format whose symbolic bytes change how it parses (one that may be ``%``, one inside
+    a conversion) forks until each is decided (:func:`.format_specs.deciding_targets`); angr's
+    parser then reads the fork's format. scanf's formats are angr's own."""
+    if not isinstance(self, format_parser.ScanfFormatParser) and forking_enabled():
+        found = deciding_targets(self, fmt)
+        if found is not None:
+            raise ForkRequest([Target(t, "value") for t in found[0]], found[1])
+    return stock_extract(self, fmt)
 
 
 @FORMAT.patch(format_parser.FormatParser, "_parse")

@@ -40,6 +40,13 @@ class VaList:
         self.overflow = state.memory.load(ap + 8, 8, endness=e)
         self.save = state.memory.load(ap + 16, 8, endness=e)
 
+    def long_double(self):
+        """The next ``long double``'s 80 bits: in the overflow area, 16-byte aligned, 16 bytes."""
+        self.overflow = (self.overflow + 15) & ~15
+        v = self.state.memory.load(self.overflow, 10, endness=self.state.arch.memory_endness)
+        self.overflow = self.overflow + 16
+        return v
+
     def __call__(self, ty):
         e = self.state.arch.memory_endness
         if ty == "double":          # the next vector register's low 8 bytes, then the stack

@@ -50,7 +50,13 @@ class InputBudget:
         self.last_seconds = last_seconds
         self.guard = guard if guard is not None else RunGuard(catch_sigint=False)
         self._presses = self.guard.interrupts
-        self.unsolved = self.infeasible = self.plain = 0
+        self.unsolved = self.infeasible = self.plain = self.unwritten = 0
+
+    def spent(self) -> bool:
+        """Past the deadline and its last tests' time, or Ctrl-C pressed since collection began:
+        states that would only get zero inputs (those in spill files) are not loaded any more."""
+        return ((self.deadline is not None and time.perf_counter() >= self.deadline + self.last_total)
+                or self.guard.interrupts > self._presses)
 
     def hurry(self) -> bool:
         """Past the deadline, or Ctrl-C pressed since collection began: no improving any more."""

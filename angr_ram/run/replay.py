@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from angr_ram.core.errors import ABORTING_ERRORS, FATAL_SIGNAL, AngrRamError
 from angr_ram.procedures.child_processes import IN_CHILD
 from angr_ram.run.bounded_capture import Captured, run_captured
+from angr_ram.run.native_faults import FAULT_SIGNALS
 from angr_ram.run.testcases import TestCase, read_tests
 
 # error kinds a native run (or AddressSanitizer) can confirm; the others are limits of the analysis
@@ -142,6 +143,12 @@ def _judge(test: TestCase, code, captured: Captured, sig, binary: str, asan: str
         if sig is not None and f"signal {sig} " in test.message:
             return Replay(test, "confirmed", code, out, f"native run killed by signal {sig}")
         return Replay(test, "mismatch", code, out, f"predicted {test.message}; native run "
+                                                   f"{'timed out' if code is None else f'exited {code}' if sig is None else f'killed by signal {sig}'}")
+    if test.kind == "error" and test.error in FAULT_SIGNALS:
+        want = FAULT_SIGNALS[test.error]
+        if sig == want:
+            return Replay(test, "confirmed", code, out, f"native run killed by signal {sig}")
+        return Replay(test, "mismatch", code, out, f"predicted signal {want} ({test.error}); native run "
                                                    f"{'timed out' if code is None else f'exited {code}' if sig is None else f'killed by signal {sig}'}")
     if test.kind == "error" and test.error in MEMORY_ERRORS:
         if sig is not None:

@@ -65,6 +65,7 @@ class RunResult:
     tests_plain: int = 0          # tests whose inputs were not all made readable (out of time)
     tests_unsolved: int = 0       # tests with zero inputs: no model within the budget
     tests_infeasible: int = 0     # set-aside paths without a test: their branch has no model
+    tests_unwritten: int = 0      # states left in spill files without a test: out of time for them
     unfinished: int = 0           # paths that did not finish: active when stopped, set aside, waiting to merge
     warnings: list = field(default_factory=list)    # one-line notes of what the run went on without (a damaged cache store)
     profile: dict | None = None   # with profile=True: the time breakdown (angr_ram.core.profile)
@@ -305,6 +306,7 @@ def summarize(simgr, tech, res: RunResult | None = None, tests: bool = False,
         res.tests = collect_tests(simgr, budget=budget)
         res.tests_seconds = time.perf_counter() - t1
         res.tests_plain, res.tests_unsolved, res.tests_infeasible = budget.plain, budget.unsolved, budget.infeasible
+        res.tests_unwritten = budget.unwritten
     if tech is not None:
         tech.close()
         res.stats["cache_disk_size"] = tech.stats.cache_disk_size

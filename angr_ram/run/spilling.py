@@ -47,7 +47,7 @@ class Spilling(ExplorationTechnique):
         self.directory = directory
         self.packer: StatePacker | None = None
         self._files: list[tuple[int, str]] = []      # (arrival, file), oldest first
-        self.spilled = self.restored = 0
+        self.spilled = self.restored = self.unloaded = 0
         self.bytes_written = 0
         self._serial = 0
         self._live_at_rss_spill: int | None = None
@@ -141,12 +141,18 @@ class Spilling(ExplorationTechnique):
         for t in searches:          # the search picks the next state among them
             t.select(simgr)
 
-    def left_states(self):
+    def left_states(self, stop=None):
         """The states still on disk, loaded one at a time (the files stay until :meth:`close`): a
-        run that stopped writes their tests as it does for its live unfinished states."""
+        run that stopped writes their tests as it does for its live unfinished states. Once
+        ``stop()`` is true no more are loaded; ``unloaded`` counts those left."""
+        self.unloaded = 0
         if self.packer is None:
             return
-        for _, path in sorted(self._files, key=lambda f: f[0]):
+        files = sorted(self._files, key=lambda f: f[0])
+        for i, (_, path) in enumerate(files):
+            if stop is not None and stop():
+                self.unloaded = len(files) - i
+                return
             try:
                 with open(path, "rb") as f:
                     data = f.read()

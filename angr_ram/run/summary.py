@@ -89,7 +89,7 @@ def json_report(res, wall: float) -> dict:
         "warnings": res.warnings,
         "tests": None if res.tests is None else len(res.tests), "tests_seconds": round(res.tests_seconds, 3),
         "tests_plain": res.tests_plain, "tests_unsolved": res.tests_unsolved,
-        "tests_infeasible": res.tests_infeasible, "profile": res.profile, "stubs": res.stubs,
+        "tests_infeasible": res.tests_infeasible, "tests_unwritten": res.tests_unwritten, "profile": res.profile, "stubs": res.stubs,
         "environment": res.environment, "outcomes_partial": res.outcomes_partial,
         "outcomes_from_model": res.outcomes_from_model, "spilled": res.spilled, "spilled_left": res.spilled_left,
         "coverage": res.coverage,
@@ -156,7 +156,8 @@ def summary_lines(res, binary: str, wall: float, tests_dir=None, full_stats: boo
         out.append(f"tests: {len(res.tests)} written to {tests_dir} (replay: angr-ram replay {tests_dir} {binary})")
         short = [f"{n} {what}" for n, what in ((res.tests_plain, "with inputs not all made readable"),
                                                (res.tests_unsolved, "with unsolved (zero) inputs"),
-                                               (res.tests_infeasible, "set-aside paths found infeasible"))
+                                               (res.tests_infeasible, "set-aside paths found infeasible"),
+                                               (res.tests_unwritten, "spilled states without a test"))
                  if n]
         if short:
             out.append("tests out of time: " + ", ".join(short))

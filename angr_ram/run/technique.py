@@ -34,7 +34,7 @@ from angr_ram.memory.extended_precision import EXTENDED
 from angr_ram.memory.fixed_regions import BRK_HEAP_MAPPED, fixed_regions
 from angr_ram.memory.ram_memory import RamMemory, RamRegisters, check_manageable
 from angr_ram.memory.strategies.fork import forking
-from angr_ram.memory.strategies.jumps import invalid_target, split_jump
+from angr_ram.memory.strategies.jumps import split_jump
 from angr_ram.memory.strategies.models import make_model
 from angr_ram.memory.strategies.split import Splitter
 from angr_ram.memory.undecided import FORKING
@@ -50,6 +50,7 @@ from angr_ram.procedures.stubs import record, stub_addresses
 from angr_ram.run.concrete_steps import CONCRETE_STEPS, chain_policy
 from angr_ram.run.config import RunConfig
 from angr_ram.run.inputs import record_inputs
+from angr_ram.run.native_faults import native_fault
 from angr_ram.run.outcomes import exit_code_expr
 from angr_ram.run.search import WAITING_STASH
 from angr_ram.run.timing import PROFILE
@@ -276,13 +277,12 @@ class RelocatableMemory(angr.ExplorationTechnique):
             del simgr.errored[before:]
             raise
         if len(simgr.errored) > before:
-            new = simgr.errored[before:]
-            del simgr.errored[before:]
+            new, simgr.errored[before:] = simgr.errored[before:], []
             for rec in new:
                 reason = gave_up(rec.error)
-                if reason is None and invalid_target(rec.state):
-                    self._mark_error(rec.state, "invalid-jump-target",
-                                     f"jump to {rec.state.addr:#x}, which holds no code")
+                fault = native_fault(rec) if reason is None else None
+                if fault is not None:       # bad control flow: the native fault's error path
+                    self._mark_error(rec.state, *fault)
                     simgr.stashes.setdefault(ERROR_STASH, []).append(rec.state)
                 elif reason is None:
                     simgr.errored.append(rec)

@@ -372,8 +372,9 @@ def collect_tests(simgr, per_path: int = MAX_OUTCOMES_PER_PATH, budget: InputBud
         add(s, "unfinished", message=_unfinished_reason(s))
     for t in simgr._techniques:
         if isinstance(t, Spilling):       # those still in spill files, one in memory at a time
-            for s in t.left_states():
+            for s in t.left_states(stop=budget.spent):
                 add(s, "unfinished", message="spilled: " + _unfinished_reason(s))
+            budget.unwritten += t.unloaded
     return tests
 
 

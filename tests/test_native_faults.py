@@ -1,0 +1,58 @@
+"""Bad control flow ends as the hardware ends it (angr_ram.run.native_faults; issue 83, item 1):
+samples/badjump jumps into the middle of instructions through a table of offsets and loads 16
+bytes from a misaligned address. Every input's native result, run as a user's script under the
+default model and dsmm: the exits found, each fault an error path of the signal's kind whose test
+replays as confirmed (before: two ``SimIRSBNoDecodeError`` records and ``AngrExitError``s)."""
+
+import os
+import signal
+import subprocess
+
+import angr
+import claripy
+import pytest
+
+import angr_ram
+from angr_ram.run.native_faults import FAULT_SIGNALS
+from angr_ram.run.outcomes import path_outcomes
+from angr_ram.run.replay import replay
+from angr_ram.run.runner import summarize
+
+from .conftest import BUILD
+
+KIND_OF_SIGNAL = {s: k for k, s in FAULT_SIGNALS.items()}
+
+
+def _native(binary: str) -> tuple[set, dict]:
+    """(exit outcomes, signal -> inputs) over the 128 values the program keeps of its byte."""
+    exits, signals = set(), {}
+    for v in range(128):
+        p = subprocess.run([binary], input=bytes([v]), capture_output=True, check=False)
+        if p.returncode < 0:
+            signals.setdefault(-p.returncode, set()).add(v)
+        else:
+            exits.add((p.returncode, p.stdout))
+    return exits, signals
+
+
+@pytest.mark.parametrize(("opt", "model"), [("O0", "fork"), ("O2", "fork"), ("O0", "dsmm")])
+def test_jumps_into_instructions_end_as_the_native_signals(opt, model):
+    b = os.fspath(BUILD / f"badjump_{opt}")
+    exits, signals = _native(b)
+    assert set(signals) == {signal.SIGILL, signal.SIGSEGV, signal.SIGTRAP}
+    proj = angr.Project(b, auto_load_libs=False)
+    data = claripy.BVS("stdin", 8)
+    st = proj.factory.entry_state(stdin=angr.SimFileStream("stdin", content=data, size=1, has_end=True))
+    simgr = proj.factory.simulation_manager(st)
+    tech = simgr.use_technique(angr_ram.RelocatableMemory(model=model))
+    simgr.run()
+    r = summarize(simgr, tech, tests=True)
+    assert not simgr.errored
+    assert set().union(*(path_outcomes(s) for s in simgr.deadended)) == exits
+    kinds = {k for k, _, _ in r.errors}
+    assert kinds == {KIND_OF_SIGNAL[s] for s in signals}
+    results = replay(r.tests, b, jobs=2)
+    assert {x.status for x in results} == {"ok", "confirmed"}
+    confirmed = [x for x in results if x.status == "confirmed"]
+    # every native fault, each by its own kind: the input of each error test is one natively killed so
+    assert all(x.test.stdin[0] & 0x7f in signals[FAULT_SIGNALS[x.test.error]] for x in confirmed)
