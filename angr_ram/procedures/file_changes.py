@@ -11,7 +11,15 @@ Here they change the run's file system (``state.fs``, and the directories a path
   removes one the path made (``ENOTEMPTY`` when a file is in it, ``ENOTDIR`` for a file, ``EBUSY``
   for the working directory and its parents, ``ENOENT`` otherwise);
 * ``remove(path)`` is ``unlink`` for a file and ``rmdir`` for a directory;
-* ``chmod``/``fchmod`` succeed on what exists (modes are not kept: ``stat`` reports the usual ones).
+* ``chmod``/``fchmod`` succeed on what exists (modes are not kept: ``stat`` reports the usual ones);
+* ``ftruncate(fd, length)`` sets the size of the run's file open as ``fd`` (bytes past its old end
+  read as zeros; ``EINVAL`` for a stream or a negative length): GNU ``tac`` copies a pipe into a
+  temporary file and truncates it before each refill, and under angr's stub the copies piled up;
+* ``freopen(path, mode, stream)`` opens ``path`` on ``stream``'s own descriptor (glibc keeps the
+  number) after closing it; a name that is none of the run's files fails with ``ENOENT`` in a
+  reading mode (the stream stays closed, as glibc leaves it); a directory is an angr error for
+  the path (glibc opens it and its reads fail with ``EISDIR``, which is not modelled). angr has no
+  model: ``uniq FILE`` read its stdin on.
 
 Names looked up are made concrete as ``stat``'s are
 (:func:`~angr_ram.procedures.file_status.path_name`); a name a call creates (``rename``'s new name,
@@ -23,12 +31,16 @@ import errno
 
 import angr
 import claripy
+from angr.procedures.libc.fopen import mode_to_flag
+from angr.storage.file import Flags, SimFile
+from cle.backends.externs.simdata.io_file import io_file_data_for_arch
 
 from angr_ram.core.errors import ForkRequest, Target
 from angr_ram.memory.strategies.fork import value_forking_enabled
 from angr_ram.procedures.byte_scan import until_nul
 from angr_ram.procedures.file_status import MADE_DIRECTORIES, MAX_PATH, MISSING, absolute, lookup, path_name
 from angr_ram.procedures.libc import hook_models, set_errno, single_value
+from angr_ram.procedures.strings import concrete_string
 
 MAX_NEW_NAMES = 16      # the most values a created name's symbolic bytes may have (one path each)
 
@@ -157,7 +169,74 @@ class Fchmod(angr.SimProcedure):
         return claripy.BVV(0, 32) if ok else _fail(self.state, errno.EBADF)
 
 
+MAX_GROWTH = 1 << 20     # the most zero bytes ftruncate writes past a file's end
+
+
+class Ftruncate(angr.SimProcedure):
+    """``ftruncate(fd, length)``: see the module doc."""
+
+    def run(self, fd, length):  # pylint: disable=arguments-differ
+        state = self.state
+        k = single_value(state, fd[31:0])
+        simfd = state.posix.get_fd(k) if k is not None else None
+        if simfd is None:
+            return _fail(state, errno.EBADF)
+        n = single_value(state, length)
+        if n is None:
+            raise angr.errors.SimProcedureError("ftruncate to a symbolic length")
+        simfile = getattr(simfd, "file", None)
+        if n >= 1 << 63 or not isinstance(simfile, SimFile) or not simfile.has_end:
+            return _fail(state, errno.EINVAL)
+        old = single_value(state, simfile.size)
+        if old is None:
+            raise angr.errors.SimProcedureError("ftruncate of a file of symbolic size")
+        if n > old:
+            if n - old > MAX_GROWTH:
+                raise angr.errors.SimProcedureError(f"ftruncate growing a file by more than {MAX_GROWTH} bytes")
+            simfile.store(old, claripy.BVV(0, 8 * (n - old)))
+        simfile._size = claripy.BVV(n, state.arch.bits)       # pylint: disable=protected-access
+        return claripy.BVV(0, 32)
+
+
+class Freopen(angr.SimProcedure):
+    """``freopen(path, mode, stream)``: see the module doc."""
+
+    def run(self, path, mode, stream):  # pylint: disable=arguments-differ
+        state = self.state
+        where = stream + io_file_data_for_arch(state.arch)["fd"]
+        old = single_value(state, state.memory.load(where, 4, endness=state.arch.memory_endness))
+        m = concrete_string(self, mode, 16)
+        if old is None or m is None:
+            raise angr.errors.SimProcedureError("freopen of a stream or mode that is not one value")
+        if not path.symbolic and path.concrete_value == 0:
+            return stream                       # the same file in another mode
+        flags = mode_to_flag(m)
+        name = path_name(self, path)
+        if name is None:
+            raise angr.errors.SimProcedureError("freopen of a name that cannot be read")
+        found = lookup(state, name) if name != MISSING else None
+        creates = flags & Flags.O_ACCMODE != Flags.O_RDONLY
+        if found is None and creates:
+            raise angr.errors.SimProcedureError("freopen for writing of a name that is none of the run's files")
+        if found is not None and found[0] == "dir":
+            raise angr.errors.SimProcedureError("freopen of a directory (reads that fail with EISDIR are not modelled)")
+        if old in state.posix.fd:
+            state.posix.close(old)
+        if found is None:
+            set_errno(state, errno.ENOENT)
+            return claripy.BVV(0, state.arch.bits)
+        new = state.posix.open(name, flags, preferred_fd=old)
+        k = single_value(state, new) if not isinstance(new, int) else new
+        if k is None or k < 0:
+            set_errno(state, errno.ENOENT)
+            return claripy.BVV(0, state.arch.bits)
+        if k != old:
+            state.posix.fd[old] = state.posix.fd.pop(k)
+        return stream
+
+
 def install_file_changes(project) -> None:
-    """Hook ``rename``, ``mkdir``, ``rmdir``, ``remove``, ``chmod`` and ``fchmod`` of ``project``."""
+    """Hook ``rename``, ``mkdir``, ``rmdir``, ``remove``, ``chmod``, ``fchmod``, ``ftruncate`` and
+    ``freopen`` of ``project``."""
     hook_models(project, {"rename": Rename, "mkdir": Mkdir, "rmdir": Rmdir, "remove": Remove,
-                          "chmod": Chmod, "fchmod": Fchmod})
+                          "chmod": Chmod, "fchmod": Fchmod, "ftruncate": Ftruncate, "freopen": Freopen})

@@ -15,8 +15,9 @@ constraints (which partition the path), one arm per distinct reading, and the pa
 where the program's own branches and outputs tell the readings apart. An interpreter that reads
 a number and compares it (``mawk`` with ``$1 > 2.5``) takes a path per outcome instead of one per
 text; the small-domain layer decides such floating-point comparisons by evaluation. Up to
-``MAX_TEXTS`` texts; more ends the path as a ``symbolic-format-argument`` error, as ``printf`` of
-a value with too many values does. A number that may run past the readable bytes, or a string at
+``MAX_TEXTS`` texts in one call; with more (a 10-byte symbolic argument of ``seq``) the call forks
+on the text's first symbolic byte instead, one fork per byte that extends the number and one for a
+byte that ends it, and each fork reads again (:func:`undecided_lead`). A number that may run past the readable bytes, or a string at
 a pointer of several values outside a forking step, is a named error, never a guess."""
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ from angr_ram.procedures.libc import _fault, hook_models, set_errno
 MAX_TEXT = 4096                 # the most bytes read at nptr (a pointer with no object behind it)
 MAX_TEXTS = 1024                # the most texts one call forks into
 MAX_WALK_QUERIES = 16 * MAX_TEXTS  # the most solver calls one call's walk over its texts makes
+# a text with more symbolic bytes before its first concrete end is not walked whole (its texts are
+# too many: a walk that stops at MAX_TEXTS costs thousands of solver calls) but forked byte by byte
+WALK_SYMBOLIC_BYTES = 6
 ERANGE = 34
 LC_ALL_MASK = 0x1FBF            # glibc's LC_ALL_MASK
 
@@ -131,6 +135,43 @@ def texts(state, s, most: int = MAX_TEXTS) -> list[tuple[bytes, list]] | None:
     return out
 
 
+def undecided_lead(state, s) -> tuple[int, list]:
+    """``(n, cases)``: ``n`` the symbolic bytes at ``s`` from its first undecided one (a byte of more
+    than one way: extending the number by different bytes, or ending it) to the first concrete byte
+    that cannot be in a number, at most ``WALK_SYMBOLIC_BYTES + 1`` counted; ``cases`` the ways of that
+    first undecided byte (none when every byte is decided). Bytes before it that are symbolic but of
+    one way (a fork's own) are read as that byte, so each fork of the byte by byte reading decides
+    one more byte and the reading ends."""
+    prefix, sub = b"", (state.ram.substitute if state.has_plugin("ram") else (lambda e: e))
+    while True:
+        c = s[len(prefix)]
+        if c is None:
+            return 0, []
+        grow = continuations(prefix)
+        if not c.symbolic:
+            if c.concrete_value not in grow:
+                return 0, []
+            prefix += bytes([c.concrete_value])
+            continue
+        sc = sub(c)
+        vals = _values(state, sc, grow, ())
+        ends = bool(grow) and state.solver.satisfiable(extra_constraints=(claripy.And(*[sc != g for g in grow]),))
+        if len(vals) + ends > 1:
+            break
+        if not vals:
+            return 0, []
+        prefix += bytes([vals[0]])
+    cases = [c == v for v in vals] + ([claripy.And(*[c != g for g in grow])] if ends else [])
+    n, i = 0, len(prefix)
+    while n <= WALK_SYMBOLIC_BYTES:
+        b = s[i]
+        if b is None or (not b.symbolic and b.concrete_value not in _CANDIDATES):
+            break
+        n += b.symbolic
+        i += 1
+    return n, cases
+
+
 def _values(state, c, among: tuple[int, ...], conds: tuple) -> list[int]:
     """The values of byte ``c`` among ``among`` under ``conds`` (none when they cannot hold)."""
     if not among:
@@ -164,9 +205,13 @@ class Strtod(angr.SimProcedure):
                 raise angr.errors.SimProcedureError("strtod of a pointer into several strings outside a forking step")
             raise ForkRequest([Target(cond, "value") for cond, _, _ in cases], "strtod pointer")
         readable = cases[0][2] if cases else MAX_TEXT
-        found = texts(state, Bytes(state, nptr, readable))
-        if found is None:
-            raise _fault(f"strtod of a text with more than {MAX_TEXTS} values")
+        data = Bytes(state, nptr, readable)
+        lead, cases = undecided_lead(state, data) if value_forking_enabled() else (0, [])
+        found = texts(state, data) if lead <= WALK_SYMBOLIC_BYTES else None
+        if found is None:           # too many texts for one call: fork on the first undecided byte
+            if not cases:
+                raise _fault(f"strtod of a text with more than {MAX_TEXTS} values")
+            raise ForkRequest([Target(c, "value") for c in cases], "strtod text byte")
         if exact is not None:
             found = _exact_texts(found, exact)
         arms: dict[tuple, list] = {}            # a reading (value's bits, bytes read, ERANGE): its texts
