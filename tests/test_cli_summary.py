@@ -164,3 +164,23 @@ def test_help_is_plain_text_and_a_plot_without_matplotlib_is_refused_at_once(mon
     t0 = time.perf_counter()
     err = _refused(capsys, ["bench", "--models", "--plot", "x.png"], "needs matplotlib", "angr-ram[bench]")
     assert time.perf_counter() - t0 < 5, err
+
+
+def test_stats_plots_coverage_and_paths_over_time(tmp_path, capsys):
+    """``angr-ram stats DIR... --plot PNG`` (issue 81, item 2): a PNG with a line per run; a
+    directory without a run's series is refused in one line."""
+    b = os.fspath(BUILD / "wordsplit_O2")
+    runs = []
+    for n in (3, 4):
+        d = tmp_path / f"t{n}"
+        assert main(["run", b, "--stdin-bytes", str(n), "--emit-tests", os.fspath(d)]) == 0
+        runs.append(os.fspath(d))
+    png = tmp_path / "cov.png"
+    assert main(["stats", *runs, "--plot", os.fspath(png)]) == 0
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+    assert f"plot written to {png}" in capsys.readouterr().out
+    (tmp_path / "empty").mkdir()
+    assert main(["stats", os.fspath(tmp_path / "empty"), "--plot", os.fspath(tmp_path / "x.png")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "no coverage series" in err and "\n" not in err

@@ -20,6 +20,7 @@ from angr_ram.procedures.heap import HEAP_PROCEDURES
 from angr_ram.procedures.large_files import install_large_files
 from angr_ram.procedures.libc import RamLibcStartMain, hook_models, install_error_fix
 from angr_ram.procedures.line_reading import install_line_reading
+from angr_ram.procedures.locale_objects import install_locale_objects
 from angr_ram.procedures.mathematics import install_mathematics
 from angr_ram.procedures.number_parsing import install_number_parsing
 from angr_ram.procedures.pipes import install_pipes
@@ -95,6 +96,7 @@ def _install_all(project, string_procedures: bool, environment: str, heap: bool)
     install_shared_memory(project)
     install_shell_commands(project)
     install_file_changes(project)
+    install_locale_objects(project)
     install_environment_variables(project)
     install_aborts(project)
     install_copies(project, string_procedures)

@@ -18,6 +18,7 @@ from angr_ram.memory.uninitialized import UNINITIALIZED
 from angr_ram.procedures.environment import ENVIRONMENTS
 from angr_ram.run.cli_bench import add_bench_parser
 from angr_ram.run.config import RunConfig
+from angr_ram.run.coverage_plot import plot_runs
 from angr_ram.run.distributed import explore_distributed
 from angr_ram.run.inputs import SymArgs, Template, parse_range, sym_files
 from angr_ram.run.progress import Progress
@@ -187,8 +188,12 @@ def cmd_replay(args) -> int:
 
 
 def cmd_stats(args) -> int:
-    """Print a row per test directory: paths, tests, errors, time, coverage, z3."""
+    """Print a row per test directory: paths, tests, errors, time, coverage, z3; with ``--plot``,
+    also write their coverage and paths over time as a PNG."""
     print(stats_table(args.directories))
+    if args.plot:
+        plot_runs(args.directories, args.plot)
+        print(f"plot written to {args.plot}")
     return 0
 
 
@@ -319,6 +324,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.set_defaults(func=cmd_replay)
     st = sub.add_parser("stats", help="a table of runs' test directories, in the manner of klee-stats")
     st.add_argument("directories", nargs="+", metavar="DIR", help="directories written by run --emit-tests")
+    st.add_argument("--plot", metavar="PNG", default=None,
+                    help="also plot coverage and finished paths over time, a line per DIR (needs angr-ram[bench])")
     st.set_defaults(func=cmd_stats)
     add_bench_parser(sub, _seconds)
     return p

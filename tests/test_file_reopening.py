@@ -1,4 +1,5 @@
-"""``freopen`` and ``ftruncate`` (angr_ram.procedures.file_changes): angr stubbed both. A file named
+"""``freopen`` and ``ftruncate`` (angr_ram.procedures.file_changes) and C locale objects
+(angr_ram.procedures.locale_objects): angr stubbed them all. A file named
 by a symbolic argument is read as stdin when it is the run's file, and a name that is none fails
 with "cannot open" as natively (Debian's ``uniq FILE`` under KLEE's inputs: 9 tests predicted that
 a missing file was read, all mismatching); a temporary file cut to two bytes reads back two (GNU
@@ -11,10 +12,13 @@ import tempfile
 
 import pytest
 
+from angr_ram.run.outcomes import path_outcomes
 from angr_ram.run.replay import replay
 from angr_ram.run.runner import explore
 
 from .conftest import BUILD
+from .groundtruth import outcome_set_over
+from .test_scanning import users_run
 
 
 def _native(binary: str, names, data: bytes) -> set:
@@ -48,3 +52,15 @@ def test_freopen_of_a_symbolic_name_and_ftruncate_of_a_temporary_file(opt):
     results = replay(r.tests, b, jobs=2)
     assert [x.status for x in results if x.status not in ("ok", "unchecked")] == []
     assert sum(x.status == "ok" for x in results) >= 3
+
+
+@pytest.mark.parametrize("opt", ("O0", "O2"))
+def test_a_c_locale_object_around_strtod(opt):
+    """samples/cstrtod does what gnulib's c_strtod does: newlocale("C"), uselocale around strtod,
+    back to the global locale (angr's stubs: uselocale answered 0 and the program aborted, as
+    Debian's seq did under KLEE's inputs). Every native outcome, none other, no abort, no stub."""
+    b = os.fspath(BUILD / f"cstrtod_{opt}")
+    simgr, r = users_run(b, b"1.5", 3)
+    got = {o for s in simgr.deadended for o in path_outcomes(s)}
+    assert got == outcome_set_over(b, [b"1.5"] * 3)
+    assert not r.errors and r.stubs == {}
