@@ -14,6 +14,7 @@ from angr_ram.procedures.float_parsing import double_holds_long
 from angr_ram.run.cli import main
 from angr_ram.run.outcomes import path_outcomes
 from angr_ram.run.replay import replay
+from angr_ram.run.runner import explore
 
 from .conftest import BUILD
 from .groundtruth import outcome_set_over, run_inputs
@@ -53,3 +54,13 @@ def test_gnu_printf_float_conversions_print_as_natively(args, tmp_path):
     results = replay(os.fspath(tmp_path), "/usr/bin/printf")
     assert [(x.exit, x.stdout) for x in results if x.test.kind == "exit"] == [(native.returncode, native.stdout)]
     assert {x.status for x in results} == {"ok"}
+
+
+@pytest.mark.parametrize("opt", ("O0", "O2"))
+def test_printf_reads_long_doubles_from_the_stack_between_other_arguments(opt):
+    """samples/ldprint: three long doubles among ints and a string, some in registers, some past
+    them on the stack (angr's calling convention would read a long double from a vector register)."""
+    b = os.fspath(BUILD / f"ldprint_{opt}")
+    native = subprocess.run([b], capture_output=True, check=True).stdout
+    r = explore(b, 0, tests=True)
+    assert r.outcomes == {(0, native)} and not r.errors and r.stubs == {}
