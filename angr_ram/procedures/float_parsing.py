@@ -162,14 +162,20 @@ def undecided_lead(state, s) -> tuple[int, list]:
             return 0, []
         prefix += bytes([vals[0]])
     cases = [c == v for v in vals] + ([claripy.And(*[c != g for g in grow])] if ends else [])
-    n, i = 0, len(prefix)
+    return _symbolic_count(s, len(prefix)), cases
+
+
+def _symbolic_count(s, start: int) -> int:
+    """The symbolic bytes of ``s`` from ``start`` to its first concrete byte that cannot be in a
+    number (at most ``WALK_SYMBOLIC_BYTES + 1`` counted): no solver call."""
+    n, i = 0, start
     while n <= WALK_SYMBOLIC_BYTES:
         b = s[i]
         if b is None or (not b.symbolic and b.concrete_value not in _CANDIDATES):
             break
         n += b.symbolic
         i += 1
-    return n, cases
+    return n
 
 
 def _values(state, c, among: tuple[int, ...], conds: tuple) -> list[int]:
@@ -206,9 +212,14 @@ class Strtod(angr.SimProcedure):
             raise ForkRequest([Target(cond, "value") for cond, _, _ in cases], "strtod pointer")
         readable = cases[0][2] if cases else MAX_TEXT
         data = Bytes(state, nptr, readable)
-        lead, cases = undecided_lead(state, data) if value_forking_enabled() else (0, [])
+        forking = value_forking_enabled()
+        # the solver is asked which bytes are undecided only when the bytes alone leave it open
+        lead, cases = undecided_lead(state, data) if forking and _symbolic_count(data, 0) > WALK_SYMBOLIC_BYTES \
+            else (0, None)
         found = texts(state, data) if lead <= WALK_SYMBOLIC_BYTES else None
         if found is None:           # too many texts for one call: fork on the first undecided byte
+            if cases is None:
+                cases = undecided_lead(state, data)[1] if forking else []
             if not cases:
                 raise _fault(f"strtod of a text with more than {MAX_TEXTS} values")
             raise ForkRequest([Target(c, "value") for c in cases], "strtod text byte")
@@ -287,13 +298,14 @@ def push_x87(state, value) -> None:
 def _exact_texts(found: list, exact) -> list:
     """``found`` without the texts ``exact`` refuses; when it refuses some, those end as an error
     path (a fork), when it refuses all, the path does."""
-    kept = [(text, conds) for text, conds in found if exact(text)]
-    if len(kept) == len(found):
+    holds = [exact(text) for text, _ in found]
+    if all(holds):
         return found
+    kept = [f for f, ok in zip(found, holds, strict=True) if ok]
     message = "strtold of a text whose long double is not a double (angr holds x87 registers as doubles)"
     if not kept or not value_forking_enabled():
         raise _fault(message)
-    refused = claripy.Or(*(claripy.And(*conds) for text, conds in found if not exact(text)))
+    refused = claripy.Or(*(claripy.And(*conds) for (_, conds), ok in zip(found, holds, strict=True) if not ok))
     raise ForkRequest([Target(claripy.Or(*(claripy.And(*c) for _, c in kept)), "value"),
                        Target(refused, "error", "symbolic-format-argument", message)], "strtold text")
 
