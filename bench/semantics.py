@@ -41,6 +41,13 @@ SEMANTICS = {
     "table4000": (2, range(256), False, "a 4000-byte global table read at k and k - 1"),
     "bigstack": (2, range(256), False, "an 8 KiB stack table read at a 13-bit symbolic index"),
     "table64k": (2, range(256), False, "a 64 KiB .rodata table read at k and k ^ 0x8000"),
+    # issue 83's shapes; a list gives each byte its own values (a domain that covers every outcome)
+    "constidx": (32, [(0, 200)] + [(0,)] * 31, False,
+                 "16 checked reads of an 8 KiB stack table i % 256 at input indices (KLEE's const-array test)"),
+    "rotable": (2, [range(256), range(32)], False, "an 8 KiB .rodata table read at a folded index, then at its value"),
+    "stackbomb": (2, [range(256), range(4)], False, "a 1024-int stack permutation: a[x], a[a[x]], 8 hops"),
+    "foldhops": (4, [range(256), (0,), (0,), (0, 2, 4, 6)], False,
+                 "3 dependent lookups in a 4 KiB .rodata int table, index folded from 4 input bytes"),
 }
 CONFIGS = (("stock", {"engine": "stock"}), ("fork", {"model": "fork"}), ("dsmm", {"model": "dsmm"}),
            ("ite", {"model": "ite"}))
@@ -48,7 +55,8 @@ CONFIGS = (("stock", {"engine": "stock"}), ("fork", {"model": "fork"}), ("dsmm",
 
 def inputs(name: str) -> list[bytes]:
     n, alphabet, _, _ = SEMANTICS[name]
-    return [bytes(t) for t in itertools.product(alphabet, repeat=n)]
+    per_byte = alphabet if isinstance(alphabet, list) else [alphabet] * n
+    return [bytes(t) for t in itertools.product(*per_byte)]
 
 
 def asan_reports(asan_binary: str, stdin: bytes) -> bool:

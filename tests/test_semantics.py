@@ -34,7 +34,8 @@ from .groundtruth import _cached, run_inputs
 # the big-table programs are tested at -O2 below and in the benchmark: angr steps the fill loops
 # of 4000 and 8192 iterations for minutes at -O0
 BIG_TABLES = ("table4000", "bigstack", "table64k")
-PROGRAMS = {k: v for k, v in SEMANTICS.items() if k not in BIG_TABLES}
+LOOKUPS = ("constidx", "rotable", "stackbomb", "foldhops")      # tests/test_table_lookups.py
+PROGRAMS = {k: v for k, v in SEMANTICS.items() if k not in BIG_TABLES + LOOKUPS}
 
 
 @cache

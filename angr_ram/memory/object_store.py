@@ -18,6 +18,8 @@ from dataclasses import dataclass, replace
 
 import claripy
 
+from angr_ram.memory.affine_runs import RUN_MIN, affine_runs, concrete_values, run_condition, run_value
+
 BV = claripy.ast.BV
 
 
@@ -332,20 +334,49 @@ def select(off: BV, keys: list[int], value, default: BV | None) -> BV:
 
     Up to ``CHAIN`` keys this is a chain of equalities (what z3 solves fastest); longer selections
     are split on ``off < key`` first, so the depth stays bounded (claripy converts recursively).
-    With ``default=None`` the last key is the fallback.
+    With ``default=None`` the last key is the fallback. Runs of concrete entries affine in their
+    key (a table filled by a loop) are one arm each (:mod:`angr_ram.memory.affine_runs`).
     """
     if not keys:
         return default
-    if len(keys) > CHAIN:
-        mid = len(keys) // 2
-        return claripy.If(claripy.ULT(off, keys[mid]), select(off, keys[:mid], value, default),
-                          select(off, keys[mid:], value, default))
+    if len(keys) >= 2 * RUN_MIN:
+        vals = [value(k) for k in keys]
+        ints = concrete_values(vals)
+        runs = affine_runs(keys, ints, vals[0].length) if ints is not None else []
+        if runs:
+            return _select_arms(off, _arms(off, keys, vals, runs), default)
+        value = dict(zip(keys, vals, strict=True)).__getitem__
+    return _select_arms(off, [(k, None, k) for k in keys], default, value)
+
+
+def _arms(off: BV, keys: list[int], vals: list, runs: list) -> list:
+    """(first key, condition or None for ``off == key``, value) per run and per key outside runs."""
+    out, i = [], 0
+    width = vals[0].length
+    for r in runs:
+        out += [(keys[k], None, vals[k]) for k in range(i, r.i)]
+        out.append((keys[r.i], run_condition(off, keys, r), run_value(off, keys, r, width)))
+        i = r.j
+    out += [(keys[k], None, vals[k]) for k in range(i, len(keys))]
+    return out
+
+
+def _select_arms(off: BV, arms: list, default: BV | None, value=None) -> BV:
+    """The selection over ``arms`` sorted by first key (see :func:`select`); ``value`` maps a
+    plain arm's third item to its value when the arms carry keys only."""
+    if len(arms) > CHAIN:
+        mid = len(arms) // 2
+        return claripy.If(claripy.ULT(off, arms[mid][0]), _select_arms(off, arms[:mid], default, value),
+                          _select_arms(off, arms[mid:], default, value))
+
+    def val(arm):
+        return value(arm[2]) if value is not None else arm[2]
     if default is None:
-        acc, keys = value(keys[-1]), keys[:-1]
+        acc, arms = val(arms[-1]), arms[:-1]
     else:
         acc = default
-    for k in reversed(keys):
-        acc = claripy.If(off == k, value(k), acc)
+    for arm in reversed(arms):
+        acc = claripy.If(off == arm[0] if arm[1] is None else arm[1], val(arm), acc)
     return acc
 
 
