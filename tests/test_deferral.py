@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 
+import angr
 import claripy
 import pytest
 from claripy.backends import backend_z3
@@ -200,3 +201,39 @@ def test_outcomes_z3_gives_up_on_are_counted_not_fatal(monkeypatch):
     assert r.unknown == 0 and "outcome undecided (z3 gave up)" not in r.endings
     assert r.outcomes_from_model == 1 and r.outcomes_partial >= 1
     assert r.outcomes <= native(b, 2) and len(r.outcomes) == len(native(b, 2))
+
+
+def test_a_step_longer_than_its_bound_is_set_aside_and_the_other_states_go_on_without_guarded():
+    """A script's own slow procedure (here a ``puts`` hook that spins for 5 s on its first call)
+    holds up one state's step: the step is abandoned at ``step_seconds``, the state deferred and
+    resumed once nothing else is active, and the run ends with the same outcomes as without the
+    spin. The bound is on by default (10 s) for scripts that never call ``guarded()``."""
+    assert angr_ram.RelocatableMemory().step_seconds == 10.0
+
+    def run(spin: float):
+        proj = angr.Project(os.fspath(BUILD / "branches_O0"), auto_load_libs=False)
+        spun = []
+
+        class SlowPuts(angr.SIM_PROCEDURES["libc"]["puts"]):
+            def run(self, string):
+                if spin and not spun:
+                    spun.append(1)
+                    t = time.perf_counter()
+                    while time.perf_counter() - t < spin:
+                        pass
+                return super().run(string)
+        proj.hook_symbol("puts", SlowPuts())
+        stdin = angr.SimFileStream(name="stdin", content=claripy.BVS("stdin", 16), size=2, has_end=True)
+        simgr = proj.factory.simulation_manager(proj.factory.entry_state(stdin=stdin))
+        tech = simgr.use_technique(angr_ram.RelocatableMemory(step_seconds=0.5))
+        t0 = time.perf_counter()
+        simgr.run()
+        outs = {s.posix.dumps(1) for s in simgr.deadended}
+        return simgr, tech.stats, time.perf_counter() - t0, outs
+
+    slow, st, seconds, outs = run(5.0)
+    plain, plain_st, _, plain_outs = run(0.0)
+    assert st.steps_abandoned == 1 and st.deferred_states == 1 and st.deferred_resumed == 1
+    assert plain_st.steps_abandoned == 0 and plain_st.deferred_states == 0
+    assert outs == plain_outs and len(slow.deadended) == len(plain.deadended)
+    assert seconds < 5.0        # the spin never ran to its end

@@ -46,7 +46,7 @@ class RunConfig:
     defer_ms: int | None = 1000
     environment: str = "symbolic"
     string_procedures: bool = True
-    step_seconds: float | None = None
+    step_seconds: float | None = 10.0
     step_memory_mb: float | None = 768
     uninitialized: str = "auto"
 

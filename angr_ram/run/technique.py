@@ -118,10 +118,10 @@ class RelocatableMemory(angr.ExplorationTechnique):
     :param seeded_models: before z3 is asked, try cheap candidate assignments (sibling models,
         zero, constants of the query and of the heap placed over the input bytes) on the query
         (:mod:`angr_ram.solver.seeding`); a satisfying one is a real model.
-    :param step_seconds: the longest a first-pass step may run (None: no limit; needs ``defer_ms``).
-        A longer one is abandoned and its state deferred like a state whose z3 call needed more
-        than ``defer_ms``: a step stalled in Python work (a huge expression) or in many calls moves
-        aside too (:mod:`angr_ram.core.guard`).
+    :param step_seconds: the longest a first-pass step may run (default 10; None: no limit; needs
+        ``defer_ms``). A longer one is abandoned and its state deferred as if a z3 call needed more
+        than ``defer_ms`` (:mod:`angr_ram.core.guard`): a script's ``simgr.run()`` goes on with the
+        other states, also without ``guarded()``.
     :param step_memory_mb: the most the process may grow during one step (None: no limit). A step
         that grows it more is abandoned and its state set aside (``deferred`` on its first pass,
         else ``unknown``).
