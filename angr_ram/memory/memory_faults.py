@@ -20,8 +20,9 @@ from angr.storage.memory_mixins.memory_mixin import MemoryMixin
 
 from angr_ram.core.errors import ForkRequest, InfeasibleAccess, MemoryErrorInfo, MemoryFault, Target
 from angr_ram.memory.memory_object import MemoryObject
+from angr_ram.memory.read_only import describe, read_only_at, read_only_ranges
 from angr_ram.memory.strategies.fork import forking_enabled
-from angr_ram.memory.strategies.resolution import Hit
+from angr_ram.memory.strategies.resolution import Hit, in_interval
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +51,35 @@ class FaultMixin(MemoryMixin):
                 raise ForkRequest([Target(claripy.Not(condition), "value"),
                                    Target(condition, "error", kind, message)], "guarded access", cons)
         raise MemoryFault(kind, message, address, cons + tuple(extra))
+
+    def _check_read_only(self, addr, size: int, condition=None, lo: int = 0, hi: int = 1 << 64) -> None:
+        """A store of the program's own instructions (inside a step, no procedure running) at
+        ``addr`` (an int, or an expression whose targets lie in ``[lo, hi)``) that may write into
+        a read-only page (:mod:`angr_ram.memory.read_only`) forks the inputs that do off as a
+        ``segfault`` error path; an access that always does faults."""
+        state = self.state
+        if not forking_enabled() or state.scratch.sim_procedure is not None or state.project is None:
+            return
+        ranges = read_only_ranges(state.project)
+        if not ranges:
+            return
+        if isinstance(addr, int):
+            r = read_only_at(ranges, addr, size)
+            if r is not None:
+                self._fault("segfault", describe(state.project, addr, size, r[2], addr), addr, condition)
+            return
+        parts = [(max(lo, rlo - size + 1), min(hi, rhi) - 1, name) for rlo, rhi, name in ranges
+                 if rlo - size + 1 < hi and rhi > lo]
+        if not parts:
+            return
+        bad = claripy.Or(*(in_interval(addr, a, b) for a, b, _ in parts))
+        if condition is not None:
+            bad = claripy.And(condition, bad)
+        if not state.solver.satisfiable(extra_constraints=[bad]):
+            return
+        at = state.solver.eval(addr, extra_constraints=[bad])
+        name = next((n for a, b, n in parts if a <= at <= b), parts[0][2])
+        self._fault("segfault", describe(state.project, None, size, name, at + size - 1), None, bad)
 
     def _check_limit(self, off, obj: MemoryObject, size: int, what: str, condition=None, guard=None) -> None:
         """Bounds check against a symbolic allocation size: an access that may end beyond

@@ -198,6 +198,11 @@ class RelocatableMixin(FixedRegionMixin, MemoryMixin):
             return None
         addr, a = self._route(addr)
         if a is None:
+            if type(addr) is int and self.category == "mem":
+                try:
+                    self._check_read_only(addr, size if isinstance(size, int) else len(data) // 8, condition)
+                except InfeasibleAccess:
+                    return None
             return super().store(addr, data, size, endness=endness, condition=condition, **kwargs)
         endness = endness or self.endness
         try:
@@ -433,4 +438,5 @@ class RelocatableMixin(FixedRegionMixin, MemoryMixin):
                 guard = in_interval(addr, h.lo, h.hi) if many else None
                 if condition is not None:
                     guard = condition if guard is None else claripy.And(guard, condition)
+                self._check_read_only(addr, size, guard, h.lo, h.hi + 1)
                 self._region_store(addr, a, data, size, h, endness, guard, kwargs)
