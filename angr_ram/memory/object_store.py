@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 import claripy
 
-from angr_ram.memory.affine_runs import RUN_MIN, affine_runs, concrete_values, run_condition, run_value
+from angr_ram.memory.affine_runs import affine_runs, concrete_values, run_condition, run_value
 
 BV = claripy.ast.BV
 
@@ -334,12 +334,13 @@ def select(off: BV, keys: list[int], value, default: BV | None) -> BV:
 
     Up to ``CHAIN`` keys this is a chain of equalities (what z3 solves fastest); longer selections
     are split on ``off < key`` first, so the depth stays bounded (claripy converts recursively).
-    With ``default=None`` the last key is the fallback. Runs of concrete entries affine in their
-    key (a table filled by a loop) are one arm each (:mod:`angr_ram.memory.affine_runs`).
+    With ``default=None`` the last key is the fallback. In a selection longer than ``CHAIN``, runs
+    of concrete entries affine in their key (a table filled by a loop) are one arm each
+    (:mod:`angr_ram.memory.affine_runs`).
     """
     if not keys:
         return default
-    if len(keys) >= 2 * RUN_MIN:
+    if len(keys) > CHAIN:    # (a short chain stays equalities: value sets judge its arms one by one)
         vals = [value(k) for k in keys]
         ints = concrete_values(vals)
         runs = affine_runs(keys, ints, vals[0].length) if ints is not None else []
