@@ -113,3 +113,21 @@ def test_a_script_may_still_write_read_only_pages_itself():
     r = summarize(simgr, tech, tests=False)
     assert r.errors == [] and seen == [b"JA"]
     assert [s.posix.dumps(1) for s in simgr.deadended] == [b"mutxble\n"]
+
+
+@pytest.mark.parametrize(("opt", "model"), [("O0", "fork"), ("O2", "fork"), ("O0", "dsmm")])
+def test_privileged_instructions_are_segfaults(opt, model):
+    """samples/privops: ``in``, ``out`` and ``cli`` in user mode die natively with SIGSEGV; angr
+    returned an unconstrained port value (256 outcomes no native input has), ignored ``out`` and
+    followed ``cli``'s ``Ijk_Privileged`` exit. Each is now a ``segfault`` error path whose test
+    replay confirms; the other inputs' outcomes are all found."""
+    b = os.fspath(BUILD / f"privops_{opt}")
+    exits, signals = _native(b)
+    assert set(signals) == {signal.SIGSEGV} and signals[signal.SIGSEGV] == {ord("i"), ord("o"), ord("c")}
+    simgr, r = _script_run(b, 1, model)
+    assert not simgr.errored
+    assert set().union(*(path_outcomes(s) for s in simgr.deadended)) == exits
+    assert sorted(m.split()[0] for _, m, _ in r.errors) == ["in", "out", "privileged"]
+    results = replay(r.tests, b, jobs=2)
+    assert {x.status for x in results} == {"ok", "confirmed"}
+    assert sorted(x.test.stdin[0] for x in results if x.status == "confirmed") == sorted(b"ioc")

@@ -24,6 +24,7 @@ import claripy
 from angr.engines.vex.heavy.heavy import HeavyVEXMixin
 
 from angr_ram.core.patches import PatchSet
+from angr_ram.memory.privileged import PRIVILEGED_HELPERS, privileged_fault
 from angr_ram.memory.strategies.fork import value_forking_enabled
 
 EXTENDED = PatchSet("x87-extended", value_forking_enabled)
@@ -93,7 +94,10 @@ HELPERS = {"amd64g_dirtyhelper_loadF80le": load_f80, "amd64g_dirtyhelper_storeF8
 
 @EXTENDED.patch(HeavyVEXMixin, "_perform_vex_stmt_Dirty_call")
 def dirty_call(original, self, func_name, ty, args, func=None):
-    """angr's dirty-call dispatch, with the x86-64 80-bit helpers angr lacks."""
+    """angr's dirty-call dispatch, with the x86-64 80-bit helpers angr lacks; I/O port
+    instructions fault as natively (:mod:`angr_ram.memory.privileged`)."""
     if func is None and func_name in HELPERS:
         func = HELPERS[func_name]
+    if func_name in PRIVILEGED_HELPERS and not (self.state.scratch.guard.op == "BoolV" and not self.state.scratch.guard.args[0]):
+        raise privileged_fault(self.state, func_name)
     return original(self, func_name, ty, args, func)

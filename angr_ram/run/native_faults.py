@@ -9,8 +9,7 @@ hardware raises #UD: SIGILL), and a block ending in a signal jump (``Ijk_SigTRAP
 VEX ends a ``hlt`` with ``Ijk_SigTRAP`` too, but in user mode ``hlt`` is privileged: #GP, SIGSEGV.
 Each kind names the signal a native run dies of (:data:`FAULT_SIGNALS`); replay confirms a test of
 one only when the native run is killed by that signal. (``in``/``out`` and other privileged
-instructions VEX decodes into helpers still run on; a store into a read-only page is not one of
-these.)
+instructions are faults too: :mod:`angr_ram.memory.privileged`.)
 """
 
 from __future__ import annotations
@@ -50,6 +49,21 @@ def native_fault(rec) -> tuple[str, str] | None:
             return "trap", f"int3 before {_addr(state)}"
         return "trap", f"trap before {_addr(state)}"
     return kind, f"{jumpkind[4:]} at {_addr(state)}"
+
+
+def move_privileged_exits(out: dict, mark, stash: str) -> None:
+    """Successors in ``out[None]`` that left their block by ``Ijk_Privileged`` (``cli``, ``sti``:
+    angr follows the jump) become ``segfault`` error paths in ``stash``, marked by ``mark(state,
+    kind, message)``: natively the instruction kills the process (see
+    :mod:`angr_ram.memory.privileged`)."""
+    succ = out.get(None)
+    if not succ or all(s.history.jumpkind != "Ijk_Privileged" for s in succ):
+        return
+    out[None] = [s for s in succ if s.history.jumpkind != "Ijk_Privileged"]
+    for s in succ:
+        if s.history.jumpkind == "Ijk_Privileged":
+            mark(s, "segfault", f"privileged instruction before {_addr(s)} in user mode")
+            out.setdefault(stash, []).append(s)
 
 
 def _addr(state) -> str:

@@ -50,7 +50,7 @@ from angr_ram.procedures.stubs import record, stub_addresses
 from angr_ram.run.concrete_steps import CONCRETE_STEPS, chain_policy
 from angr_ram.run.config import RunConfig
 from angr_ram.run.inputs import record_inputs
-from angr_ram.run.native_faults import native_fault
+from angr_ram.run.native_faults import move_privileged_exits, native_fault
 from angr_ram.run.outcomes import exit_code_expr
 from angr_ram.run.search import WAITING_STASH
 from angr_ram.run.timing import PROFILE
@@ -300,8 +300,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         return False
 
     def resume_deferred(self, simgr) -> int:
-        """Move the ``deferred`` states back to ``active`` with the full z3 budget
-        (``solver_timeout_ms``); done by :meth:`step` when no other state is active."""
+        """Move the ``deferred`` states to ``active`` with the full z3 budget (when nothing else is)."""
         if not simgr.stashes.get(DEFERRED_STASH):
             return 0
         n = self._resume(simgr, DEFERRED_STASH, None)
@@ -409,6 +408,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
                     out = simgr.step_state(state, **kwargs)
                     if out.get("unconstrained"):
                         self._split_jumps(out)
+                    move_privileged_exits(out, self._mark_error, ERROR_STASH)
                     return out
             except ForkRequest as fr:
                 return self._fork(state, fr)
