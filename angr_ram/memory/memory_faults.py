@@ -63,6 +63,12 @@ class FaultMixin(MemoryMixin):
         ranges = read_only_ranges(state.project)
         if not ranges:
             return
+        g = state.scratch.guard      # the rest of a VEX block after a conditional exit runs under it
+        if g is not None and g.op == "BoolV":
+            if not g.args[0]:
+                return
+        elif g is not None:
+            condition = g if condition is None else claripy.And(condition, g)
         if isinstance(addr, int):
             r = read_only_at(ranges, addr, size)
             if r is not None:
