@@ -24,6 +24,7 @@ SLOW_CASES = {
     'test_compiled_code.py::test_inlined_memcpy_into_a_heap_table_has_no_false_error': {'fork-O0'},
     'test_fragment_budget.py::test_a_given_up_fragment_loses_no_outcome': {'dfs'},
     'test_distributed.py::test_outcomes_equal_native_and_single_process': {'hashtables_O0-dsmm'},
+    'test_corpus.py::test_table_lookup_programs': {'aes_sbox-fork-O0', 'crc32_zlib-fork-O0'},   # -O2 and dsmm/ite -O0 stay
     'test_drives.py::test_corpus_programs_driven_by_a_script': {'True-strspn_generic-O0', 'True-strspn_generic-O2'},
     'test_drives.py::test_script_drives_reach_the_outcomes_of_explore_and_replay': {
         'False-b64class4_O2-5-pat', 'True-b64class4_O2-5-pat',
