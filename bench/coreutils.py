@@ -16,9 +16,11 @@ import json
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 BINARIES = ("base64", "basename", "cat", "cksum", "comm", "cut", "dirname", "echo", "expand", "expr", "factor",
             "fmt", "fold", "head", "join", "md5sum", "nl", "od", "paste", "pr", "printf", "seq", "sort", "sum",
@@ -33,6 +35,55 @@ FIRST, SECOND = list(SETTINGS)[:2]
 # a run with no answer at this many times the budget (plus 300 s for tests and replay) is killed;
 # KILL_FACTOR=1.5 for the 600 s table (stock angr's z3 calls outlast its deadline)
 KILL_FACTOR = float(os.environ.get("KILL_FACTOR", "4"))
+RSS_CAP_MB = float(os.environ.get("RSS_CAP_MB", "10240"))     # per run (two run side by side on 24 GiB)
+
+
+def _tree_rss_mb(pid: int) -> float:
+    """Resident MB of ``pid`` and its descendants (from /proc)."""
+    parents = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    parents[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                pass
+    tree, todo = set(), [pid]
+    while todo:
+        q = todo.pop()
+        tree.add(q)
+        todo += [c for c, pp in parents.items() if pp == q and c not in tree]
+    total = 0
+    for q in tree:
+        try:
+            with open(f"/proc/{q}/statm") as f:
+                total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / 2**20
+
+
+def _bounded(cmd: list, seconds: float):
+    """Run ``cmd``; (CompletedProcess-like, None), or (None, why) when it ran past ``seconds`` or its
+    process tree past RSS_CAP_MB (two runs side by side must not push each other into the OOM
+    killer or swap: stock angr reached 22.7 GB on base64 at 600 s and stalled its neighbour)."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    t0 = time.monotonic()
+    while True:
+        try:
+            out, err = p.communicate(timeout=5)
+            return subprocess.CompletedProcess(cmd, p.returncode, out, err), None
+        except subprocess.TimeoutExpired:
+            pass
+        why = None
+        if time.monotonic() - t0 > seconds:
+            why = f"killed (no answer at {KILL_FACTOR:g}x the budget)"
+        elif _tree_rss_mb(p.pid) > RSS_CAP_MB:
+            why = f"killed (RSS over {RSS_CAP_MB / 1024:g} GB)"
+        if why is not None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+            return None, why
 
 
 def _run(binary: str, setting: str, budget: float) -> dict:
@@ -40,10 +91,9 @@ def _run(binary: str, setting: str, budget: float) -> dict:
     try:
         cmd = ["/usr/bin/time", "-f", "RSS %M", sys.executable, "-m", "angr_ram.run.cli", "run", binary, *INPUTS,
                "--timeout", str(budget), "--json", "--emit-tests", d, *SETTINGS[setting]]
-        try:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=budget * KILL_FACTOR + 300)
-        except subprocess.TimeoutExpired:
-            return {"error": f"killed (no answer at {KILL_FACTOR:g}x the budget)"}
+        p, why = _bounded(cmd, budget * KILL_FACTOR + 300)
+        if why is not None:
+            return {"error": why}
         rss = next((int(ln.split()[1]) // 1024 for ln in p.stderr.splitlines() if ln.startswith("RSS ")), 0)
         if p.returncode not in (0, 130) or not p.stdout.strip().startswith("{"):
             err = [ln for ln in p.stderr.splitlines() if ln.strip() and not ln.startswith("RSS ")]
