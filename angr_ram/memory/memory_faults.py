@@ -58,10 +58,12 @@ class FaultMixin(MemoryMixin):
         a read-only page (:mod:`angr_ram.memory.read_only`) forks the inputs that do off as a
         ``segfault`` error path; an access that always does faults."""
         state = self.state
-        if not forking_enabled() or state.scratch.sim_procedure is not None or state.project is None:
+        if state.project is None:
             return
         ranges = read_only_ranges(state.project)
-        if not ranges:
+        if not ranges or (isinstance(addr, int) and read_only_at(ranges, addr, size) is None):
+            return          # (every concrete store passes here: the range test comes first)
+        if not forking_enabled() or state.scratch.sim_procedure is not None:
             return
         g = state.scratch.guard      # the rest of a VEX block after a conditional exit runs under it
         if g is not None and g.op == "BoolV":
@@ -71,8 +73,7 @@ class FaultMixin(MemoryMixin):
             condition = g if condition is None else claripy.And(condition, g)
         if isinstance(addr, int):
             r = read_only_at(ranges, addr, size)
-            if r is not None:
-                self._fault("segfault", describe(state.project, addr, size, r[2], addr), addr, condition)
+            self._fault("segfault", describe(state.project, addr, size, r[2], addr), addr, condition)
             return
         parts = [(max(lo, rlo - size + 1), min(hi, rhi) - 1, name) for rlo, rhi, name in ranges
                  if rlo - size + 1 < hi and rhi > lo]
