@@ -225,7 +225,7 @@ def test_a_step_longer_than_its_bound_is_set_aside_and_the_other_states_go_on_wi
         proj.hook_symbol("puts", SlowPuts())
         stdin = angr.SimFileStream(name="stdin", content=claripy.BVS("stdin", 16), size=2, has_end=True)
         simgr = proj.factory.simulation_manager(proj.factory.entry_state(stdin=stdin))
-        tech = simgr.use_technique(angr_ram.RelocatableMemory(step_seconds=0.5))
+        tech = simgr.use_technique(angr_ram.RelocatableMemory(step_seconds=2.0))     # (loaded CI: no 0.5)
         t0 = time.perf_counter()
         simgr.run()
         outs = {s.posix.dumps(1) for s in simgr.deadended}
@@ -237,3 +237,99 @@ def test_a_step_longer_than_its_bound_is_set_aside_and_the_other_states_go_on_wi
     assert plain_st.steps_abandoned == 0 and plain_st.deferred_states == 0
     assert outs == plain_outs and len(slow.deadended) == len(plain.deadended)
     assert seconds < 5.0        # the spin never ran to its end
+
+
+RESUME = 4321   # a second-pass budget no other solver in these runs has
+
+
+def _script_run(b, **options):
+    proj = load_project(b)
+    simgr = proj.factory.simulation_manager(make_state(proj, 2), resilience=RESILIENCE)
+    tech = simgr.use_technique(angr_ram.RelocatableMemory(defer_ms=DEFER, resume_ms=RESUME, seeded_models=False,
+                                                          **options))
+    return simgr, tech
+
+
+def _budgets_give_up(monkeypatch, first=(30, 300)):
+    """z3 gives up on the first-pass calls of ``first`` and on every second-pass call; calls with
+    the full budget are answered. Returns the call counters."""
+    original = backend_z3.z3_solver_sat
+    calls = {"first": 0, "second": 0, "full": 0}
+
+    def stub(solver, extra_constraints, occasion):
+        budget = current().budget_ms
+        if budget == DEFER:
+            calls["first"] += 1
+            if first[0] <= calls["first"] < first[1]:
+                raise claripy.ClaripySolverInterruptError("timeout")
+        elif budget == RESUME:
+            calls["second"] += 1
+            raise claripy.ClaripySolverInterruptError("timeout")
+        else:
+            calls["full"] += 1
+        return original(solver, extra_constraints, occasion)
+
+    monkeypatch.setattr(backend_z3, "z3_solver_sat", stub)
+    return calls
+
+
+def test_a_script_run_resumes_deferred_paths_with_the_second_pass_budget_then_reports_them(monkeypatch):
+    """A script's ``simgr.run()`` (no deadline, no solver_timeout_ms): deferred paths resume with
+    ``resume_ms`` per z3 call, not claripy's 300 s; one still undecided there goes to ``unknown``
+    with the budget in its reason, and ``resume_unknown`` retries it with the full budget, which
+    finds the outcomes it holds."""
+    b = os.fspath(BUILD / "matrix10_O0")
+    simgr, tech = _script_run(b)
+    calls = _budgets_give_up(monkeypatch)
+    batches, resume = [], tech.resume_deferred
+    tech.resume_deferred = lambda sm: batches.append(resume(sm)) or batches[-1]
+    simgr.run()
+    st = tech.stats
+    # a few at a time (as many 4.3 s budgets as fit in the 10 s step bound): no simgr.step() of the
+    # second pass steps them all at once
+    assert max(batches) == 2 and sum(batches) == st.deferred_resumed
+    assert st.deferred_states > 0 and st.deferred_resumed == st.deferred_states
+    assert calls["second"] > 0 and calls["full"] == 0
+    unknown = simgr.stashes["unknown"]
+    assert unknown and st.unknown_states == len(unknown) and not simgr.errored
+    assert all(f"z3 timeout {RESUME} ms" in s.ram.unknown for s in unknown)
+    assert set().union(*(path_outcomes(s) for s in simgr.deadended)) <= native(b, 2)
+    ended, n = len(simgr.deadended), len(unknown)
+    assert tech.resume_unknown(simgr) == n
+    simgr.run()
+    assert calls["full"] > 0 and not simgr.stashes["unknown"] and not simgr.errored
+    assert len(simgr.deadended) >= ended + n        # each resumed path ends
+    assert set().union(*(path_outcomes(s) for s in simgr.deadended)) == native(b, 2)
+
+
+@pytest.mark.parametrize("bound", ["timeout", "solver_timeout_ms"])
+def test_a_bounded_run_resumes_deferred_paths_with_the_full_budget(monkeypatch, bound):
+    """A run with a bound of its own (``guarded(timeout=)`` or ``solver_timeout_ms``) has no second
+    pass: its deferred paths resume with the full budget at once."""
+    b = os.fspath(BUILD / "matrix10_O0")
+    simgr, tech = _script_run(b, **({"solver_timeout_ms": 100_000} if bound == "solver_timeout_ms" else {}))
+    calls = _budgets_give_up(monkeypatch)
+    with tech.guarded(timeout=600 if bound == "timeout" else None):
+        simgr.run()
+    assert tech.stats.deferred_states > 0 and calls["second"] == 0 and calls["full"] > 0
+    assert not simgr.stashes["unknown"]
+    assert set().union(*(path_outcomes(s) for s in simgr.deadended)) == native(b, 2)
+
+
+def test_pass_budgets():
+    from angr_ram.run.config import RunConfig
+    from angr_ram.run.passes import FROM_DEFERRED, FROM_UNKNOWN, resume_batch, step_budget
+
+    cfg = RunConfig()
+    assert step_budget(cfg, False, None) == ("first", 1000, 10.0) == step_budget(cfg, False, 5.0)
+    assert step_budget(cfg, FROM_DEFERRED, None) == ("second", 5000, 50.0)
+    assert step_budget(cfg, FROM_DEFERRED, 5.0) == ("full", None, None)           # a deadline
+    assert step_budget(cfg, FROM_UNKNOWN, None) == ("full", None, None)           # resume_unknown
+    assert step_budget(cfg.replace(solver_timeout_ms=3000), FROM_DEFERRED, None) == ("full", None, None)
+    assert step_budget(cfg.replace(resume_ms=None), FROM_DEFERRED, None) == ("full", None, None)
+    assert step_budget(cfg.replace(step_seconds=None), FROM_DEFERRED, None) == ("second", 5000, None)
+    assert step_budget(cfg.replace(defer_ms=None), False, None) == ("full", None, None)
+    assert resume_batch(cfg, None) == 2 and resume_batch(cfg.replace(resume_ms=20_000), None) == 1
+    assert resume_batch(cfg, 5.0) is None and resume_batch(cfg.replace(solver_timeout_ms=3000), None) is None
+    with pytest.raises(angr_ram.AngrRamError, match="resume_ms"):
+        angr_ram.RelocatableMemory(resume_ms=0)

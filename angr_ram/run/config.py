@@ -44,6 +44,7 @@ class RunConfig:
     profile: bool = False
     seeded_models: bool = True
     defer_ms: int | None = 1000
+    resume_ms: int | None = 5_000
     environment: str = "symbolic"
     string_procedures: bool = True
     step_seconds: float | None = 10.0
@@ -108,6 +109,9 @@ _CHECKS = (
     else f"solver_timeout_ms must be a positive integer, not {c.solver_timeout_ms!r}",
     lambda c: None if c.defer_ms is None or (isinstance(c.defer_ms, int) and c.defer_ms > 0) else
     f"defer_ms must be a positive integer or None, not {c.defer_ms!r}",
+    lambda c: None if c.resume_ms is None or (isinstance(c.resume_ms, int) and not isinstance(c.resume_ms, bool)
+                                              and c.resume_ms > 0) else
+    f"resume_ms must be a positive integer or None, not {c.resume_ms!r}",
     lambda c: _positive_number("step_seconds", c.step_seconds),
     lambda c: _positive_number("step_memory_mb", c.step_memory_mb),
     lambda c: None if c.environment in ENVIRONMENTS else

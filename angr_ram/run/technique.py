@@ -22,9 +22,7 @@ from angr_ram.core.guard import (
     RunGuard,
     RunStopped,
     StepAbandoned,
-    StepMemoryBudget,
     release_memory,
-    retry_memory_scale,
 )
 from angr_ram.core.profile import Profile, step_site
 from angr_ram.core.scope import RunScope
@@ -52,6 +50,15 @@ from angr_ram.run.config import RunConfig
 from angr_ram.run.inputs import record_inputs
 from angr_ram.run.native_faults import move_privileged_exits, native_fault
 from angr_ram.run.outcomes import exit_code_expr
+from angr_ram.run.passes import (
+    DEFERRED_STASH,
+    FROM_DEFERRED,
+    FROM_UNKNOWN,
+    UNKNOWN_STASH,
+    resume_batch,
+    set_aside,
+    step_budget,
+)
 from angr_ram.run.search import WAITING_STASH
 from angr_ram.run.timing import PROFILE
 from angr_ram.run.user_options import say_unhonoured
@@ -65,8 +72,6 @@ __all__ = ["DEFERRED_STASH", "ERROR_STASH", "UNKNOWN_STASH", "RelocatableMemory"
 
 log = logging.getLogger(__name__)
 ERROR_STASH = "memory_errors"
-UNKNOWN_STASH = "unknown"      # states whose feasibility z3 could not decide in time (resumable)
-DEFERRED_STASH = "ram_deferred"    # ... within the first-pass budget: resumed with the full one at the end
 
 # the patch sets (angr_ram.core.patches) in place while RelocatableMemory works: z3's check (budgets,
 # counts), claripy's z3 backend, successors z3 gave up on, concrete blocks, call stacks and exit guards,
@@ -98,8 +103,9 @@ class RelocatableMemory(angr.ExplorationTechnique):
         :meth:`resume_unknown` gives those states a longer timeout and steps them again.
     :param defer_ms: first-pass budget per z3 call (None: none). A path that needs a longer call is
         deferred (stash ``deferred``), its decidable siblings go on, and the deferred paths resume
-        with ``solver_timeout_ms`` once no other path is active: hard queries (a hash that would
-        have to be inverted) no longer hold up the easy paths, and nothing is given up for them.
+        once no other path is active: with ``resume_ms`` per call (default 5 s) in a run with no
+        bound of its own, else with the full budget (:mod:`angr_ram.run.passes`).
+    :param resume_ms: see ``defer_ms``; a resumed path still undecided goes to ``unknown``.
     :param max_symbolic_size: the largest size a symbolic allocation size may take; larger values
         are an error path (``symbolic-allocation-size``) with an input that produces them.
     :param context_resolution: segment models remember, per access location, the allocation
@@ -301,9 +307,12 @@ class RelocatableMemory(angr.ExplorationTechnique):
 
     def resume_deferred(self, simgr) -> int:
         """Move the ``deferred`` states to ``active`` with the full z3 budget (when nothing else is)."""
-        if not simgr.stashes.get(DEFERRED_STASH):
+        deferred = simgr.stashes.get(DEFERRED_STASH)
+        if not deferred:
             return 0
-        n = self._resume(simgr, DEFERRED_STASH, None)
+        # a second pass resumes a few at a time: a script's simgr.step() stays within its bound
+        batch = resume_batch(self.config, self.deadline)
+        n = self._resume(simgr, DEFERRED_STASH, None, FROM_DEFERRED, deferred[:batch] if batch else None)
         self.stats.deferred_resumed += n
         return n
 
@@ -315,15 +324,14 @@ class RelocatableMemory(angr.ExplorationTechnique):
         if prof is not None:
             prof.site, t0 = step_site(state), time.perf_counter()
             prof.enter("engine")
-        if self.defer_ms is not None and not state.ram.resumed:
-            self.scope.budget_ms = self.defer_ms      # z3 calls of a first-pass step (stats.counted_check)
+        budget = step_budget(self.config, state.ram.resumed, self.deadline)     # (angr_ram.run.passes)
+        self.scope.budget_ms = budget.call_ms      # z3 calls of the step (stats.counted_check)
         self.scope.deadline = self.deadline
-        first = self.defer_ms is not None and not state.ram.resumed
         errs = kwargs.get("error_list")
         errs = errs if errs is not None else simgr.errored
         errored_before = len(errs)
         try:
-            with self.guard.step(seconds=(self.step_seconds or 0) if first else 0,
+            with self.guard.step(seconds=budget.step_seconds or 0,
                                  memory_mb=(self.step_memory_mb or 0) * state.ram.memory_scale):
                 out = self._step(simgr, state, **kwargs)
         except StepAbandoned as e:          # over its time or memory budget: set aside, the run goes on
@@ -361,43 +369,28 @@ class RelocatableMemory(angr.ExplorationTechnique):
         return out
 
     def _set_aside(self, state, reason: str) -> str:
-        """Mark ``state`` undecided for ``reason``; the stash it goes to: ``deferred`` if it ran with
-        the first-pass budget (it will be resumed), else ``unknown``."""
-        first = self.defer_ms is not None and not state.ram.resumed
-        budget = self.defer_ms if first else state.ram.solver_timeout or 300000
-        state.ram.unknown = reason if reason.startswith("step ") else f"{reason} (z3 timeout {budget} ms)"
-        if reason == StepMemoryBudget.reason and self._more_memory(state):
-            first = True        # retried with a larger budget once nothing else is active
-        if first:
-            self.stats.deferred_states += 1
-            return DEFERRED_STASH
-        self.stats.unknown_states += 1
-        return UNKNOWN_STASH
-
-    def _more_memory(self, state) -> bool:
-        """Give ``state`` a larger step memory budget for a retry (:func:`retry_memory_scale`)."""
-        scale = retry_memory_scale(self.step_memory_mb, state.ram.memory_scale)
-        if scale is not None:
-            state.ram.memory_scale = scale
-            self.stats.memory_retries += 1
-        return scale is not None
+        """Mark ``state`` undecided for ``reason``; the stash it goes to (:func:`set_aside`)."""
+        return set_aside(state, reason, step_budget(self.config, state.ram.resumed, self.deadline),
+                         self.stats, self.step_memory_mb)
 
     @staticmethod
-    def _resume(simgr, stash: str, solver_timeout_ms: int | None) -> int:
-        """Move ``stash`` back to ``active``, the states' z3 budget set to ``solver_timeout_ms``
-        (None: kept) and their first pass over."""
-        states = list(simgr.stashes.get(stash, []))
+    def _resume(simgr, stash: str, solver_timeout_ms: int | None, resumed: str = FROM_UNKNOWN, some=None) -> int:
+        """Move ``stash`` (or ``some`` of it) back to ``active``, the states' z3 budget set to
+        ``solver_timeout_ms`` (None: kept) and their first pass over (``resumed``: the pass they go on in)."""
+        states = list(simgr.stashes.get(stash, []) if some is None else some)
         for s in states:
-            s.ram.unknown, s.ram.resumed = None, True
+            s.ram.unknown, s.ram.resumed = None, resumed
             if solver_timeout_ms is not None:
                 s.ram.solver_timeout = solver_timeout_ms
                 if s.solver._stored_solver is not None:
                     s.solver._stored_solver.set_timeout(solver_timeout_ms)
-        simgr.move(stash, "active")       # angr empties the stash's list in place
+        chosen = {id(s) for s in states}
+        simgr.move(stash, "active", lambda s: id(s) in chosen)
         return len(states)
 
     def resume_unknown(self, simgr, solver_timeout_ms: int | None = None) -> int:
-        """Move the ``unknown`` states to ``active`` with a z3 timeout (None: 300 s); how many moved."""
+        """Move the ``unknown`` states to ``active`` with a z3 timeout (None: 300 s) and no step bound
+        (:mod:`angr_ram.run.passes`); how many moved."""
         return self._resume(simgr, UNKNOWN_STASH, solver_timeout_ms)
 
     def _step(self, simgr, state, **kwargs) -> dict:

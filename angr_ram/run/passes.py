@@ -1,0 +1,97 @@
+"""The passes a path's steps run in, and the budgets of each.
+
+- **First pass**: every path starts here, ``defer_ms`` per z3 call and ``step_seconds`` per step. A
+  path whose step needs more is *deferred*; its decidable siblings go on.
+- **Second pass**: once nothing else is active, the deferred paths are resumed. In a run with no
+  bound of its own (a script's ``simgr.run()``: no ``guarded(timeout=...)``, no ``solver_timeout_ms``)
+  they get ``resume_ms`` per z3 call and a step bound in the first pass's ratio: a branch that only
+  an inverted hash could decide (z3 gives up on it after any budget) must not hold the script for
+  claripy's 300 s per call, once per such branch. A path still undecided goes to ``unknown`` with its
+  reason (never pruned), and :meth:`~angr_ram.RelocatableMemory.resume_unknown` retries it with the
+  full budget. A bounded run skips this pass: its deferred paths resume with the full budget, which
+  its deadline or ``solver_timeout_ms`` bounds.
+- **Full pass**: z3's whole budget (``solver_timeout_ms``, else claripy's 300 s), no step bound.
+
+``state.ram.resumed`` says which pass a path is in: False (first), :data:`FROM_DEFERRED` or
+:data:`FROM_UNKNOWN`.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from angr_ram.core.guard import StepMemoryBudget, retry_memory_scale
+
+UNKNOWN_STASH = "unknown"      # states whose feasibility z3 could not decide in time (resumable)
+DEFERRED_STASH = "ram_deferred"    # ... within the first-pass budget: resumed once nothing else is active
+FROM_DEFERRED = "deferred"      # state.ram.resumed of a path resumed from the deferred stash
+FROM_UNKNOWN = "unknown"        # ... from the unknown stash (resume_unknown): the full budget
+CLARIPY_MS = 300_000            # claripy's own z3 timeout
+
+
+class PassBudget(NamedTuple):
+    """What one step of a path may spend."""
+
+    name: str                       # "first", "second" or "full"
+    call_ms: int | None             # per z3 call (None: the state's own solver timeout)
+    step_seconds: float | None      # the step's bound (None: none)
+
+    @property
+    def deferring(self) -> bool:
+        """A path over this budget is deferred (resumed later), not reported unknown."""
+        return self.name == "first"
+
+    def described_ms(self, solver_timeout_ms: int | None) -> int:
+        """The per-call budget to name in an undecided path's reason."""
+        if self.call_ms is not None:
+            return self.call_ms
+        return solver_timeout_ms or CLARIPY_MS
+
+
+def bounded_run(deadline: float | None, solver_timeout_ms: int | None) -> bool:
+    """Whether the run bounds its z3 calls itself (a deadline or an explicit solver timeout)."""
+    return deadline is not None or solver_timeout_ms is not None
+
+
+def step_budget(config, resumed, deadline: float | None) -> PassBudget:
+    """The budget of a step of a path whose ``state.ram.resumed`` is ``resumed``, in a run with
+    ``config`` (a :class:`~angr_ram.run.config.RunConfig`) and ``deadline``."""
+    first_ms = config.first_pass_ms
+    if not resumed and first_ms is not None:
+        return PassBudget("first", first_ms, config.step_seconds)
+    second_ms = config.resume_ms
+    if (resumed == FROM_DEFERRED and second_ms is not None and second_ms < config.full_ms
+            and not bounded_run(deadline, config.solver_timeout_ms)):
+        step = None
+        if config.step_seconds is not None and first_ms:
+            step = config.step_seconds * max(1.0, second_ms / first_ms)
+        return PassBudget("second", second_ms, step)
+    return PassBudget("full", None, None)
+
+
+def resume_batch(config, deadline: float | None) -> int | None:
+    """How many deferred paths one resumption moves back (None: all): in a second pass, as many as
+    fit their z3 budgets in one first-pass step bound, at least one."""
+    if (config.resume_ms is None or config.step_seconds is None or config.first_pass_ms is None
+            or bounded_run(deadline, config.solver_timeout_ms)):
+        return None
+    return max(1, int(config.step_seconds * 1000 // config.resume_ms))
+
+
+def set_aside(state, reason: str, budget: PassBudget, stats, step_memory_mb: float | None) -> str:
+    """Mark ``state`` undecided for ``reason`` (its step ran with ``budget``); the stash it goes to:
+    ``deferred`` if it was in its first pass (it will be resumed) or over its memory budget with a
+    larger one left to try, else ``unknown``."""
+    ms = budget.described_ms(state.ram.solver_timeout)
+    state.ram.unknown = reason if reason.startswith("step ") else f"{reason} (z3 timeout {ms} ms)"
+    first = budget.deferring
+    if reason == StepMemoryBudget.reason:
+        scale = retry_memory_scale(step_memory_mb, state.ram.memory_scale)
+        if scale is not None:      # retried with a larger budget once nothing else is active
+            state.ram.memory_scale, first = scale, True
+            stats.memory_retries += 1
+    if first:
+        stats.deferred_states += 1
+        return DEFERRED_STASH
+    stats.unknown_states += 1
+    return UNKNOWN_STASH
