@@ -40,6 +40,8 @@ PROGRAMS = {
        for p in ("wordcount", "c_strspn", "b64class") for m in (8, 12)},
     **{f"heapuninit-{o}": (f"heapuninit_{o}", 4, None, "reads of a malloc'd block one byte of which was written")
        for o in ("O0", "O2")},
+    **{f"uthash4-{o}": (f"uthash_key4_{o}", 4, None, "uthash lookup of a 4-byte key: 24 branches only an inverted "
+                        "hash decides (second pass, then unknown)") for o in ("O0", "O2")},
 }
 
 
@@ -109,7 +111,8 @@ def _cell(r: dict) -> str:
         return f">{r['seconds']:.0f}s"
     if r.get("failed"):
         return "failed"
-    return f"{r['seconds']:.1f}s {r['paths']}p {len(r['outcomes'])}o {r['rss_mb']:.0f}MB"
+    unknown = f" {r['unknown']}u" if r.get("unknown") else ""
+    return f"{r['seconds']:.1f}s {r['paths']}p {len(r['outcomes'])}o{unknown} {r['rss_mb']:.0f}MB"
 
 
 def format_drives(rows: list[dict]) -> str:

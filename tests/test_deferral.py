@@ -273,7 +273,7 @@ def _budgets_give_up(monkeypatch, first=(30, 300)):
     return calls
 
 
-def test_a_script_run_resumes_deferred_paths_with_the_second_pass_budget_then_reports_them(monkeypatch):
+def test_a_script_run_resumes_deferred_paths_with_the_second_pass_budget_then_reports_them(monkeypatch, caplog):
     """A script's ``simgr.run()`` (no deadline, no solver_timeout_ms): deferred paths resume with
     ``resume_ms`` per z3 call, not claripy's 300 s; one still undecided there goes to ``unknown``
     with the budget in its reason, and ``resume_unknown`` retries it with the full budget, which
@@ -293,6 +293,7 @@ def test_a_script_run_resumes_deferred_paths_with_the_second_pass_budget_then_re
     unknown = simgr.stashes["unknown"]
     assert unknown and st.unknown_states == len(unknown) and not simgr.errored
     assert all(f"z3 timeout {RESUME} ms" in s.ram.unknown for s in unknown)
+    assert caplog.text.count("tech.resume_unknown(simgr) retries") == 1      # said once, to the script's log
     assert set().union(*(path_outcomes(s) for s in simgr.deadended)) <= native(b, 2)
     ended, n = len(simgr.deadended), len(unknown)
     assert tech.resume_unknown(simgr) == n

@@ -18,9 +18,12 @@
 
 from __future__ import annotations
 
+import logging
 from typing import NamedTuple
 
 from angr_ram.core.guard import StepMemoryBudget, retry_memory_scale
+
+log = logging.getLogger("angr_ram.passes")
 
 UNKNOWN_STASH = "unknown"      # states whose feasibility z3 could not decide in time (resumable)
 DEFERRED_STASH = "ram_deferred"    # ... within the first-pass budget: resumed once nothing else is active
@@ -94,4 +97,7 @@ def set_aside(state, reason: str, budget: PassBudget, stats, step_memory_mb: flo
         stats.deferred_states += 1
         return DEFERRED_STASH
     stats.unknown_states += 1
+    if budget.name == "second" and stats.unknown_states == 1:
+        log.warning("a path z3 could not decide in %d ms per call is set aside in the 'unknown' stash "
+                    "(tech.resume_unknown(simgr) retries such paths with z3's full budget)", ms)
     return UNKNOWN_STASH

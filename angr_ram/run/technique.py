@@ -306,7 +306,8 @@ class RelocatableMemory(angr.ExplorationTechnique):
         return False
 
     def resume_deferred(self, simgr) -> int:
-        """Move the ``deferred`` states to ``active`` with the full z3 budget (when nothing else is)."""
+        """Move the ``deferred`` states (a second pass: a batch of them) to ``active`` when nothing
+        else is, with their pass's z3 budget (:mod:`angr_ram.run.passes`); how many moved."""
         deferred = simgr.stashes.get(DEFERRED_STASH)
         if not deferred:
             return 0
