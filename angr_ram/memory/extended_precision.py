@@ -24,6 +24,7 @@ import claripy
 from angr.engines.vex.heavy.heavy import HeavyVEXMixin
 
 from angr_ram.core.patches import PatchSet
+from angr_ram.memory.block_guard import dead_continuation
 from angr_ram.memory.privileged import PRIVILEGED_HELPERS, privileged_fault
 from angr_ram.memory.strategies.fork import value_forking_enabled
 
@@ -98,6 +99,6 @@ def dirty_call(original, self, func_name, ty, args, func=None):
     instructions fault as natively (:mod:`angr_ram.memory.privileged`)."""
     if func is None and func_name in HELPERS:
         func = HELPERS[func_name]
-    if func_name in PRIVILEGED_HELPERS and not (self.state.scratch.guard.op == "BoolV" and not self.state.scratch.guard.args[0]):
+    if func_name in PRIVILEGED_HELPERS and not dead_continuation(self.state):
         raise privileged_fault(self.state, func_name)
     return original(self, func_name, ty, args, func)

@@ -19,6 +19,7 @@ import claripy
 from angr.storage.memory_mixins.memory_mixin import MemoryMixin
 
 from angr_ram.core.errors import ForkRequest, InfeasibleAccess, MemoryErrorInfo, MemoryFault, Target
+from angr_ram.memory.block_guard import dead_continuation, live_guard
 from angr_ram.memory.memory_object import MemoryObject
 from angr_ram.memory.read_only import describe, read_only_at, read_only_ranges
 from angr_ram.memory.strategies.fork import forking_enabled
@@ -65,11 +66,10 @@ class FaultMixin(MemoryMixin):
             return          # (every concrete store passes here: the range test comes first)
         if not forking_enabled() or state.scratch.sim_procedure is not None:
             return
-        g = state.scratch.guard      # the rest of a VEX block after a conditional exit runs under it
-        if g is not None and g.op == "BoolV":
-            if not g.args[0]:
-                return
-        elif g is not None:
+        if dead_continuation(state):     # (angr_ram.memory.block_guard)
+            return
+        g = live_guard(state)
+        if g is not None:
             condition = g if condition is None else claripy.And(condition, g)
         if isinstance(addr, int):
             r = read_only_at(ranges, addr, size)

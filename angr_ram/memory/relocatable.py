@@ -24,6 +24,7 @@ from angr.storage.memory_mixins.memory_mixin import MemoryMixin
 
 from angr_ram.core.errors import ForkRequest, InfeasibleAccess, MemoryFault, Target
 from angr_ram.memory.address_space import HEAP_BASE, SEGMENT_LIMIT
+from angr_ram.memory.block_guard import dead_continuation
 from angr_ram.memory.declared import declared_objects
 from angr_ram.memory.fixed_regions import FixedRegionMixin
 from angr_ram.memory.memory_object import MemoryObject
@@ -143,12 +144,8 @@ class RelocatableMixin(FixedRegionMixin, MemoryMixin):
         return v.reversed if endness == "Iend_LE" else v
 
     def _dead(self) -> bool:
-        """True on the continuation of a VEX block after an exit taken for sure: angr (with its
-        default ``COPY_STATES``) executes the rest of the block under a guard that claripy folds to
-        ``False``. A syntactic test (this runs on every heap access); a guard that is unsatisfiable
-        without being folded is caught by the feasibility check before any fault."""
-        guard = self.state.scratch.guard
-        return guard.op == "BoolV" and not guard.args[0]
+        """True on the continuation of a VEX block after an exit taken for sure (:mod:`.block_guard`)."""
+        return dead_continuation(self.state)
 
     def load(self, addr, size=None, *, endness=None, condition=None, fallback=None, **kwargs):
         if size == 0:           # touches no byte (angr's fwrite of a length that can only be 0): as angr
