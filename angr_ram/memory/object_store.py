@@ -344,9 +344,8 @@ def select(off: BV, keys: list[int], value, default: BV | None) -> BV:
         vals = [value(k) for k in keys]
         ints = concrete_values(vals)
         runs = affine_runs(keys, ints, vals[0].length) if ints is not None else []
-        if runs:
-            return _select_arms(off, _arms(off, keys, vals, runs), default)
-        value = dict(zip(keys, vals, strict=True)).__getitem__
+        arms = _arms(off, keys, vals, runs) if runs else [(k, None, v) for k, v in zip(keys, vals, strict=True)]
+        return _select_arms(off, arms, default)
     return _select_arms(off, [(k, None, k) for k in keys], default, value)
 
 
