@@ -112,9 +112,12 @@ def test_solver_budgets_too_small_to_decide_anything_are_refused(capsys):
     b = os.fspath(BUILD / "branches_O0")
     _refused(capsys, ["run", b, "--stdin-bytes", "5", "--solver-timeout-ms", "5"], "too short")
     _refused(capsys, ["run", b, "--stdin-bytes", "5", "--defer-ms", "-3"], "too short")
+    _refused(capsys, ["run", b, "--stdin-bytes", "5", "--resume-ms", "2"], "too short")
     full = _json(capsys, ["run", b, "--stdin-bytes", "5"])
     small = _json(capsys, ["run", b, "--stdin-bytes", "5", "--solver-timeout-ms", "100"])
     assert small["unknown"] == 0 and small["outcomes"] == full["outcomes"]
+    whole = _json(capsys, ["run", b, "--stdin-bytes", "5", "--resume-ms", "0"])
+    assert whole["unknown"] == 0 and whole["outcomes"] == full["outcomes"]
     _refused(capsys, ["run", os.fspath(BUILD)], "is a directory")
 
 

@@ -128,7 +128,8 @@ def cmd_run(args) -> int:
     if args.engine == "ram":        # the run's options as one validated value (a bad one: an error now)
         ram = {"model": args.model, "symbolic_bases": not args.concrete_bases, "cache": args.cache,
                "validate": args.validate, "persist": args.persist, "solver_timeout_ms": args.solver_timeout_ms,
-               "cache_limit": args.cache_limit, "defer_ms": args.defer_ms or None, "profile": args.profile}
+               "cache_limit": args.cache_limit, "defer_ms": args.defer_ms or None, "profile": args.profile,
+               "resume_ms": args.resume_ms or None}
         if args.uninitialized is not None:
             ram["uninitialized"] = args.uninitialized
         opts["config"] = RunConfig.of(**ram)
@@ -262,6 +263,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--defer-ms", type=_milliseconds_or_zero, default=1000, metavar="MS",
                    help="first-pass z3 time per call: a path needing more waits until the others are done "
                         "(0: no first pass; default 1000)")
+    r.add_argument("--resume-ms", type=_milliseconds_or_zero, default=5000, metavar="MS",
+                   help="without --timeout or --solver-timeout-ms: z3 time per call of the paths that waited, "
+                        "after which one still undecided is reported unknown (0: the full budget; default 5000)")
     r.add_argument("--environment", choices=ENVIRONMENTS, default=None,
                    help="getrandom and clocks: symbolic (every random value, angr's clock; the default) or "
                         "fixed (one fixed environment, like a replay: seeded hashes become concrete)")
