@@ -96,7 +96,7 @@ def test_double_matrix_lookup_with_sixteen_input_bytes_from_a_script():
 
 @pytest.mark.parametrize("opt", ["O0", "O2"])
 def test_quantified_merging_alone_prints_what_the_program_prints(opt):
-    """QuantifiedMerging without RelocatableMemory (the README: it works on any angr states): a
+    """QuantifiedMerging without RelocatableMemory (docs/reference/semantics.md: it works on any angr states): a
     merged word counter's ``printf("%d\\n", words)`` forks per value instead of printing one
     arbitrary value for every exit code, and main's return value is the exit code; the outcomes
     and stdout equal the native program's, and the tests replay."""

@@ -70,7 +70,7 @@ def clean_outcomes(name: str, opt: str) -> frozenset:
 
 
 def run_script(binary: str, n: int, model: str, **tech) -> tuple[RunResult, angr.SimulationManager]:
-    """The README's IPython drive: angr's default options, one wide symbolic stdin variable
+    """The IPython drive of README and docs/guide/scripts.md: angr's default options, one wide symbolic stdin variable
     (RelocatableMemory with ``tech``)."""
     proj = angr.Project(binary, auto_load_libs=False)
     stdin = angr.SimFileStream(name="stdin", content=claripy.BVS("stdin", 8 * n), size=n, has_end=True)

@@ -143,7 +143,7 @@ class ObjectStore:
         if all(f.symbol is None for f in self.fills):
             return claripy.BVV(0, n * 8)
         # Uninitialized (malloc) contents read at a symbolic offset: a fresh unconstrained value.
-        # This over-approximates (never loses a path); see README "uninitialized memory".
+        # This over-approximates (never loses a path); see docs/reference/semantics.md, "Uninitialized memory".
         return claripy.BVS("ram_uninit_read", n * 8)
 
     # ------------------------------------------------------------------ writes
