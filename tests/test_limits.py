@@ -446,3 +446,42 @@ def test_a_results_query_without_a_deadline_is_still_bounded():
         budget.ask(endless, whole=True)
     assert time.perf_counter() - t0 < 10
     assert budget.ask(lambda: 7, whole=True) == 7
+
+
+WITHDRAW = r"""
+import cProfile, ctypes, threading, time
+from angr_ram.core import guard
+pr = cProfile.Profile(); pr.enable()          # a profiler (cProfile, coverage, a debugger) is on
+guard._withdraw_pending_raise()               # what a step's end does with an undelivered raise
+def f():
+    return 1
+t = time.time()
+for _ in range(3):
+    f()
+# and the same with the raise really pending: set from another thread while this one runs Python
+done = []
+def later():
+    time.sleep(0.2)
+    guard._raise_in(main, RuntimeError)
+main = threading.get_ident()
+threading.Thread(target=later).start()
+try:
+    while True:
+        time.sleep(0.01)
+except RuntimeError:
+    done.append("delivered")
+guard._withdraw_pending_raise()
+f()
+pr.disable()
+print("returned", done)
+"""
+
+
+def test_withdrawing_an_undelivered_raise_leaves_a_profiled_thread_running():
+    """A step that ends with the guard's raise still undelivered withdraws it. Clearing it with
+    ``PyThreadState_SetAsyncExc(id, NULL)`` made the next function call loop for ever under a
+    profiler (a script run under cProfile with ``guarded(timeout=18)`` hung at 100% CPU, 2 of 7
+    timeouts tried): the process now ends."""
+    out = subprocess.run([sys.executable, "-c", WITHDRAW], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "returned ['delivered']"

@@ -152,10 +152,8 @@ def _quiet_unraisable(hook):
     return quiet
 
 
-# PyThreadState_SetAsyncExc(thread id, exception type), and the same with NULL to clear a pending one
+# PyThreadState_SetAsyncExc(thread id, exception type)
 _set_async_exc = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.py_object)(
-    ("PyThreadState_SetAsyncExc", ctypes.pythonapi))
-_clear_async_exc = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p)(
     ("PyThreadState_SetAsyncExc", ctypes.pythonapi))
 
 
@@ -163,8 +161,26 @@ def _raise_in(thread_id: int, exc_type) -> None:
     _set_async_exc(thread_id, exc_type)
 
 
-def _clear_in(thread_id: int) -> None:
-    _clear_async_exc(thread_id, None)
+class _Withdrawn(BaseException):
+    """Stands in for a raise of the guard's that was not delivered; delivered and caught at once."""
+
+
+def _nothing() -> None:
+    pass
+
+
+def _withdraw_pending_raise() -> None:
+    """Drop a raise the watcher set in the calling thread that has not been delivered yet. It is
+    replaced by :class:`_Withdrawn`, which the next function call here delivers and the handler
+    catches. Clearing it with ``PyThreadState_SetAsyncExc(id, NULL)`` leaves CPython 3.11's eval
+    breaker set with nothing to deliver: under a profiler or tracer (cProfile, coverage, a
+    debugger) the next function call then looped for ever at its first instruction."""
+    try:
+        _set_async_exc(threading.get_ident(), _Withdrawn)    # (delivered as early as this call's end)
+        for _ in range(100):
+            _nothing()
+    except _Withdrawn:
+        pass
 
 
 class _Watcher:
@@ -379,7 +395,7 @@ class RunGuard:
                 raised = self._raised_for == serial
                 self._step = None
                 if raised:
-                    _clear_in(self._main)     # a raise that had not been delivered yet
+                    _withdraw_pending_raise()     # a raise that had not been delivered yet (we are self._main)
             if interrupted:
                 drain_z3(ctx)                 # the interrupt must not poison the next check (see above)
             if registered:
