@@ -22,19 +22,25 @@ from .conftest import BUILD
 from .test_samples import native
 
 DEFER = 777     # a first-pass budget no other solver in these runs has
+RESUME = 4321   # a second-pass budget no other solver in these runs has
 
 
-def _first_pass_gives_up(monkeypatch, window=(30, 300)):
+def _first_pass_gives_up(monkeypatch, window=(30, 300), second=False):
     """z3 gives up (claripy's time-out error) on the calls of ``window`` made with the first-pass
-    budget; calls with the full budget are answered. Returns the call counters."""
+    budget, and with ``second`` on every call made with the second-pass budget ``RESUME``; other
+    calls are answered (counted as "full"). Returns the call counters."""
     original = backend_z3.z3_solver_sat
-    calls = {"first": 0, "full": 0}
+    calls = {"first": 0, "second": 0, "full": 0}
 
     def stub(solver, extra_constraints, occasion):
-        if current().budget_ms == DEFER:
+        budget = current().budget_ms
+        if budget == DEFER:
             calls["first"] += 1
             if window[0] <= calls["first"] < window[1]:
                 raise claripy.ClaripySolverInterruptError("timeout")
+        elif second and budget == RESUME:
+            calls["second"] += 1
+            raise claripy.ClaripySolverInterruptError("timeout")
         else:
             calls["full"] += 1
         return original(solver, extra_constraints, occasion)
@@ -239,38 +245,12 @@ def test_a_step_longer_than_its_bound_is_set_aside_and_the_other_states_go_on_wi
     assert seconds < 5.0        # the spin never ran to its end
 
 
-RESUME = 4321   # a second-pass budget no other solver in these runs has
-
-
 def _script_run(b, **options):
     proj = load_project(b)
     simgr = proj.factory.simulation_manager(make_state(proj, 2), resilience=RESILIENCE)
     tech = simgr.use_technique(angr_ram.RelocatableMemory(defer_ms=DEFER, resume_ms=RESUME, seeded_models=False,
                                                           **options))
     return simgr, tech
-
-
-def _budgets_give_up(monkeypatch, first=(30, 300)):
-    """z3 gives up on the first-pass calls of ``first`` and on every second-pass call; calls with
-    the full budget are answered. Returns the call counters."""
-    original = backend_z3.z3_solver_sat
-    calls = {"first": 0, "second": 0, "full": 0}
-
-    def stub(solver, extra_constraints, occasion):
-        budget = current().budget_ms
-        if budget == DEFER:
-            calls["first"] += 1
-            if first[0] <= calls["first"] < first[1]:
-                raise claripy.ClaripySolverInterruptError("timeout")
-        elif budget == RESUME:
-            calls["second"] += 1
-            raise claripy.ClaripySolverInterruptError("timeout")
-        else:
-            calls["full"] += 1
-        return original(solver, extra_constraints, occasion)
-
-    monkeypatch.setattr(backend_z3, "z3_solver_sat", stub)
-    return calls
 
 
 def test_a_script_run_resumes_deferred_paths_with_the_second_pass_budget_then_reports_them(monkeypatch, caplog):
@@ -280,7 +260,7 @@ def test_a_script_run_resumes_deferred_paths_with_the_second_pass_budget_then_re
     finds the outcomes it holds."""
     b = os.fspath(BUILD / "matrix10_O0")
     simgr, tech = _script_run(b)
-    calls = _budgets_give_up(monkeypatch)
+    calls = _first_pass_gives_up(monkeypatch, second=True)
     batches, resume = [], tech.resume_deferred
     tech.resume_deferred = lambda sm: batches.append(resume(sm)) or batches[-1]
     simgr.run()
@@ -309,7 +289,7 @@ def test_a_bounded_run_resumes_deferred_paths_with_the_full_budget(monkeypatch, 
     pass: its deferred paths resume with the full budget at once."""
     b = os.fspath(BUILD / "matrix10_O0")
     simgr, tech = _script_run(b, **({"solver_timeout_ms": 100_000} if bound == "solver_timeout_ms" else {}))
-    calls = _budgets_give_up(monkeypatch)
+    calls = _first_pass_gives_up(monkeypatch, second=True)
     with tech.guarded(timeout=600 if bound == "timeout" else None):
         simgr.run()
     assert tech.stats.deferred_states > 0 and calls["second"] == 0 and calls["full"] > 0
