@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from angr_ram.core.guard import StepMemoryBudget, retry_memory_scale
 
-log = logging.getLogger("angr_ram.passes")
+log = logging.getLogger(__name__)
 
 UNKNOWN_STASH = "unknown"      # states whose feasibility z3 could not decide in time (resumable)
 DEFERRED_STASH = "ram_deferred"    # ... within the first-pass budget: resumed once nothing else is active
