@@ -19,10 +19,11 @@ from angr.engines.vex.claripy import irop
 
 import angr_ram
 from angr_ram.memory.register_reads import PlainRegisterReadMixin
-from angr_ram.run.concrete_blocks import RUNS, angr_blocks, own_driver
+from angr_ram.run.concrete_blocks import RUNS
 from angr_ram.run.integer_ops import int_op
 from angr_ram.run.outcomes import path_outcomes
 from angr_ram.run.replay import replay
+from angr_ram.run.step_policy import angr_blocks, own_driver
 
 from .conftest import BUILD
 from .groundtruth import outcome_set_over

@@ -6,8 +6,11 @@ import angr
 import claripy
 import pytest
 
+from angr_ram.core.engines import EngineCache
 from angr_ram.memory.strategies.fork import forking
-from angr_ram.run.concrete_exits import CONCRETE_EXITS
+from angr_ram.run.concrete_exits import ConstantExitsMixin
+
+ENGINES = EngineCache((), (ConstantExitsMixin,))
 
 # cmp rax, 5; je +5; mov ebx, 1; ret: a block whose conditional exit goes to 0xb, else 0x6
 CODE = bytes.fromhex("4883f805" "7405" "bb01000000" "c3")
@@ -28,8 +31,8 @@ def _step(proj, state, held: bool, monkeypatch):
         return original(self)
     monkeypatch.setattr(angr.SimState, "copy", counting)
     if held:
-        with CONCRETE_EXITS.hold(), forking():
-            succ = proj.factory.successors(state)
+        with forking():
+            succ = proj.factory.successors(state, engine=ENGINES(proj))
     else:
         succ = proj.factory.successors(state)
     monkeypatch.setattr(angr.SimState, "copy", original)
@@ -60,6 +63,5 @@ def test_a_symbolic_guard_and_outside_angr_ram_steps_keep_angrs_behaviour(block_
     for s in ours.flat_successors:
         assert s.solver.satisfiable(extra_constraints=[x == 5]) == (s.addr == 0xB)
     state.regs.rax = 3
-    with CONCRETE_EXITS.hold():             # held, but not inside an angr-ram step: angr's copy
-        succ = proj.factory.successors(state)
+    succ = proj.factory.successors(state, engine=ENGINES(proj))   # not inside an angr-ram step: angr's copy
     assert len(succ.unsat_successors) == 1

@@ -298,19 +298,23 @@ def test_a_bounded_run_resumes_deferred_paths_with_the_full_budget(monkeypatch, 
 
 
 def test_pass_budgets():
+    from angr_ram.core.deadline import Deadline
     from angr_ram.run.config import RunConfig
     from angr_ram.run.passes import FROM_DEFERRED, FROM_UNKNOWN, resume_batch, step_budget
 
     cfg = RunConfig()
-    assert step_budget(cfg, False, None) == ("first", 1000, 10.0) == step_budget(cfg, False, 5.0)
-    assert step_budget(cfg, FROM_DEFERRED, None) == ("second", 5000, 50.0)
-    assert step_budget(cfg, FROM_DEFERRED, 5.0) == ("full", None, None)           # a deadline
+    limit, none, stopped = Deadline(5.0), Deadline(None), Deadline(None)
+    stopped.stop()                                                                  # Ctrl-C without a limit
+    assert step_budget(cfg, False, None) == ("first", 1000, 10.0) == step_budget(cfg, False, limit)
+    assert step_budget(cfg, FROM_DEFERRED, None) == ("second", 5000, 50.0) == step_budget(cfg, FROM_DEFERRED, none)
+    assert step_budget(cfg, FROM_DEFERRED, limit) == ("full", None, None)         # a deadline
+    assert step_budget(cfg, FROM_DEFERRED, stopped) == ("full", None, None)
     assert step_budget(cfg, FROM_UNKNOWN, None) == ("full", None, None)           # resume_unknown
     assert step_budget(cfg.replace(solver_timeout_ms=3000), FROM_DEFERRED, None) == ("full", None, None)
     assert step_budget(cfg.replace(resume_ms=None), FROM_DEFERRED, None) == ("full", None, None)
     assert step_budget(cfg.replace(step_seconds=None), FROM_DEFERRED, None) == ("second", 5000, None)
     assert step_budget(cfg.replace(defer_ms=None), False, None) == ("full", None, None)
     assert resume_batch(cfg, None) == 2 and resume_batch(cfg.replace(resume_ms=20_000), None) == 1
-    assert resume_batch(cfg, 5.0) is None and resume_batch(cfg.replace(solver_timeout_ms=3000), None) is None
+    assert resume_batch(cfg, limit) is None and resume_batch(cfg.replace(solver_timeout_ms=3000), None) is None
     with pytest.raises(angr_ram.AngrRamError, match="resume_ms"):
         angr_ram.RelocatableMemory(resume_ms=0)

@@ -24,12 +24,15 @@ from claripy.backends import backend_z3
 import angr_ram
 from angr_ram.core import guard as G
 from angr_ram.core import z3_interrupts as ZI
+from angr_ram.core.deadline import Deadline
 from angr_ram.run import technique as T
 from angr_ram.run.cli import main
 from angr_ram.run.input_budget import NoAnswer
 from angr_ram.run.outcomes import listed_outcomes, path_outcomes
-from angr_ram.run.runner import RESILIENCE, explore, load_project, make_state
+from angr_ram.run.passes import bounded_run
+from angr_ram.run.runner import RESILIENCE, TEST_SECONDS, explore, load_project, make_state
 from angr_ram.run.testcases import InputBudget, choose_inputs, read_tests
+from angr_ram.solver import z3_check
 
 from .conftest import BUILD
 from .test_samples import native
@@ -48,7 +51,7 @@ def _hard_check():
 
 
 def test_the_deadline_stops_a_z3_check_and_a_python_loop_inside_a_step():
-    with G.RunGuard(time.perf_counter() + 0.5, catch_sigint=False) as g:
+    with G.RunGuard(Deadline(0.5), catch_sigint=False) as g:
         t0 = time.perf_counter()
         with pytest.raises(G.RunDeadline):
             with g.step():
@@ -485,3 +488,37 @@ def test_withdrawing_an_undelivered_raise_leaves_a_profiled_thread_running():
     out = subprocess.run([sys.executable, "-c", WITHDRAW], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "returned ['delivered']"
+
+
+def test_the_run_time_limit_is_one_object_from_the_cli_to_z3_and_test_collection(monkeypatch):
+    """``angr-ram run --timeout`` makes one Deadline: the run guard stops by it, every z3 call of a
+    step gets at most what it leaves (the scope's deadline, read by the check wrapper), the passes
+    ask it whether the run is bounded, and test collection's window follows it."""
+    seen = {"scope": set(), "budget": []}
+    original_step = T.RelocatableMemory.step_state
+
+    def step_state(self, simgr, state, **kwargs):
+        seen["tech"], seen["guard"] = self.deadline, self.guard.deadline
+        out = original_step(self, simgr, state, **kwargs)
+        return out
+    monkeypatch.setattr(T.RelocatableMemory, "step_state", step_state)
+    original_checked = z3_check._checked
+
+    def checked(sc, *args):
+        seen["scope"].add(id(sc.deadline))
+        seen["deadline"] = sc.deadline
+        return original_checked(sc, *args)
+    monkeypatch.setattr(z3_check, "_checked", checked)
+    original_budget = InputBudget.__init__
+
+    def budget(self, *args, **kwargs):
+        original_budget(self, *args, **kwargs)
+        seen["budget"].append(self)
+    monkeypatch.setattr(InputBudget, "__init__", budget)
+    assert main(["run", os.fspath(BUILD / "matrix10_O0"), "--stdin-bytes", "2", "--timeout", "60"]) == 0
+    d = seen["tech"]
+    assert isinstance(d, Deadline) and d.seconds == 60
+    assert seen["guard"] is d and seen["scope"] == {id(d)} and seen["deadline"] is d
+    collecting = [b for b in seen["budget"] if b.guard.deadline is d]
+    assert collecting and all(b.deadline == pytest.approx(d.start + 60 + TEST_SECONDS, abs=1.0) for b in collecting)
+    assert bounded_run(d, None) and not bounded_run(Deadline(None), None)

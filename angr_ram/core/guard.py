@@ -41,6 +41,7 @@ import sys
 import threading
 import time
 
+from angr_ram.core.deadline import Deadline
 from angr_ram.core.z3_interrupts import (
     _z3_memory_cap,
     _z3_memory_restore,
@@ -243,7 +244,8 @@ _WATCHER = _Watcher()
 class RunGuard:
     """Enforce a run's deadline, Ctrl-C and per-step budgets (see the module docstring).
 
-    :param deadline: ``time.perf_counter()`` after which the run stops (None: no limit).
+    :param deadline: the run's :class:`~angr_ram.core.deadline.Deadline` (None: no limit); when the
+        run must stop early (Ctrl-C) it is stopped too, so that every reader sees it passed.
     :param step_seconds: a step running longer is abandoned (None: no limit); see :meth:`step`.
     :param step_memory_mb: a step during which the process grows by more is abandoned (None: no limit).
     :param grace: seconds between interrupting z3 and raising in the main thread.
@@ -252,10 +254,10 @@ class RunGuard:
     :param on_stop: called (from the watcher thread) once when the run must stop.
     """
 
-    def __init__(self, deadline: float | None = None, step_seconds: float | None = None,
+    def __init__(self, deadline: Deadline | None = None, step_seconds: float | None = None,
                  step_memory_mb: float | None = None, grace: float = 0.2, catch_sigint: bool = True,
                  on_stop=None):
-        self.deadline = deadline
+        self.deadline = deadline if deadline is not None else Deadline()
         self.step_seconds = step_seconds
         self.step_memory_mb = step_memory_mb
         self.grace = grace
@@ -330,7 +332,7 @@ class RunGuard:
     @property
     def stopped(self) -> bool:
         """Whether the run must stop (deadline or Ctrl-C)."""
-        if self.stop_reason is None and self.deadline is not None and time.perf_counter() > self.deadline:
+        if self.stop_reason is None and self.deadline.passed():
             self._set_stop("timeout")
         return self.stop_reason is not None
 
@@ -338,7 +340,7 @@ class RunGuard:
         """Seconds to the deadline (None: no deadline; 0 once stopped)."""
         if self.stopped:
             return 0.0
-        return None if self.deadline is None else max(0.0, self.deadline - time.perf_counter())
+        return self.deadline.left()
 
     @contextlib.contextmanager
     def step(self, seconds: float | None = None, memory_mb: float | None = None, stoppable: bool = True):
@@ -434,6 +436,7 @@ class RunGuard:
             first = self.stop_reason is None
             if first:
                 self._stopped_at = time.perf_counter()
+                self.deadline.stop()
             self.stop_reason = reason
             if first and self.on_stop is not None:
                 with contextlib.suppress(Exception):
@@ -441,7 +444,7 @@ class RunGuard:
 
     def _check(self) -> None:
         now = time.perf_counter()
-        if self.stop_reason is None and self.deadline is not None and now > self.deadline:
+        if self.stop_reason is None and self.deadline.passed():
             self._set_stop("timeout")
         step = self._step
         if step is None:

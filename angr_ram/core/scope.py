@@ -79,7 +79,7 @@ class RunScope:
         self.patch_sets = None if patch_sets is None else tuple(patch_sets)
         self._sets: list | None = None       # the PatchSet objects, resolved at the first activation
         self._running = None                 # weakref.finalize that lets go of the sets (see begin)
-        self.deadline: float | None = None   # while a step runs: time.perf_counter() after which z3 calls get no time
+        self.deadline = None                 # while a step runs: the run's Deadline (core.deadline): z3 calls get what is left
         self.budget_ms: int | None = None    # while a first-pass step runs: ms per z3 call (deferral)
         self.memo_entries = memo_entries
         self.model_memos: LRU = LRU(memo_models)

@@ -60,6 +60,7 @@ class RunStats:
     steps_abandoned: int = 0       # steps stopped for their time or memory budget (angr_ram.core.guard), state set aside
     memory_retries: int = 0        # ... over the memory budget, to be retried with a larger one (RelocatableMemory)
     undecided_successors: int = 0  # branch successors set aside alone, their siblings going on
+    fast_path_failures: int = 0    # blocks on ints ended by an unexpected exception, handed to angr (run.concrete_blocks)
     string_exact: int = 0          # string/memory comparisons answered from the bytes (plugins/strings.py)
     string_fallback: int = 0       # ... handed to angr's procedure (end not in reach, symbolic length)
     options_not_honoured: dict = field(default_factory=dict)  # a state's option or setting -> why (run/user_options.py)

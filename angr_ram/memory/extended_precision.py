@@ -14,8 +14,8 @@ x86-64 every ``long double`` in memory ended the path with ``UnsupportedDirtyErr
   double or zero; infinities and NaNs keep their kind.
 
 Every conversion is an expression over the bits (an if-then-else over the exponent's cases), so
-a symbolic ``long double`` converts without a solver call. A gated patch of angr's dirty-call
-dispatch (:mod:`angr_ram.core.patches`), in place while angr-ram steps a state.
+a symbolic ``long double`` converts without a solver call. An engine mixin over angr's dirty-call
+dispatch (:mod:`angr_ram.core.engines`), acting while angr-ram steps a state.
 """
 
 from __future__ import annotations
@@ -23,12 +23,9 @@ from __future__ import annotations
 import claripy
 from angr.engines.vex.heavy.heavy import HeavyVEXMixin
 
-from angr_ram.core.patches import PatchSet
 from angr_ram.memory.block_guard import dead_continuation
 from angr_ram.memory.privileged import PRIVILEGED_HELPERS, privileged_fault
 from angr_ram.memory.strategies.fork import value_forking_enabled
-
-EXTENDED = PatchSet("x87-extended", value_forking_enabled)
 
 F64_BIAS, F80_BIAS = 1023, 16383
 
@@ -93,12 +90,14 @@ def store_f80(state, addr, bits):
 HELPERS = {"amd64g_dirtyhelper_loadF80le": load_f80, "amd64g_dirtyhelper_storeF80le": store_f80}
 
 
-@EXTENDED.patch(HeavyVEXMixin, "_perform_vex_stmt_Dirty_call")
-def dirty_call(original, self, func_name, ty, args, func=None):
+class ExtendedPrecisionMixin(HeavyVEXMixin):
     """angr's dirty-call dispatch, with the x86-64 80-bit helpers angr lacks; I/O port
     instructions fault as natively (:mod:`angr_ram.memory.privileged`)."""
-    if func is None and func_name in HELPERS:
-        func = HELPERS[func_name]
-    if func_name in PRIVILEGED_HELPERS and not dead_continuation(self.state):
-        raise privileged_fault(self.state, func_name)
-    return original(self, func_name, ty, args, func)
+
+    def _perform_vex_stmt_Dirty_call(self, func_name, ty, args, func=None):
+        if value_forking_enabled():
+            if func is None and func_name in HELPERS:
+                func = HELPERS[func_name]
+            if func_name in PRIVILEGED_HELPERS and not dead_continuation(self.state):
+                raise privileged_fault(self.state, func_name)
+        return super()._perform_vex_stmt_Dirty_call(func_name, ty, args, func)

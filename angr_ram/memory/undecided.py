@@ -7,37 +7,44 @@ of a symbolic key, asked "hash equal and keys differ" (unsat only if the hash is
 z3 cannot show in any budget), would also drop "hash equal and keys equal", the path that finds
 the key. Inside angr-ram steps an undecided successor is instead kept with
 ``state.ram.unknown`` set to the reason, and the technique sets it aside (stash ``deferred`` or
-``unknown``) while its siblings go on. A gated patch (:mod:`angr_ram.core.patches`).
+``unknown``) while its siblings go on. An engine mixin (:mod:`angr_ram.core.engines`) gives each
+step's successors the class :class:`UndecidedSuccessors`, angr's own with this one method more.
 """
 
 from __future__ import annotations
 
 import claripy
-from angr.engines.successors import SimSuccessors
+from angr.engines.successors import SimSuccessors, SuccessorsEngine
 
-from angr_ram.core.patches import PatchSet
 from angr_ram.memory.strategies.fork import forking_enabled
 from angr_ram.solver.z3_check import gave_up
 
-# while RelocatableMemory steps a state
-FORKING = PatchSet("undecided-successors", forking_enabled)
+
+class UndecidedSuccessors(SimSuccessors):
+    """angr's successors of a step; inside angr-ram steps a successor with a concrete target (not a
+    syscall) whose feasibility check gives up is kept, marked undecided, instead of ending the step."""
+
+    def _categorize_successor(self, state):
+        try:
+            return super()._categorize_successor(state)
+        except Exception as e:
+            reason = gave_up(e)
+            target = state.scratch.target
+            if (reason is None or not forking_enabled() or not state.has_plugin("ram") or state.history.jumpkind.startswith("Ijk_Sys")
+                    or (isinstance(target, claripy.ast.Base) and target.symbolic)):
+                raise
+            state.ram.unknown = reason        # angr appended it to all_successors before checking
+            if state.ram.stats is not None:
+                state.ram.stats.undecided_successors += 1
+            self.successors.append(state)
+            self.flat_successors.append(state)
+            return state
 
 
-@FORKING.patch(SimSuccessors, "_categorize_successor")
-def keep_undecided(original, self, state):
-    """angr's successor categorisation; a successor with a concrete target (not a syscall) whose
-    feasibility check gives up is kept as a successor marked undecided instead of ending the step."""
-    try:
-        return original(self, state)
-    except Exception as e:
-        reason = gave_up(e)
-        target = state.scratch.target
-        if (reason is None or not state.has_plugin("ram") or state.history.jumpkind.startswith("Ijk_Sys")
-                or (isinstance(target, claripy.ast.Base) and target.symbolic)):
-            raise
-        state.ram.unknown = reason        # angr appended it to all_successors before checking
-        if state.ram.stats is not None:
-            state.ram.stats.undecided_successors += 1
-        self.successors.append(state)
-        self.flat_successors.append(state)
-        return state
+class UndecidedSuccessorsMixin(SuccessorsEngine):
+    """Engine mixin (first in the line): the step's successors are :class:`UndecidedSuccessors`."""
+
+    def process_successors(self, successors, **kwargs):
+        if type(successors) is SimSuccessors:
+            successors.__class__ = UndecidedSuccessors
+        return super().process_successors(successors, **kwargs)

@@ -33,9 +33,10 @@ from angr.storage.file import SimPackets
 
 from angr_ram.core.context import setting
 from angr_ram.core.dag import count_nodes
+from angr_ram.core.engines import EngineCache
 from angr_ram.core.errors import AngrRamError, ForkRequest
 from angr_ram.core.scope import RunScope
-from angr_ram.memory.extended_precision import EXTENDED
+from angr_ram.memory.extended_precision import ExtendedPrecisionMixin
 from angr_ram.memory.strategies.fork import value_forking
 from angr_ram.memory.uninitialized import apply_uninitialized, check_uninitialized
 from angr_ram.merging.clauses import PREFIX, ClauseTable, QuantifiedClause, SolveSettings
@@ -61,9 +62,12 @@ MAX_PARTITIONS_TRIED = 16   # regular partitions whose formula patterns are trie
 
 
 # the patch sets (angr_ram.core.patches) in place while QuantifiedMerging works: z3's check, claripy's
-# z3 backend, format arguments, x87 extended loads and stores, and the merge's own (pages' differences,
-# unwritten bytes, linear value merges)
-PATCH_SETS = (*solver_patches.NAMES, *(s.name for s in (FORMAT, EXTENDED, MEMORY_DIFF, UNINIT, LINEAR)))
+# z3 backend, format arguments, and the merge's own (pages' differences, unwritten bytes, linear
+# value merges)
+PATCH_SETS = (*solver_patches.NAMES, *(s.name for s in (FORMAT, MEMORY_DIFF, UNINIT, LINEAR)))
+# alone, its states are stepped with x87 extended loads and stores (RelocatableMemory's engine has them)
+ENGINE_MIXINS = ((), (ExtendedPrecisionMixin,))
+
 
 def _heap_signature(state) -> tuple:
     """Identity of angr-ram's heap objects: only states with the same heap are merged (angr-ram's
@@ -167,6 +171,7 @@ class QuantifiedMerging(FragmentBudget, ExplorationTechnique):
             raise AngrRamError(f"solving must be a SolveSettings, not {type(solving).__name__}")
         self.table = ClauseTable(validate, self.stats.solve, solving)
         self.scope = RunScope(patch_sets=PATCH_SETS)
+        self._engines = EngineCache(*ENGINE_MIXINS)
 
     def __repr__(self) -> str:
         st = self.stats
@@ -213,7 +218,7 @@ class QuantifiedMerging(FragmentBudget, ExplorationTechnique):
         apply_uninitialized(state, self.uninitialized or "auto")
         try:
             with value_forking():
-                return simgr.step_state(state, **kwargs)
+                return simgr.step_state(state, **self._engines.step_args(simgr, kwargs))
         except ForkRequest as fr:
             return {None: [t.fork(state) for t in fr.targets]}
 

@@ -17,7 +17,7 @@ While RelocatableMemory steps a state, a VEX block is first run here, on integer
   the memory writes in program order, the registers' final bytes in runs of adjacent bytes;
 - the block's exit (a guarded ``Exit`` taken or the default one), if a plain jump, call or return
   to code that is not hooked, not a stop point (``extra_stop_points``, Explorer's addresses) and
-  lifts, is followed by the next block in the same step, up to :data:`MAX_CHAIN` blocks. Each
+  lifts, is followed by the next block in the same step, up to :data:`~angr_ram.run.step_policy.MAX_CHAIN` blocks. Each
   followed jump does angr's call-stack bookkeeping on ints (a call pushes a frame with the call
   site, the function, the stack pointer and the return address; any other jump pops the frames
   below the stack pointer), and the blocks' addresses, count and instructions go into the history.
@@ -28,31 +28,30 @@ handled here (system calls, dirty helpers, compare-and-swap, floating-point cons
 exception from a read, or a state option or breakpoint that wants angr's per-statement work
 (action tracking, ``SUPER_FASTPATH``, ``STRICT_PAGE_ACCESS``, ``CALLLESS``, ...) sends a step's
 first block to angr's engine unchanged, and ends a chain before any later block. Blocks are
-followed only for the exploration techniques :func:`chain_policy` knows look at states' addresses
+followed only for the exploration techniques :func:`~.step_policy.chain_policy` knows look at states' addresses
 only where they say (their stop points); with any other (a loop bound, merging, an Explorer given
-a function), a step is one block. :func:`angr_blocks` turns all this off (for comparisons). A gated
-patch (:mod:`angr_ram.core.patches`).
+a function), a step is one block (:mod:`.step_policy`). :func:`~.step_policy.angr_blocks` turns all this off (for comparisons). An
+engine mixin (:mod:`angr_ram.core.engines`) right above angr's ``HeavyVEXMixin``; an exception
+other than the expected hand-backs (:data:`EXPECTED`) is counted per run
+(``stats.fast_path_failures``) and raised in debug mode.
 """
 
 from __future__ import annotations
 
 import collections
-import contextvars
-import sys
 
 import claripy
 import pyvex
-from angr import SimulationManager
 from angr import sim_options as o
 from angr.engines.vex.claripy import ccall
 from angr.engines.vex.heavy.heavy import HeavyVEXMixin
-from angr.exploration_techniques import DFS, Explorer, LengthLimiter, Suggestions, Timeout
+from angr.errors import SimError
 from angr.utils.constants import DEFAULT_STATEMENT
+from claripy.errors import ClaripyError
 
-from angr_ram.core.context import setting
-from angr_ram.core.patches import PatchSet
+from angr_ram.core.engines import debug_mode
+from angr_ram.core.errors import AngrRamError, ForkRequest, InfeasibleAccess, MemoryFault
 from angr_ram.memory.register_reads import breakpoints
-from angr_ram.memory.strategies.fork import forking_enabled
 from angr_ram.run.integer_ops import (
     INT_CONSTS,
     Fallback,
@@ -62,23 +61,15 @@ from angr_ram.run.integer_ops import (
     concrete,
     value_of,
 )
+from angr_ram.run.step_policy import chain_length, concrete_enabled
+from angr_ram.solver.z3_check import gave_up
 
-MAX_CHAIN = 64      # blocks one step may run
-_ANGR_ONLY = contextvars.ContextVar("angr_ram_angr_blocks", default=False)
-_CHAIN = contextvars.ContextVar("angr_ram_chain", default=1)
-_OWN_DRIVER = contextvars.ContextVar("angr_ram_own_driver", default=False)
-_RUN_CODE = SimulationManager.run.__code__
-_STEP_CODE = SimulationManager.step.__code__
-MAX_FRAMES = 64     # calling frames looked at for angr's run/step (steps_observed)
-RUNS = collections.Counter()    # "blocks" run here, "angr": steps sent to angr's engine (process-wide)
+# "blocks" run here, "angr": steps sent to angr's engine, "failures": unexpected ones (process-wide)
+RUNS = collections.Counter()
 
 
-def concrete_enabled() -> bool:
-    """True while RelocatableMemory steps a state, outside :func:`angr_blocks`."""
-    return forking_enabled() and not _ANGR_ONLY.get()
-
-
-CONCRETE_BLOCKS = PatchSet("concrete-blocks", concrete_enabled)
+# exceptions that end a block on ints as expected: angr's engine runs the block and reports them
+EXPECTED = (Fallback, SimError, ClaripyError, AngrRamError, ForkRequest, MemoryFault, InfeasibleAccess)
 
 JUMPS = frozenset({"Ijk_Boring", "Ijk_Call", "Ijk_Ret"})
 # options under which angr's engine does per-statement work this module does not do
@@ -89,59 +80,6 @@ UNHANDLED_OPTIONS = frozenset({o.TRACK_JMP_ACTIONS, o.TRACK_MEMORY_ACTIONS, o.TR
                                o.UNICORN_HANDLE_SYMBOLIC_CONDITIONS})
 # the stepping arguments that select statements (angr's slicing mixin) or give the code's bytes
 _SLICING = ("skip_stmts", "last_stmt", "whitelist", "insn_bytes")
-# exploration techniques that look at a state's address only at their stop points (or not at all)
-_ADDRESS_BLIND = (DFS, LengthLimiter, Suggestions, Timeout)
-
-
-def angr_blocks():
-    """Context in which every block goes to angr's engine and angr keeps the call stack (for
-    comparisons and tests)."""
-    return setting(_ANGR_ONLY, True)
-
-
-def own_driver():
-    """Context in which angr-ram's own loop steps the simulation manager (the CLI, ``explore()``,
-    the distributed workers): nothing outside looks at a state between two steps, so a step may
-    run several blocks."""
-    return setting(_OWN_DRIVER, True)
-
-
-def steps_observed() -> bool:
-    """Whether the code that steps the simulation manager can see where a step lands: a ``step()``
-    the script calls itself (it looks at the states after each), ``run(n=...)`` or
-    ``run(until=...)`` (they count steps or test each one), ``step(step_func=...)``. Read off the
-    calling frames (angr's ``SimulationManager.run`` and ``step``; at most :data:`MAX_FRAMES`);
-    False under :func:`own_driver` and under a plain ``run()`` or ``explore()``."""
-    if _OWN_DRIVER.get():
-        return False
-    f = sys._getframe(1)
-    for _ in range(MAX_FRAMES):
-        if f is None:
-            break
-        code = f.f_code
-        if code is _STEP_CODE:
-            local = f.f_locals
-            if local.get("step_func") is not None or local.get("n") is not None:
-                return True
-        elif code is _RUN_CODE:
-            local = f.f_locals
-            return local.get("n") is not None or local.get("until") is not None
-        f = f.f_back
-    return True
-
-
-def chain_policy(simgr, own: object):
-    """Context for stepping ``simgr``: blocks are followed (up to :data:`MAX_CHAIN`) when no one
-    counts or inspects single steps (:func:`steps_observed`) and every exploration technique on it is
-    ``own`` (the RelocatableMemory stepping), one of :data:`_ADDRESS_BLIND` or a technique that says
-    it is (``address_blind = True``: angr-ram's searches and coverage), or an Explorer whose
-    find and avoid conditions are addresses (they come as stop points); otherwise one block per
-    step, as angr steps."""
-    known = all(t is own or isinstance(t, _ADDRESS_BLIND) or getattr(t, "address_blind", False) is True
-                or (type(t) is Explorer and not t._unknown_stop_points) for t in simgr._techniques)
-    return setting(_CHAIN, MAX_CHAIN if known and not steps_observed() else 1)
-
-
 def follow_call_stack(stack, jumpkind: str, site: int, target: int, sp: int, ret: int | None) -> None:
     """angr's ``CallStack._manage`` after a jump on ints: a call from block ``site`` to ``target``
     pushes a frame with the stack pointer and return address; any other jump pops every frame whose
@@ -407,7 +345,7 @@ def _lift(engine, addr: int, kwargs) -> pyvex.IRSB | None:
 def _follow(engine, chain: Chain, exit_: tuple, kwargs) -> tuple | None:
     """The next block's (address, irsb) if the chain may go on through ``exit_``."""
     target, jumpkind = exit_[0], exit_[1]
-    if len(chain.blocks) >= _CHAIN.get() or kwargs.get("num_inst") is not None or \
+    if len(chain.blocks) >= chain_length() or kwargs.get("num_inst") is not None or \
             kwargs.get("size") is not None:
         return None
     project = engine.project
@@ -417,32 +355,57 @@ def _follow(engine, chain: Chain, exit_: tuple, kwargs) -> tuple | None:
     return None if irsb is None else (jumpkind, target, irsb)
 
 
-@CONCRETE_BLOCKS.patch(HeavyVEXMixin, "process_successors")
-def process_concrete(original, self, successors, irsb=None, **kwargs):
-    """angr's VEX engine; blocks whose reads are all concrete are run on ints (module docstring)."""
-    if not _wanted(self, successors, kwargs):
-        return original(self, successors, irsb=irsb, **kwargs)
-    state, addr = self.state, successors.addr
-    if irsb is None:
-        irsb = _lift(self, addr, kwargs)
-    if irsb is None:
-        return original(self, successors, irsb=irsb, **kwargs)
-    state.scratch.guard = claripy.true()        # as angr's engine starts a block
-    chain = Chain(state)
-    try:
-        exit_ = chain.run(addr, irsb)
-    except Exception:  # noqa: BLE001 - anything this block cannot do on ints, angr's engine does
-        RUNS["angr"] += 1
-        return original(self, successors, irsb=irsb, **kwargs)
-    while (nxt := _follow(self, chain, exit_, kwargs)) is not None:
-        jumpkind, target, next_irsb = nxt
+def _handed_back(state, e: Exception) -> None:
+    """An exception that ended a block on ints: an expected hand-back to angr's engine (a value or
+    operation it does not do, a read angr reports, a fork or fault angr-ram raises again there), or a
+    failure of this module that is counted (``stats.fast_path_failures``) and, in debug mode
+    (:func:`~angr_ram.core.engines.debug_mode`), raised."""
+    if isinstance(e, EXPECTED) or gave_up(e) is not None:
+        return
+    RUNS["failures"] += 1
+    stats = state.ram.stats if state.has_plugin("ram") else None
+    if stats is not None:
+        stats.fast_path_failures += 1
+    if debug_mode():
+        raise e
+
+
+class ConcreteBlocksMixin(HeavyVEXMixin):
+    """angr's VEX engine; inside angr-ram steps, blocks whose reads are all concrete are run on
+    ints (module docstring), anything else falls back to ``super()``."""
+
+    def process_successors(self, successors, irsb=None, **kwargs):
+        if not concrete_enabled() or not _wanted(self, successors, kwargs):
+            return super().process_successors(successors, irsb=irsb, **kwargs)
+        state, addr = self.state, successors.addr
+        if irsb is None:
+            irsb = _lift(self, addr, kwargs)
+        if irsb is None:
+            return super().process_successors(successors, irsb=irsb, **kwargs)
+        state.scratch.guard = claripy.true()        # as angr's engine starts a block
+        chain = Chain(state)
         try:
-            frame = chain.jump(jumpkind, target)
-            following = chain.run(target, next_irsb)
-        except Exception:  # noqa: BLE001 - the step ends before this block; angr's engine runs it next
-            break
-        chain.frames.append(frame)
-        exit_ = following
+            exit_ = chain.run(addr, irsb)
+        except Exception as e:  # noqa: BLE001 - anything this block cannot do on ints, angr's engine does
+            _handed_back(state, e)
+            RUNS["angr"] += 1
+            return super().process_successors(successors, irsb=irsb, **kwargs)
+        while (nxt := _follow(self, chain, exit_, kwargs)) is not None:
+            jumpkind, target, next_irsb = nxt
+            try:
+                frame = chain.jump(jumpkind, target)
+                following = chain.run(target, next_irsb)
+            except Exception as e:  # noqa: BLE001 - the step ends before this block; angr's engine runs it next
+                _handed_back(state, e)
+                break
+            chain.frames.append(frame)
+            exit_ = following
+        _finish(successors, state, chain, exit_)
+
+
+def _finish(successors, state, chain: Chain, exit_: tuple) -> None:
+    """The chain's history, scratch and artifacts as angr's steps would leave them, its writes
+    applied, and its last exit the step's one successor."""
     RUNS["blocks"] += len(chain.blocks)
     last_addr, last_irsb = chain.blocks[-1]
     successors.sort = successors.description = "IRSB"
@@ -466,4 +429,3 @@ def process_concrete(original, self, successors, irsb=None, **kwargs):
                              add_guard=exit_idx != DEFAULT_STATEMENT, exit_stmt_idx=exit_idx,
                              exit_ins_addr=ins_addr)
     successors.processed = True
-    return None

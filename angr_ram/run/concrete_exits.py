@@ -8,7 +8,7 @@ start-up, SQLite opening a database) that copy was a quarter of a step's time. I
 steps a constant guard is handled as angr itself handles it without ``COPY_STATES``: ``False``
 goes on with the block, ``True`` is the block's exit; a symbolic guard keeps angr's behaviour.
 What changes for a user: a run with ``save_unsat`` no longer lists those never-taken exits among
-the unsatisfiable states. A gated patch (:mod:`angr_ram.core.patches`).
+the unsatisfiable states. An engine mixin (:mod:`angr_ram.core.engines`).
 """
 
 from __future__ import annotations
@@ -17,20 +17,18 @@ import claripy
 from angr import sim_options as o
 from angr.engines.vex.heavy.heavy import HeavyVEXMixin, VEXEarlyExit
 
-from angr_ram.core.patches import PatchSet
 from angr_ram.memory.strategies.fork import forking_enabled
 
-# while RelocatableMemory steps a state
-CONCRETE_EXITS = PatchSet("concrete-exits", forking_enabled)
 
+class ConstantExitsMixin(HeavyVEXMixin):
+    """angr's exit statement; inside angr-ram steps one whose guard is a constant under
+    ``COPY_STATES`` copies nothing (module docstring)."""
 
-@CONCRETE_EXITS.patch(HeavyVEXMixin, "_perform_vex_stmt_Exit")
-def exit_without_copy(original, self, guard, target, jumpkind):
-    """angr's exit statement; one whose guard is a constant under ``COPY_STATES`` copies nothing."""
-    if guard.op != "BVV" or o.COPY_STATES not in self.state.options:
-        return original(self, guard, target, jumpkind)      # a symbolic guard: angr computes it once
-    if guard.concrete_value == 0:
-        return None
-    self.successors.add_successor(self.state, target, claripy.true(), jumpkind, exit_stmt_idx=self.stmt_idx,
-                                  exit_ins_addr=self.state.scratch.ins_addr)
-    raise VEXEarlyExit
+    def _perform_vex_stmt_Exit(self, guard, target, jumpkind):
+        if guard.op != "BVV" or o.COPY_STATES not in self.state.options or not forking_enabled():
+            return super()._perform_vex_stmt_Exit(guard, target, jumpkind)   # symbolic: angr computes it once
+        if guard.concrete_value == 0:
+            return None
+        self.successors.add_successor(self.state, target, claripy.true(), jumpkind, exit_stmt_idx=self.stmt_idx,
+                                      exit_ins_addr=self.state.scratch.ins_addr)
+        raise VEXEarlyExit

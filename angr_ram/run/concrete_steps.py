@@ -1,20 +1,27 @@
-"""The patch sets that take concrete work off angr's claripy path while RelocatableMemory steps:
-blocks on ints (:mod:`.concrete_blocks`), the call stack on ints (:mod:`.concrete_callstack`) and
-exits whose guard is a constant (:mod:`.concrete_exits`). :func:`angr_blocks` turns the first two off;
-:func:`chain_policy` says whether a step may run several blocks."""
+"""angr-ram's engine for the states RelocatableMemory steps (:mod:`angr_ram.core.engines`): the
+project's engine with successors z3 gave up on kept apart (:mod:`angr_ram.memory.undecided`), the
+call stack on ints (:mod:`.concrete_callstack`), blocks on ints (:mod:`.concrete_blocks`), exits whose
+guard is a constant (:mod:`.concrete_exits`) and x87 extended loads and stores
+(:mod:`angr_ram.memory.extended_precision`). :func:`angr_blocks` turns blocks and the call stack
+on ints off; :func:`chain_policy` says whether a step may run several blocks."""
 
 from __future__ import annotations
 
-from angr_ram.run.concrete_blocks import (
-    CONCRETE_BLOCKS,
-    angr_blocks,
-    chain_policy,
-    own_driver,
-    steps_observed,
-)
-from angr_ram.run.concrete_callstack import CONCRETE_CALLSTACK
-from angr_ram.run.concrete_exits import CONCRETE_EXITS
+from angr_ram.core.engines import EngineCache
+from angr_ram.memory.extended_precision import ExtendedPrecisionMixin
+from angr_ram.memory.undecided import UndecidedSuccessorsMixin
+from angr_ram.run.concrete_blocks import ConcreteBlocksMixin
+from angr_ram.run.concrete_callstack import IntCallStackMixin
+from angr_ram.run.concrete_exits import ConstantExitsMixin
+from angr_ram.run.step_policy import angr_blocks, chain_policy, own_driver, steps_observed
 
-CONCRETE_STEPS = (CONCRETE_BLOCKS, CONCRETE_CALLSTACK, CONCRETE_EXITS)
+TOP_MIXINS = (UndecidedSuccessorsMixin, IntCallStackMixin)
+VEX_MIXINS = (ConcreteBlocksMixin, ConstantExitsMixin, ExtendedPrecisionMixin)
 
-__all__ = ["CONCRETE_STEPS", "angr_blocks", "chain_policy", "own_driver", "steps_observed"]
+
+def ram_engines() -> EngineCache:
+    """The engines RelocatableMemory steps its states with (one cache per technique)."""
+    return EngineCache(TOP_MIXINS, VEX_MIXINS)
+
+
+__all__ = ["TOP_MIXINS", "VEX_MIXINS", "angr_blocks", "chain_policy", "own_driver", "ram_engines", "steps_observed"]

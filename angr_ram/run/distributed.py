@@ -26,6 +26,7 @@ import warnings
 from collections import deque
 from dataclasses import dataclass, field
 
+from angr_ram.core.deadline import Deadline
 from angr_ram.core.errors import AngrRamError
 from angr_ram.run.concrete_steps import own_driver
 from angr_ram.run.runner import RunResult, collect_paths, count_into, prepare
@@ -216,6 +217,7 @@ def explore_distributed(binary: str, stdin_bytes: int = 0, workers: int = 2, sch
                    tuple(tuple(f) for f in files), tuple(find), tuple(avoid), num_find,
                    tuple(sorted(options.items())))
     t0 = time.perf_counter()
+    deadline = Deadline(timeout, start=t0)      # the run's one time limit (angr_ram.core.deadline)
     res = RunResult()
     simgr, tech = spec.prepare()
     dist = {"dist_tasks": 0, "dist_tasks_failed": 0, "dist_states_shipped": 0, "dist_bytes_pickled": 0,
@@ -225,7 +227,7 @@ def explore_distributed(binary: str, stdin_bytes: int = 0, workers: int = 2, sch
         done = sum(res.endings.values()) + len(res.errors)
         if find and res.found >= num_find:
             return "found"
-        if timeout is not None and time.perf_counter() - t0 > timeout:
+        if deadline.passed():
             return "timeout"
         if max_paths is not None and done >= max_paths:
             return "max-paths"
@@ -281,7 +283,7 @@ def explore_distributed(binary: str, stdin_bytes: int = 0, workers: int = 2, sch
         is_hungry = [False]
 
         def budget() -> float | None:
-            left = None if timeout is None else max(0.0, timeout - (time.perf_counter() - t0))
+            left = deadline.left()
             return left if task_seconds is None else task_seconds if left is None else min(left, task_seconds)
 
         def submit() -> None:

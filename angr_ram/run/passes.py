@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 from typing import NamedTuple
 
+from angr_ram.core.deadline import Deadline
 from angr_ram.core.guard import StepMemoryBudget, retry_memory_scale
 
 log = logging.getLogger(__name__)
@@ -51,12 +52,12 @@ class PassBudget(NamedTuple):
         return solver_timeout_ms or CLARIPY_MS
 
 
-def bounded_run(deadline: float | None, solver_timeout_ms: int | None) -> bool:
-    """Whether the run bounds its z3 calls itself (a deadline or an explicit solver timeout)."""
-    return deadline is not None or solver_timeout_ms is not None
+def bounded_run(deadline: Deadline | None, solver_timeout_ms: int | None) -> bool:
+    """Whether the run bounds its z3 calls itself (a time limit, a stop, or an explicit solver timeout)."""
+    return (deadline is not None and deadline.bounded) or solver_timeout_ms is not None
 
 
-def step_budget(config, resumed, deadline: float | None) -> PassBudget:
+def step_budget(config, resumed, deadline: Deadline | None) -> PassBudget:
     """The budget of a step of a path whose ``state.ram.resumed`` is ``resumed``, in a run with
     ``config`` (a :class:`~angr_ram.run.config.RunConfig`) and ``deadline``."""
     first_ms = config.first_pass_ms
@@ -72,7 +73,7 @@ def step_budget(config, resumed, deadline: float | None) -> PassBudget:
     return PassBudget("full", None, None)
 
 
-def resume_batch(config, deadline: float | None) -> int | None:
+def resume_batch(config, deadline: Deadline | None) -> int | None:
     """How many deferred paths one resumption moves back (None: all): in a second pass, as many as
     fit their z3 budgets in one first-pass step bound, at least one."""
     if (config.resume_ms is None or config.step_seconds is None or config.first_pass_ms is None

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import angr
 import claripy
 
+from angr_ram.core.deadline import Deadline
 from angr_ram.core.errors import AngrRamError, UnsupportedBinary
 from angr_ram.core.guard import RunGuard, RunStopped
 from angr_ram.core.scope import RunScope
@@ -147,15 +148,13 @@ def explore(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
                           coverage=coverage, coverage_series=coverage_series, spill_states=spill_states,
                           spill_rss_mb=spill_rss_mb, **options)
     t0 = time.perf_counter()
+    deadline = Deadline(timeout, start=t0)      # the run's one time limit (angr_ram.core.deadline)
     res = RunResult()
-    if tech is not None:
-        bound = tech.guarded(timeout)
-    else:
-        bound = RunGuard(None if timeout is None else t0 + timeout)
+    bound = tech.guarded(deadline) if tech is not None else RunGuard(deadline)
     try:
         with bound as guard:
             _explore_loop(simgr, tech, res, progress, find, num_find, max_states, max_paths, guard)
-            res = _finish(simgr, tech, guard, res, t0, timeout, tests)
+            res = _finish(simgr, tech, guard, res, t0, tests)
             res.warnings += unreached_notes(find, res.found, res.stopped)
     finally:
         end_runs(simgr)
@@ -221,15 +220,14 @@ def _explore_loop(simgr, tech, res, progress, find, num_find, max_states, max_pa
         res.stopped = guard.stop_reason
 
 
-def _finish(simgr, tech, guard, res: RunResult, t0: float, timeout, tests: bool) -> RunResult:
+def _finish(simgr, tech, guard, res: RunResult, t0: float, tests: bool) -> RunResult:
     res.timed_out = res.stopped in ("timeout", "max-states", "interrupted")
     res.seconds = time.perf_counter() - t0
     now = time.perf_counter()
     if res.stopped == "interrupted":
         budget = InputBudget(deadline=now + INTERRUPT_TEST_SECONDS, last_total=INTERRUPT_LAST_SECONDS, guard=guard)
     else:
-        end = None if timeout is None else max(t0 + timeout, now)
-        budget = InputBudget(deadline=None if end is None else end + TEST_SECONDS, guard=guard)
+        budget = InputBudget(deadline=guard.deadline.window_after(TEST_SECONDS), guard=guard)
     return summarize(simgr, tech, res, tests, budget)
 
 

@@ -17,6 +17,7 @@ import time
 import angr
 from angr.storage.memory_mixins import DefaultMemory
 
+from angr_ram.core.deadline import Deadline
 from angr_ram.core.errors import AngrRamError, ForkRequest, MemoryErrorInfo, MemoryFault
 from angr_ram.core.guard import (
     RunGuard,
@@ -28,14 +29,12 @@ from angr_ram.core.profile import Profile, step_site
 from angr_ram.core.scope import RunScope
 from angr_ram.core.stats import RunStats
 from angr_ram.memory.address_space import AddressSpace
-from angr_ram.memory.extended_precision import EXTENDED
 from angr_ram.memory.fixed_regions import BRK_HEAP_MAPPED, fixed_regions
 from angr_ram.memory.ram_memory import RamMemory, RamRegisters, check_manageable
 from angr_ram.memory.strategies.fork import forking
 from angr_ram.memory.strategies.jumps import split_jump
 from angr_ram.memory.strategies.models import make_model
 from angr_ram.memory.strategies.split import Splitter
-from angr_ram.memory.undecided import FORKING
 from angr_ram.memory.uninitialized import apply_uninitialized
 from angr_ram.merging import QuantifiedMerging
 from angr_ram.merging.patches import MEMORY_DIFF
@@ -45,7 +44,7 @@ from angr_ram.procedures.heap import RamHeap
 from angr_ram.procedures.installation import install_procedures
 from angr_ram.procedures.libc import FORMAT
 from angr_ram.procedures.stubs import record, stub_addresses
-from angr_ram.run.concrete_steps import CONCRETE_STEPS, chain_policy
+from angr_ram.run.concrete_steps import chain_policy, ram_engines
 from angr_ram.run.config import RunConfig
 from angr_ram.run.inputs import record_inputs
 from angr_ram.run.native_faults import move_privileged_exits, native_fault
@@ -74,10 +73,9 @@ log = logging.getLogger(__name__)
 ERROR_STASH = "memory_errors"
 
 # the patch sets (angr_ram.core.patches) in place while RelocatableMemory works: z3's check (budgets,
-# counts), claripy's z3 backend, successors z3 gave up on, concrete blocks, call stacks and exit guards,
-# format arguments, merged pages' differences, x87 extended loads and stores, profiling (seeding is a
-# frontend mixin: angr_ram.solver.frontends)
-PATCH_SETS = (*solver_patches.NAMES, *(s.name for s in (FORKING, *CONCRETE_STEPS, FORMAT, MEMORY_DIFF, EXTENDED, PROFILE)))
+# counts), claripy's z3 backend, format arguments, merged pages' differences, profiling (seeding is a
+# frontend mixin: angr_ram.solver.frontends; the engine's work is its mixins: run.concrete_steps)
+PATCH_SETS = (*solver_patches.NAMES, *(s.name for s in (FORMAT, MEMORY_DIFF, PROFILE)))
 
 class RelocatableMemory(angr.ExplorationTechnique):
     """Relocatable addressing model with complete symbolic-pointer resolution.
@@ -159,7 +157,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         self._stubs: dict[int, str] = {}     # hooked address -> name of an angr stub (set up with the project)
         self.solver_timeout_ms = cfg.solver_timeout_ms
         self.defer_ms = cfg.first_pass_ms
-        self.deadline: float | None = None      # time.perf_counter() by which steps must end (explore's timeout)
+        self.deadline: Deadline | None = None   # the run's, inside guarded() (angr_ram.core.deadline)
         self.step_seconds = cfg.step_seconds
         self.step_memory_mb = cfg.step_memory_mb
         self.guard = RunGuard(catch_sigint=False)   # step budgets only; :meth:`guarded` replaces it for a run
@@ -168,6 +166,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         self.model_policy = make_model(cfg.model, cfg.reuse_segments, cfg.smm_threshold, cfg.context_resolution)
         self.splitter = Splitter(cfg.split, cfg.split_threshold) if cfg.split is not None else None
         self.stats = RunStats()
+        self._engines = ram_engines()       # the project's engine with angr-ram's mixins (run.concrete_steps)
         self.profile = Profile() if cfg.profile else None
         sets = PATCH_SETS if cfg.profile else tuple(n for n in PATCH_SETS if n != PROFILE.name)
         self.scope = RunScope(self.stats, patch_sets=sets, config=cfg, profile=self.profile)
@@ -187,14 +186,15 @@ class RelocatableMemory(angr.ExplorationTechnique):
                 f"{st.resolutions} resolutions, {st.solver_queries} solver queries, {st.z3_checks} z3 checks>")
 
     @contextlib.contextmanager
-    def guarded(self, timeout: float | None = None, catch_sigint: bool = True):
-        """Bound a run: inside the block, steps stop at ``timeout`` seconds from now or at the first
-        Ctrl-C (z3 is interrupted, a step still running half a second later is abandoned and its
-        state stays where it was); the block's :class:`~angr_ram.core.guard.RunStopped` is swallowed, so
-        ``with tech.guarded(60): simgr.run()`` returns with every state in its stash. Yields the
+    def guarded(self, timeout: Deadline | float | None = None, catch_sigint: bool = True):
+        """Bound a run: inside the block, steps stop at ``timeout`` seconds from now (or at the
+        run's :class:`~angr_ram.core.deadline.Deadline`, given instead) or at the first Ctrl-C (z3 is
+        interrupted, a step still running half a second later is abandoned and its state stays where
+        it was); the block's :class:`~angr_ram.core.guard.RunStopped` is swallowed, so ``with
+        tech.guarded(60): simgr.run()`` returns with every state in its stash. Yields the
         :class:`~angr_ram.core.guard.RunGuard` (``stop_reason`` says why it stopped)."""
-        deadline = None if timeout is None else time.perf_counter() + timeout
-        guard = RunGuard(deadline, catch_sigint=catch_sigint, on_stop=self._stop_now)
+        deadline = Deadline.of(timeout)
+        guard = RunGuard(deadline, catch_sigint=catch_sigint)
         saved, self.guard, self.deadline = (self.guard, self.deadline), guard, deadline
         try:
             with guard:
@@ -207,10 +207,6 @@ class RelocatableMemory(angr.ExplorationTechnique):
             self.scope.deadline = self.scope.budget_ms = None
             self.scope.end()
             drop_conversion_caches()
-
-    def _stop_now(self) -> None:
-        """The run must stop (called from the guard's thread): no z3 call gets time from now on."""
-        self.deadline = self.scope.deadline = 0.0
 
     def warnings(self) -> list[str]:
         """One line per thing the run went on without: a persistent store that could not be opened
@@ -399,7 +395,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         with self.scope.active():
             try:
                 with forking(), chain_policy(simgr, self):
-                    out = simgr.step_state(state, **kwargs)
+                    out = simgr.step_state(state, **self._engines.step_args(simgr, kwargs))
                     if out.get("unconstrained"):
                         self._split_jumps(out)
                     move_privileged_exits(out, self._mark_error, ERROR_STASH)

@@ -86,8 +86,9 @@ def _budgeted(sc, original, solver, args):
 def _checked(sc, original, solver, args):
     own = (getattr(solver, "ram_limits", None) or (None,))[0] or 300_000
     budget = own if sc.budget_ms is None else min(own, sc.budget_ms)
-    if sc.deadline is not None:
-        budget = min(budget, max(1, int((sc.deadline - time.perf_counter()) * 1000)))
+    left = None if sc.deadline is None else sc.deadline.left()
+    if left is not None:
+        budget = min(budget, max(1, int(left * 1000)))
     if budget == own:
         return fresh_answer(lambda: original(solver, *args), solver.ctx)
     limits = getattr(solver, "ram_limits", None)

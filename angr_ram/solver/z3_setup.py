@@ -362,9 +362,10 @@ def simplify_in_time(original, self, expr):
 
 def _simplified(original, self, expr):
     sc = current()
-    if sc is None or sc.deadline is None:
+    left = None if sc is None or sc.deadline is None else sc.deadline.left()
+    if left is None:
         return original(self, expr)
-    left = (sc.deadline - time.perf_counter()) * 1000
+    left *= 1000
     if left > TIMED_SIMPLIFY_MS:       # far from the deadline: claripy's own call (no timer per call)
         return original(self, expr)
     raw = self.convert(expr)
