@@ -120,6 +120,66 @@ def test_hooked_procedures_carry_the_symbols_names():
     assert "SimProcedure __libc_start_main" in described and "Ram" not in described
 
 
+class _UsersStrlen(angr.SimProcedure):
+    """A script's own model: angr's strlen, counted."""
+    calls = 0
+
+    def run(self, s):
+        type(self).calls += 1
+        return self.inline_call(angr.SIM_PROCEDURES["libc"]["strlen"], s).ret_expr
+
+
+class _UsersFree(angr.SimProcedure):
+    freed = 0
+
+    def run(self, p):  # noqa: ARG002
+        type(self).freed += 1
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_a_users_own_hooks_win_before_or_after_attaching(when):
+    """A script's own procedures on functions angr-ram models (``strlen``, ``free``, and angr's own
+    ``malloc`` made by the script) stay theirs whether hooked before the technique is attached or
+    after, and the run uses them; so does a Python function hooked at such an address."""
+    b = os.fspath(BUILD / "heapformat_O0")
+    stdin = b"12 ab"
+
+    def stock_output():
+        p = angr.Project(b, auto_load_libs=False)
+        p.hook_symbol("strlen", _UsersStrlen(), replace=True)
+        p.hook_symbol("free", _UsersFree(), replace=True)
+        sm = p.factory.simulation_manager(p.factory.entry_state(
+            stdin=angr.SimFileStream("stdin", content=stdin, has_end=True)))
+        sm.run()
+        return [s.posix.dumps(1) for s in sm.deadended]
+    proj = angr.Project(b, auto_load_libs=False)
+
+    def hook_all():
+        proj.hook_symbol("strlen", _UsersStrlen(display_name="users-strlen"), replace=True)
+        proj.hook_symbol("malloc", angr.SIM_PROCEDURES["libc"]["malloc"](display_name="users-malloc"), replace=True)
+        proj.hook_symbol("free", _UsersFree(display_name="users-free"), replace=True)
+    if when == "before":
+        hook_all()
+    st = proj.factory.entry_state(stdin=angr.SimFileStream("stdin", content=stdin, has_end=True))
+    simgr = proj.factory.simulation_manager(st)
+    simgr.use_technique(angr_ram.RelocatableMemory())
+    if when == "after":
+        hook_all()
+    _UsersStrlen.calls = _UsersFree.freed = 0
+    simgr.run()
+    by = {n: proj.hooked_by(proj.loader.find_symbol(n).rebased_addr) for n in ("strlen", "malloc", "free")}
+    assert type(by["strlen"]) is _UsersStrlen and type(by["free"]) is _UsersFree
+    assert by["malloc"].display_name == "users-malloc"
+    assert _UsersStrlen.calls > 0 and _UsersFree.freed > 0
+    assert [s.posix.dumps(1) for s in simgr.deadended] == stock_output() == [b"dec 12\n"]
+    # a Python function the script hooked where angr-ram would put a model
+    proj = angr.Project(b, auto_load_libs=False)
+    free = proj.loader.find_symbol("free").rebased_addr
+    proj.hook(free, lambda state: None, length=0, replace=True)
+    proj.factory.simulation_manager(proj.factory.entry_state()).use_technique(angr_ram.RelocatableMemory())
+    assert type(proj.hooked_by(free)).__name__ == "UserHook"
+
+
 def test_library_models_work_on_a_blank_state_without_errno():
     """A model that sets errno (``unsetenv("")``: EINVAL) on a ``blank_state`` at ``main``, which has
     no errno location: the path goes on as under stock angr (angr's ``ret_errno`` raised

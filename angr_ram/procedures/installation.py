@@ -18,7 +18,7 @@ from angr_ram.procedures.file_status import install_file_status
 from angr_ram.procedures.float_parsing import install_float_parsing
 from angr_ram.procedures.heap import HEAP_PROCEDURES
 from angr_ram.procedures.large_files import install_large_files
-from angr_ram.procedures.libc import RamLibcStartMain, hook_models, install_error_fix
+from angr_ram.procedures.libc import RamLibcStartMain, hook_models, install_error_fix, users_own
 from angr_ram.procedures.line_reading import install_line_reading
 from angr_ram.procedures.locale_objects import install_locale_objects
 from angr_ram.procedures.mathematics import install_mathematics
@@ -61,25 +61,42 @@ def install_procedures(project, string_procedures: bool = True, environment: str
 
 @contextlib.contextmanager
 def user_exclusions_kept(project):
-    """Inside the block, ``project.hook_symbol`` leaves alone a function the user kept out of
-    angr's procedures (``exclude_sim_procedures_list``/``_func``, ``ignore_functions``,
-    ``use_sim_procedures=False``) where a loaded library gives its code: a script that loads glibc
-    and excludes ``calloc`` runs glibc's allocator, as it asked (angr-ram's heap model hooked it
-    anyway, and the overflow into the next chunk it looked for became an out-of-bounds error). A
-    function with no code (an extern symbol) is still modelled."""
-    original = project.hook_symbol
+    """Inside the block, angr-ram's hooks leave alone what the user chose:
+
+    - a function the user hooked before attaching the technique with a procedure of their own or
+      a Python function (:func:`~.libc.users_own`): their model stays, by symbol (``hook_symbol``)
+      and by address (``hook``); one they hook after attaching replaces angr-ram's as angr does;
+    - a function the user kept out of angr's procedures (``exclude_sim_procedures_list``/``_func``,
+      ``ignore_functions``, ``use_sim_procedures=False``) where a loaded library gives its code: a
+      script that loads glibc and excludes ``calloc`` runs glibc's allocator, as it asked
+      (angr-ram's heap model hooked it anyway, and the overflow into the next chunk it looked for
+      became an out-of-bounds error). A function with no code (an extern symbol) is still modelled.
+    """
+    original_symbol, original_hook = project.hook_symbol, project.hook
+
+    def users(addr) -> bool:
+        hooked = project._sim_procedures.get(addr)   # pylint: disable=protected-access
+        return hooked is not None and users_own(hooked)
 
     def hook_symbol(symbol_name, *args, **kwargs):
-        if isinstance(symbol_name, str) and project._check_user_blacklists(symbol_name):  # pylint: disable=protected-access
+        if isinstance(symbol_name, str):
             sym = project.loader.find_symbol(symbol_name)
-            if sym is not None and sym.owner is not project.loader.extern_object:
+            if sym is not None and users(sym.rebased_addr):
                 return None
-        return original(symbol_name, *args, **kwargs)
-    project.hook_symbol = hook_symbol
+            if project._check_user_blacklists(symbol_name):  # pylint: disable=protected-access
+                if sym is not None and sym.owner is not project.loader.extern_object:
+                    return None
+        return original_symbol(symbol_name, *args, **kwargs)
+
+    def hook(addr, *args, **kwargs):
+        if isinstance(addr, int) and users(addr):
+            return None
+        return original_hook(addr, *args, **kwargs)
+    project.hook_symbol, project.hook = hook_symbol, hook
     try:
         yield
     finally:
-        del project.hook_symbol
+        del project.hook_symbol, project.hook
 
 
 def _install_all(project, string_procedures: bool, environment: str, heap: bool) -> None:

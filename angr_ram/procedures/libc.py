@@ -16,6 +16,7 @@ from __future__ import annotations
 import angr
 import claripy
 from angr.procedures.stubs import format_parser
+from angr.procedures.stubs.UserHook import UserHook
 
 from angr_ram.core.errors import ForkRequest, MemoryFault, Target
 from angr_ram.core.patches import PatchSet
@@ -442,6 +443,17 @@ def complete_format_string(stock_get_str_at, self, str_addr, max_length=None):
     raise ForkRequest(targets, "printf string length")
 
 
+def users_own(proc) -> bool:
+    """Whether hook ``proc`` is the user's: a procedure of their own class, a Python function they
+    hooked (``project.hook(addr, fn)``, angr's ``UserHook``), or one of angr's procedures they made
+    themselves (angr's own hooks come from a SimLibrary, which names itself in ``library_name``, or
+    are stubs)."""
+    if isinstance(proc, UserHook) or not type(proc).__module__.startswith(("angr.", "angr_ram.")):
+        return True
+    return (type(proc).__module__.startswith("angr.") and getattr(proc, "library_name", None) is None
+            and not getattr(proc, "is_stub", False))
+
+
 def hook_models(project, procedures: dict) -> None:
     """Hook each function of ``procedures`` (name -> SimProcedure class) that ``project`` imports,
     replacing angr's models and stubs and angr-ram's own, but not a model the user hooked."""
@@ -450,6 +462,6 @@ def hook_models(project, procedures: dict) -> None:
         if sym is None:
             continue
         hooked = project._sim_procedures.get(sym.rebased_addr)
-        if hooked is not None and not type(hooked).__module__.startswith(("angr.", "angr_ram.")):
+        if hooked is not None and users_own(hooked):
             continue            # the user's own model
         project.hook_symbol(name, cls(display_name=name), replace=True)
