@@ -12,7 +12,8 @@ project's default engine untouched:
   on, and each falls back to ``super()``.
 
 The class is built once per engine class and mixin set; the engine once per owner, project and
-thread (angr keeps its default engine per thread too: an engine holds the step's state). A project whose engine has no ``HeavyVEXMixin`` (P-code) gets the top mixins only.
+thread (angr keeps its default engine per thread too: an engine holds the step's state). A
+project whose engine has no ``HeavyVEXMixin`` (P-code) gets the top mixins only.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from angr.engines.vex.heavy.heavy import HeavyVEXMixin
 from angr_ram.core.errors import AngrRamError
 
 _CLASSES: dict[tuple, type] = {}
-_LOCAL = threading.local()
 DEBUG_ENV = "ANGR_RAM_DEBUG"        # set (not "0"): an engine mixin's unexpected failure is raised
 
 

@@ -17,8 +17,8 @@ While RelocatableMemory steps a state, a VEX block is first run here, on integer
   the memory writes in program order, the registers' final bytes in runs of adjacent bytes;
 - the block's exit (a guarded ``Exit`` taken or the default one), if a plain jump, call or return
   to code that is not hooked, not a stop point (``extra_stop_points``, Explorer's addresses) and
-  lifts, is followed by the next block in the same step, up to :data:`~angr_ram.run.step_policy.MAX_CHAIN` blocks. Each
-  followed jump does angr's call-stack bookkeeping on ints (a call pushes a frame with the call
+  lifts, is followed by the next block in the same step, up to
+  :data:`~angr_ram.run.step_policy.MAX_CHAIN` blocks. Each followed jump does angr's call-stack bookkeeping on ints (a call pushes a frame with the call
   site, the function, the stack pointer and the return address; any other jump pops the frames
   below the stack pointer), and the blocks' addresses, count and instructions go into the history.
   The last exit becomes the successor through angr's ``add_successor``.
@@ -28,10 +28,10 @@ handled here (system calls, dirty helpers, compare-and-swap, floating-point cons
 exception from a read, or a state option or breakpoint that wants angr's per-statement work
 (action tracking, ``SUPER_FASTPATH``, ``STRICT_PAGE_ACCESS``, ``CALLLESS``, ...) sends a step's
 first block to angr's engine unchanged, and ends a chain before any later block. Blocks are
-followed only for the exploration techniques :func:`~.step_policy.chain_policy` knows look at states' addresses
-only where they say (their stop points); with any other (a loop bound, merging, an Explorer given
-a function), a step is one block (:mod:`.step_policy`). :func:`~.step_policy.angr_blocks` turns all this off (for comparisons). An
-engine mixin (:mod:`angr_ram.core.engines`) right above angr's ``HeavyVEXMixin``; an exception
+followed only for the exploration techniques :func:`~.step_policy.chain_policy` knows look at
+states' addresses only where they say (their stop points); with any other (a loop bound,
+merging, an Explorer given a function), a step is one block (:mod:`.step_policy`).
+:func:`~.step_policy.angr_blocks` turns all this off (for comparisons). An engine mixin (:mod:`angr_ram.core.engines`) right above angr's ``HeavyVEXMixin``; an exception
 other than the expected hand-backs (:data:`EXPECTED`) is counted per run
 (``stats.fast_path_failures``) and raised in debug mode.
 """
