@@ -60,7 +60,7 @@ SUBJECTS = {
 }
 # subjects whose template is a file the program reads: (file name, the program's arguments)
 FILE_SUBJECTS = {"make-1": ("A", ("-r", "-n", "-R", "-f", "A"))}
-# "fixed": fork in the fixed environment (angr_ram.procedures.environment: the clocks read one instant,
+# "fixed": fork in the fixed environment (angr_ram.posix.environment: the clocks read one instant,
 # getrandom fixed bytes), as KLEE ran the seeds' subjects; libxml2 seeds its dictionaries' hash from
 # time(), which angr makes a fresh symbol, so every name may fall in every bucket
 # "vex" and "scrvex": fork and script with every block on angr's VEX engine (angr_ram.run.concrete_steps.angr_blocks),

@@ -1,4 +1,4 @@
-"""gmtime/localtime (angr_ram.procedures.calendar): the broken-down fields against Python's
+"""gmtime/localtime (angr_ram.posix.calendar): the broken-down fields against Python's
 calendar on concrete times, a symbolic time solved for a date, and a program that branches on
 the calendar explored against its native outcomes."""
 
@@ -10,9 +10,9 @@ import angr
 import claripy
 import pytest
 
-from angr_ram.procedures.calendar import TM_FIELDS, broken_down
-from angr_ram.procedures.startup import extern_allocate
-from angr_ram.procedures.time_text import used_fields
+from angr_ram.posix.calendar import TM_FIELDS, broken_down
+from angr_ram.posix.startup import extern_allocate
+from angr_ram.posix.time_text import used_fields
 from angr_ram.run.runner import explore
 
 from .conftest import BUILD, assert_tests_replay

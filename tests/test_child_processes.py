@@ -1,4 +1,4 @@
-"""``fork`` and ``wait`` (angr_ram.procedures.child_processes): the child runs to its exit, then the
+"""``fork`` and ``wait`` (angr_ram.posix.child_processes): the child runs to its exit, then the
 parent goes on with what the child left in the kernel (pipes, files, descriptor offsets, its exit
 status). angr's ``fork`` forked the path into a "parent" and a "child" in one address space and
 ``waitpid`` was a stub: a value sent from child to parent never arrived."""
@@ -10,9 +10,9 @@ from angr.errors import SimMergeError
 from angr.storage.file import SimPackets
 
 from angr_ram.merging.technique import _merge
-from angr_ram.procedures.child_processes import IN_CHILD, process_key
-from angr_ram.procedures.shared_memory import FIRST_ID, sync_segments
-from angr_ram.procedures.shell_commands import echo
+from angr_ram.posix.child_processes import IN_CHILD, process_key
+from angr_ram.posix.shared_memory import FIRST_ID, sync_segments
+from angr_ram.posix.shell_commands import echo
 from angr_ram.procedures.stubs import stubs_of
 from angr_ram.run.outcomes import path_outcomes
 from angr_ram.run.replay import replay

@@ -10,7 +10,7 @@ import os
 import claripy
 import pytest
 
-from angr_ram.procedures.pipes import open_pipe
+from angr_ram.posix.pipes import open_pipe
 from angr_ram.run.outcomes import path_outcomes
 from angr_ram.run.replay import replay
 

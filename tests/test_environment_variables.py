@@ -1,5 +1,5 @@
 """``setenv``/``unsetenv``/``putenv``/``clearenv`` and the ``getenv`` that sees them
-(angr_ram.procedures.environment_variables). angr stubbed the four: ``getenv`` of a name the
+(angr_ram.posix.environment_variables). angr stubbed the four: ``getenv`` of a name the
 program had just set returned NULL."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""BSD's ``<err.h>`` reports (angr_ram.procedures.err_reports): ``errx``/``err`` end the path with
+"""BSD's ``<err.h>`` reports (angr_ram.posix.err_reports): ``errx``/``err`` end the path with
 their status, ``warn``/``warnx`` write glibc's line to stderr and return. Under angr, ``err`` raised a
 TypeError that ended the user's whole run, and the others were stubs: a path ran on past ``errx``."""
 

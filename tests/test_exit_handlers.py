@@ -10,7 +10,7 @@ import shutil
 import claripy
 import pytest
 
-from angr_ram.procedures.child_processes import process_key
+from angr_ram.posix.child_processes import process_key
 from angr_ram.procedures.exit_handlers import exit_handlers
 from angr_ram.run.outcomes import path_outcomes
 from angr_ram.run.replay import replay

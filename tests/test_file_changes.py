@@ -1,12 +1,12 @@
-"""``rename``, ``mkdir``, ``rmdir``, ``remove``, ``chmod`` (angr_ram.procedures.file_changes): the
+"""``rename``, ``mkdir``, ``rmdir``, ``remove``, ``chmod`` (angr_ram.posix.file_changes): the
 run's file system changes as the native one does. angr stubbed them: a renamed file kept its old
 name and a directory a program made did not exist for ``stat``."""
 
 import angr
 import pytest
 
-from angr_ram.procedures.file_changes import _made
-from angr_ram.procedures.file_status import lookup
+from angr_ram.posix.file_changes import _made
+from angr_ram.posix.file_status import lookup
 from angr_ram.procedures.stubs import stubs_of
 from angr_ram.run.outcomes import path_outcomes
 from angr_ram.run.replay import replay

@@ -1,4 +1,4 @@
-"""Names a program looks up (angr_ram.procedures.file_status): ``readlink``, and a name chosen by a
+"""Names a program looks up (angr_ram.posix.file_status): ``readlink``, and a name chosen by a
 conditional move or made of symbolic bytes, for ``stat``/``access``/``readlink``. angr's
 ``readlink`` was a stub, and a name that was not one concrete string got angr's model."""
 

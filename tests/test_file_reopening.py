@@ -1,5 +1,5 @@
-"""``freopen`` and ``ftruncate`` (angr_ram.procedures.file_changes) and C locale objects
-(angr_ram.procedures.locale_objects): angr stubbed them all. A file named
+"""``freopen`` and ``ftruncate`` (angr_ram.posix.file_changes) and C locale objects
+(angr_ram.posix.locale_objects): angr stubbed them all. A file named
 by a symbolic argument is read as stdin when it is the run's file, and a name that is none fails
 with "cannot open" as natively (Debian's ``uniq FILE`` under KLEE's inputs: 9 tests predicted that
 a missing file was read, all mismatching); a temporary file cut to two bytes reads back two (GNU

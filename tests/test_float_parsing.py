@@ -1,4 +1,4 @@
-"""``strtod``/``strtof``/``atof`` (angr_ram.procedures.float_parsing): one path per text the call
+"""``strtod``/``strtof``/``atof`` (angr_ram.posix.float_parsing): one path per text the call
 can read, each read by glibc. angr's stubs gave an unconstrained result: paths no input reaches."""
 
 import itertools
@@ -10,9 +10,9 @@ import claripy
 import pytest
 
 import angr_ram
-from angr_ram.procedures import float_parsing
+from angr_ram.posix import float_parsing
+from angr_ram.posix.float_parsing import MAX_TEXTS, continuations, read_number, texts, viable
 from angr_ram.procedures.byte_scan import Bytes
-from angr_ram.procedures.float_parsing import MAX_TEXTS, continuations, read_number, texts, viable
 from angr_ram.run.outcomes import path_outcomes
 from angr_ram.run.replay import replay
 from angr_ram.run.runner import summarize

@@ -1,4 +1,4 @@
-"""scanf's floating-point conversions (angr_ram.procedures.float_scan): each text the input can
+"""scanf's floating-point conversions (angr_ram.posix.float_scan): each text the input can
 hold is read by this machine's glibc. angr's scanf ended the path on any ``%f`` (it knows no
 floating-point type)."""
 
@@ -6,8 +6,8 @@ import struct
 
 import pytest
 
-from angr_ram.procedures.float_scan import host_scan
-from angr_ram.procedures.scanf_formats import parse_format
+from angr_ram.posix.float_scan import host_scan
+from angr_ram.posix.scanf_formats import parse_format
 from angr_ram.procedures.stubs import stubs_of
 from angr_ram.run.outcomes import path_outcomes
 from angr_ram.run.replay import replay

@@ -1,4 +1,4 @@
-"""Options parsed as glibc parses them (angr_ram/procedures/getopt.py): ``samples/getopts.c`` over
+"""Options parsed as glibc parses them (angr_ram/posix/getopt.py): ``samples/getopts.c`` over
 command lines that exercise short, grouped, long, abbreviated, ambiguous, flag-setting and unknown
 options, missing and optional arguments, ``--`` and the permutation of non-options, each against
 the native program; Debian's base64 and tr with options, replayed natively."""

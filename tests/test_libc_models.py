@@ -12,9 +12,9 @@ import archinfo
 import claripy
 import pytest
 
+from angr_ram.posix.environment import RamRandR
 from angr_ram.procedures import libc
 from angr_ram.procedures import string_search as search
-from angr_ram.procedures.environment import RamRandR
 from angr_ram.procedures.format_specs import RamSpec
 from angr_ram.procedures.heap import holds_for_sure
 from angr_ram.procedures.stubs import stubs_of

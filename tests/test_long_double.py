@@ -1,4 +1,4 @@
-"""``strtold`` and ``printf``'s ``%L`` conversions (angr_ram.procedures.float_parsing.Strtold,
+"""``strtold`` and ``printf``'s ``%L`` conversions (angr_ram.posix.float_parsing.Strtold,
 libc.long_double_arg): angr had a stub for ``strtold`` (``*endptr`` left unset: GNU printf's
 ``%a`` dereferenced NULL) and no ``long double`` arguments (angr's calling convention reads one
 from a vector register; the ABI passes it on the stack). A text whose ``long double`` is not a
@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from angr_ram.procedures.float_parsing import double_holds_long
+from angr_ram.posix.float_parsing import double_holds_long
 from angr_ram.run.cli import main
 from angr_ram.run.outcomes import path_outcomes
 from angr_ram.run.replay import replay

@@ -1,4 +1,4 @@
-"""``libm`` (angr_ram.procedures.mathematics): each value the arguments take, computed by glibc.
+"""``libm`` (angr_ram.posix.mathematics): each value the arguments take, computed by glibc.
 angr's stubs left the argument in ``xmm0`` as the result: paths no input takes natively."""
 
 import os
@@ -7,8 +7,8 @@ import struct
 import claripy
 import pytest
 
-from angr_ram.procedures import mathematics
-from angr_ram.procedures.mathematics import (
+from angr_ram.posix import mathematics
+from angr_ram.posix.mathematics import (
     EDOM,
     MATH_PROCEDURES,
     MAX_VALUES,

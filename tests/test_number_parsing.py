@@ -1,4 +1,4 @@
-"""The strtol family (angr_ram/procedures/number_parsing.py) against the C library itself: concrete
+"""The strtol family (angr_ram/posix/number_parsing.py) against the C library itself: concrete
 strings, symbolic strings under many assignments, and programs explored end to end."""
 
 import ctypes
@@ -10,7 +10,7 @@ import claripy
 import pytest
 
 import angr_ram
-from angr_ram.procedures.number_parsing import parse_number
+from angr_ram.posix.number_parsing import parse_number
 from angr_ram.run.inputs import Template
 from angr_ram.run.replay import replay
 from angr_ram.run.runner import explore, summarize

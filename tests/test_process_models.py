@@ -1,5 +1,5 @@
 """What a process asks libc about itself and its files, modelled as a replay's fresh process
-answers (angr_ram/procedures/signals.py, descriptors.py, process.py, file_status.py), and
+answers (angr_ram/posix/signals.py, descriptors.py, process.py, file_status.py), and
 ``fgets``/``strdup`` that keep a path satisfiable (stdio_flags.py, strings.py). Each was a
 source of lost or false paths in Debian's GNU make: angr's ``sigaction`` wrote a symbolic
 "inherited" action and ``fcntl`` returned any value (hundreds of forks), a stubbed ``getcwd``
@@ -103,7 +103,7 @@ def test_close_on_exec_follows_the_open_behind_each_descriptor():
     the open it was set on, not for another file opened later on the same number."""
     from angr.storage.file import Flags
 
-    from angr_ram.procedures.descriptors import O_CLOEXEC, _cloexec, _set_cloexec
+    from angr_ram.posix.descriptors import O_CLOEXEC, _cloexec, _set_cloexec
     state = angr.Project(os.fspath(BUILD / "procstate_O0"), auto_load_libs=False).factory.blank_state()
     assert not _cloexec(state, 0) and not _cloexec(state, 1)
     _set_cloexec(state, 1, True)
@@ -208,7 +208,7 @@ def test_cpu_count_of_a_concrete_and_of_a_symbolic_set():
     solver can take any count in 0..8*size from."""
     import claripy
 
-    from angr_ram.procedures.environment import RamSchedCpucount
+    from angr_ram.posix.environment import RamSchedCpucount
 
     state = angr.Project(os.fspath(BUILD / "procstate_O0"), auto_load_libs=False).factory.blank_state()
     state.memory.store(0x5000, bytes([0b1011, 0, 0x80, 0xff]))

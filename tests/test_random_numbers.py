@@ -1,4 +1,4 @@
-"""glibc's ``rand``/``random`` (angr_ram.procedures.random_numbers): each draw is glibc's, from the
+"""glibc's ``rand``/``random`` (angr_ram.posix.random_numbers): each draw is glibc's, from the
 path's seed. angr's ``rand`` was a fresh symbol per call (a die rolled 7) and ``random`` a stub."""
 
 import ctypes
@@ -8,7 +8,7 @@ import angr
 import claripy
 import pytest
 
-from angr_ram.procedures.random_numbers import MAX_SEEDS, draw, generator, next_draw, seed_generator
+from angr_ram.posix.random_numbers import MAX_SEEDS, draw, generator, next_draw, seed_generator
 from angr_ram.procedures.stubs import stubs_of
 from angr_ram.run.outcomes import path_outcomes
 from angr_ram.run.replay import replay

@@ -1,4 +1,4 @@
-"""scanf's family (angr_ram.procedures.scanning, scanf_formats): glibc's directives over symbolic
+"""scanf's family (angr_ram.posix.scanning, scanf_formats): glibc's directives over symbolic
 input, driven as a user's script drives angr (own entry_state, one wide BVS as stdin, angr's default
 options, RelocatableMemory attached), each input byte drawn from a small alphabet; the outcome set
 equals the native program's over that alphabet, and every test replays."""
@@ -12,7 +12,7 @@ import claripy
 import pytest
 
 import angr_ram
-from angr_ram.procedures.scanf_formats import Directive, parse_format
+from angr_ram.posix.scanf_formats import Directive, parse_format
 from angr_ram.run.outcomes import path_outcomes
 from angr_ram.run.replay import replay
 from angr_ram.run.runner import summarize

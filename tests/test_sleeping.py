@@ -1,4 +1,4 @@
-"""Sleeps that complete (angr_ram.procedures.sleeping). angr's ``nanosleep`` stub made a loop that
+"""Sleeps that complete (angr_ram.posix.sleeping). angr's ``nanosleep`` stub made a loop that
 sleeps again on ``EINTR`` fork a path per iteration forever (samples/naps and coreutils' ``sleep``
 gave no result)."""
 
@@ -10,8 +10,8 @@ import claripy
 import pytest
 
 import angr_ram
+from angr_ram.posix.sleeping import EINVAL
 from angr_ram.procedures.libc import set_errno
-from angr_ram.procedures.sleeping import EINVAL
 from angr_ram.run.outcomes import path_outcomes
 from angr_ram.run.replay import replay
 from angr_ram.run.runner import summarize

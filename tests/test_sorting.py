@@ -1,4 +1,4 @@
-"""``qsort`` and ``qsort_r`` call the program's comparison function (angr_ram/procedures/sorting.py):
+"""``qsort`` and ``qsort_r`` call the program's comparison function (angr_ram/posix/sorting.py):
 ``samples/sorting.c`` sorts its input bytes, then records by a key with ties (stability shows), then
 with ``qsort_r`` and a direction argument. Each run reaches the native outcome set over the
 template's domain, no stub, every test replays (before: angr's stubs sorted nothing: 120 of 125

@@ -28,7 +28,7 @@ def test_a_gnu_style_program_reaches_its_native_outcomes_without_stubs(opt):
 
 @pytest.mark.slow
 def test_options_are_parsed_and_a_symbolic_one_parses_by_cases():
-    """``-v`` and ``--verbose`` are parsed as glibc parses them (angr_ram/procedures/getopt.py): the
+    """``-v`` and ``--verbose`` are parsed as glibc parses them (angr_ram/posix/getopt.py): the
     native outcomes, no stub. A symbolic argument forks on what its bytes decide (a dash, which
     option letter or long-option name, the end of the word) and follows glibc in each case: the run
     completes, no stub (before: getopt_long stayed a stub on the paths where the argument was an

@@ -1,5 +1,5 @@
 """Exact string procedures (angr_ram.procedures.strings) and the modelled environment
-(angr_ram.procedures.environment): semantics against C on every assignment of small alphabets, whole
+(angr_ram.posix.environment): semantics against C on every assignment of small alphabets, whole
 programs against native ground truth, and getrandom/time in both environments."""
 
 import itertools
@@ -10,8 +10,8 @@ import pytest
 
 from angr_ram.core.patches import holding
 from angr_ram.memory.strategies.fork import value_forking
+from angr_ram.posix.environment import FIXED_EPOCH, fixed_bytes
 from angr_ram.procedures import strings
-from angr_ram.procedures.environment import FIXED_EPOCH, fixed_bytes
 from angr_ram.run.runner import explore, prepare
 
 from .conftest import BUILD, assert_tests_replay
@@ -132,7 +132,7 @@ def test_fixed_clock_and_unknown_environment():
     """The fixed clock starts at FIXED_EPOCH and advances one second per read on a path; an
     unknown environment name is a clear error."""
     from angr_ram.core.errors import AngrRamError
-    from angr_ram.procedures.environment import RamFixedTime
+    from angr_ram.posix.environment import RamFixedTime
 
     simgr, _ = prepare(os.fspath(BUILD / "envcalls_O0"), 2, environment="fixed")
     proc = RamFixedTime()
@@ -161,8 +161,8 @@ def test_aligned_allocations_keep_their_alignment(state):
 
 def test_pthread_keys_and_sysconf():
     """Thread-specific data in a single-threaded process, sysconf's machine constants."""
-    from angr_ram.procedures.environment import RamSysconf
-    from angr_ram.procedures.threads import GetSpecific, KeyCreate, SetSpecific
+    from angr_ram.posix.environment import RamSysconf
+    from angr_ram.posix.threads import GetSpecific, KeyCreate, SetSpecific
 
     simgr, _ = prepare(os.fspath(BUILD / "envcalls_O0"), 2)
     st = simgr.active[0]

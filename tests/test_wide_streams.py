@@ -1,4 +1,4 @@
-"""Wide-character streams in the C locale (angr_ram.procedures.wide_streams), driven as a user's
+"""Wide-character streams in the C locale (angr_ram.posix.wide_streams), driven as a user's
 script drives angr: the outcome set equals glibc's over an alphabet with a newline and a byte
 above 0x7f, every test replays; and Debian's ``rev`` (fgetws, wcslen, fputws: angr's stubs)."""
 

@@ -68,7 +68,7 @@ def fixed_regions(project, state) -> list[tuple[int, int, str]]:
 def cover_loaded(state, addr: int) -> None:
     """Make the loaded object holding ``addr`` a fixed region of ``state``'s address space if it is
     not one yet: cle maps a new extern object when the first is full, after the regions were
-    taken (a procedure's constant strings, :func:`angr_ram.procedures.startup.static_string`), and
+    taken (a procedure's constant strings, :func:`angr_ram.posix.startup.static_string`), and
     a symbolic pointer into it was an out-of-bounds error."""
     space = state.plugins.get("ram")
     if space is None or space.region_of(addr) is not None:

@@ -27,7 +27,7 @@ import claripy
 
 from angr_ram.merging.liveness import Live, Liveness
 from angr_ram.merging.patches import byte_key
-from angr_ram.procedures.child_processes import process_key
+from angr_ram.posix.child_processes import process_key
 
 NODE_KEY = "angr_ram_node"
 MAX_MERGES_PER_SITE = 512     # guard against merge cycles: then the fragment stops merging there

@@ -52,8 +52,8 @@ from angr_ram.merging.patterns import ShapeHasher, formula_patterns, regular_par
 from angr_ram.merging.policies import MODES, PATTERN_POLICIES, tpc
 from angr_ram.merging.synthesis import family_of
 from angr_ram.merging.validation import check_theorem
-from angr_ram.procedures.child_processes import process_key
-from angr_ram.procedures.installation import install_procedures
+from angr_ram.posix.child_processes import process_key
+from angr_ram.posix.installation import install_procedures
 from angr_ram.procedures.libc import FORMAT, RamLibcStartMain
 from angr_ram.solver import patches as solver_patches
 from angr_ram.solver.frontends import adopt

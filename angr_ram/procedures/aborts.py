@@ -24,7 +24,7 @@ import angr
 
 from angr_ram.core.errors import MemoryFault
 from angr_ram.memory.strategies.fork import forking_enabled
-from angr_ram.procedures.libc import hook_models, single_value
+from angr_ram.procedures.libc import single_value
 from angr_ram.procedures.strings import concrete_string
 
 SIGABRT = 6
@@ -118,8 +118,3 @@ class FortifyFail(angr.SimProcedure):
 ABORT_PROCEDURES = {"abort": Abort, "__assert_fail": AssertFail, "__assert_perror_fail": AssertPerrorFail,
                     "__assert": BsdAssert, "__stack_chk_fail": StackChkFail, "__stack_chk_fail_local": StackChkFail,
                     "__chk_fail": ChkFail, "__fortify_fail": FortifyFail}
-
-
-def install_aborts(project) -> None:
-    """Hook the aborting functions ``project`` imports (or, statically linked, defines)."""
-    hook_models(project, ABORT_PROCEDURES)

@@ -22,7 +22,7 @@ import claripy
 
 from angr_ram.procedures.aborts import abort_path
 from angr_ram.procedures.heap import holds_for_sure
-from angr_ram.procedures.libc import hook_models, single_value
+from angr_ram.procedures.libc import single_value
 from angr_ram.procedures.strings import RamStrlen, RamStrnlen
 
 UNKNOWN_SIZE = (1 << 64) - 1        # __builtin_object_size of an object the compiler cannot see
@@ -235,9 +235,3 @@ FORTIFIED_PROCEDURES = {"__strcpy_chk": StrcpyChk, "__stpcpy_chk": StpcpyChk, "_
                         "__strncpy_chk": StrncpyChk, "__stpncpy_chk": StpncpyChk, "__strncat_chk": StrncatChk,
                         **{f"__{m}_chk": _mem_chk(m) for m in ("memcpy", "memmove", "mempcpy", "memset")},
                         "__explicit_bzero_chk": ExplicitBzeroChk, "explicit_bzero": ExplicitBzero}
-
-
-def install_copies(project, string_procedures: bool = True) -> None:
-    """Hook the fortified copies (always: angr's are stubs or unchecked) and, with
-    ``string_procedures``, the plain string copies."""
-    hook_models(project, {**FORTIFIED_PROCEDURES, **(COPY_PROCEDURES if string_procedures else {})})

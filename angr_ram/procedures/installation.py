@@ -1,62 +1,47 @@
-"""angr-ram's procedures put on a project: the one call a technique makes at setup."""
+"""angr-ram's own models, what the relocatable memory needs: the heap, the string functions over
+relocatable objects, ``__libc_start_main``, ``error``, the exit handlers, the aborting and the
+fortified functions, as one :class:`~.model_library.ModelLibrary`; and the guard that keeps what
+the user chose while angr-ram hooks (:func:`user_exclusions_kept`). The C library's other models
+are :mod:`angr_ram.posix`'s; :func:`angr_ram.posix.installation.install_procedures` puts both on a
+project."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 
-from angr_ram.procedures.aborts import install_aborts
-from angr_ram.procedures.calendar import install_calendar
-from angr_ram.procedures.child_processes import install_child_processes
-from angr_ram.procedures.copies import install_copies
-from angr_ram.procedures.descriptors import install_descriptors
-from angr_ram.procedures.environment import install_environment
-from angr_ram.procedures.environment_variables import install_environment_variables
-from angr_ram.procedures.err_reports import install_err_reports
+from angr_ram.procedures.aborts import ABORT_PROCEDURES
+from angr_ram.procedures.copies import COPY_PROCEDURES, FORTIFIED_PROCEDURES
 from angr_ram.procedures.exit_handlers import EXIT_HANDLER_PROCEDURES
-from angr_ram.procedures.file_changes import install_file_changes
-from angr_ram.procedures.file_status import install_file_status
-from angr_ram.procedures.float_parsing import install_float_parsing
 from angr_ram.procedures.heap import HEAP_PROCEDURES
-from angr_ram.procedures.large_files import install_large_files
-from angr_ram.procedures.libc import RamLibcStartMain, hook_models, install_error_fix, users_own
-from angr_ram.procedures.line_reading import install_line_reading
-from angr_ram.procedures.locale_objects import install_locale_objects
-from angr_ram.procedures.mathematics import install_mathematics
-from angr_ram.procedures.number_parsing import install_number_parsing
-from angr_ram.procedures.pipes import install_pipes
-from angr_ram.procedures.process import install_process
-from angr_ram.procedures.random_numbers import install_random_numbers
-from angr_ram.procedures.scanning import install_scanning
-from angr_ram.procedures.shared_memory import install_shared_memory
-from angr_ram.procedures.shell_commands import install_shell_commands
-from angr_ram.procedures.signal_delivery import install_signal_delivery
-from angr_ram.procedures.sleeping import install_sleeping
-from angr_ram.procedures.sorting import install_sorting
-from angr_ram.procedures.startup import install_startup
-from angr_ram.procedures.static_libc import install_static_libc
-from angr_ram.procedures.stdio_flags import install_stdio
+from angr_ram.procedures.libc import ERROR_PROCEDURES, RamLibcStartMain, users_own
+from angr_ram.procedures.model_library import ModelLibrary, ModelSet
 from angr_ram.procedures.string_search import SEARCH_PROCEDURES
 from angr_ram.procedures.strings import STRING_PROCEDURES
-from angr_ram.procedures.temp_files import install_temp_files
-from angr_ram.procedures.threads import install_threads
-from angr_ram.procedures.time_text import install_time_text
-from angr_ram.procedures.varargs import install_varargs
-from angr_ram.procedures.weak_imports import resolve_weak_imports
-from angr_ram.procedures.wide_chars import install_wide_chars
-from angr_ram.procedures.wide_streams import install_wide_streams
 
 
-def install_procedures(project, string_procedures: bool = True, environment: str = "symbolic",
-                       heap: bool = True) -> None:
-    """Everything angr-ram hooks in ``project``: weak imports resolved, the heap and start-up
-    procedures (:func:`install_hooks`), the environment (:mod:`.environment`), threads, start-up
-    data, aborting functions (:mod:`.aborts`), string copies (:mod:`.copies`), stdio, number parsing (integers; ``strtod``/``atof``: :mod:`.float_parsing`), ``libm`` (:mod:`.mathematics`),
-    ``getline``/``getdelim`` (:mod:`.line_reading`), variadic calls, ``<err.h>``'s reports (:mod:`.err_reports`), glibc's ``rand``/``random`` (:mod:`.random_numbers`), ``raise``/``kill`` (:mod:`.signal_delivery`), sleeps (:mod:`.sleeping`), ``pipe`` (:mod:`.pipes`), wide characters in the C locale (:mod:`.wide_chars`), ``qsort`` (:mod:`.sorting`), ``gmtime``/``localtime`` (:mod:`.calendar`), ``strftime`` (:mod:`.time_text`), temporary files (:mod:`.temp_files`) and the large-file names of the file functions (:mod:`.large_files`); in a
-    statically linked program, the rest of libc that angr models, by symbol (:mod:`.static_libc`).
-    Without ``heap``, ``malloc`` and its family stay angr's (for a run without the ``ram`` plugin
-    their objects need: :class:`angr_ram.merging.technique.QuantifiedMerging` alone)."""
-    with user_exclusions_kept(project):
-        _install_all(project, string_procedures, environment, heap)
+def core_sets(string_procedures: bool = True, heap: bool = True) -> list[ModelSet]:
+    """angr-ram's own model sets. Without ``string_procedures`` the string functions stay angr's;
+    without ``heap``, ``malloc`` and its family do (for a run without the ``ram`` plugin their
+    objects need: :class:`angr_ram.merging.technique.QuantifiedMerging` alone)."""
+    sets = [ModelSet("start-up", {"__libc_start_main": RamLibcStartMain}),
+            ModelSet("error reports", ERROR_PROCEDURES),
+            ModelSet("exit handlers", EXIT_HANDLER_PROCEDURES),
+            ModelSet("aborts", ABORT_PROCEDURES),
+            ModelSet("fortified copies", FORTIFIED_PROCEDURES)]
+    if heap:
+        sets.append(ModelSet("heap", HEAP_PROCEDURES))
+    if string_procedures:
+        sets += [ModelSet("strings", STRING_PROCEDURES), ModelSet("string search", SEARCH_PROCEDURES),
+                 ModelSet("string copies", COPY_PROCEDURES)]
+    return sets
+
+
+@functools.cache
+def core_library(string_procedures: bool = True, heap: bool = True) -> ModelLibrary:
+    """The SimLibrary of :func:`core_sets` (built once per choice; angr copies a procedure out of
+    it for each hook)."""
+    return ModelLibrary("angr-ram", core_sets(string_procedures, heap))
 
 
 @contextlib.contextmanager
@@ -97,58 +82,3 @@ def user_exclusions_kept(project):
         yield
     finally:
         del project.hook_symbol, project.hook
-
-
-def _install_all(project, string_procedures: bool, environment: str, heap: bool) -> None:
-    resolve_weak_imports(project)
-    install_hooks(project, string_procedures, heap)
-    install_environment(project, environment)
-    install_threads(project)
-    install_signal_delivery(project)
-    install_startup(project)
-    hook_models(project, EXIT_HANDLER_PROCEDURES)
-    install_descriptors(project)
-    install_pipes(project)
-    install_child_processes(project)
-    install_shared_memory(project)
-    install_shell_commands(project)
-    install_file_changes(project)
-    install_locale_objects(project)
-    install_environment_variables(project)
-    install_aborts(project)
-    install_copies(project, string_procedures)
-    install_process(project)
-    install_random_numbers(project)
-    install_sleeping(project)
-    install_file_status(project)
-    install_temp_files(project)
-    install_stdio(project)
-    install_line_reading(project)
-    install_number_parsing(project)
-    install_float_parsing(project)
-    install_mathematics(project)
-    install_scanning(project)
-    install_varargs(project)
-    install_err_reports(project)
-    install_wide_chars(project)
-    install_wide_streams(project)
-    install_sorting(project)
-    install_calendar(project)
-    install_time_text(project)
-    install_large_files(project)       # after the models their base names take
-    install_static_libc(project)       # last: a static program's other libc functions, by symbol
-
-
-def install_hooks(project, string_procedures: bool = True, heap: bool = True) -> None:
-    """Hook the heap functions and ``__libc_start_main`` of ``project`` with angr-ram's procedures
-    (and the string comparisons, :mod:`angr_ram.procedures.strings`, with ``string_procedures``)."""
-    procs = dict(HEAP_PROCEDURES) if heap else {}
-    if string_procedures:
-        procs.update(STRING_PROCEDURES)
-        procs.update(SEARCH_PROCEDURES)
-    for name, cls in procs.items():
-        if project.loader.find_symbol(name) is not None:
-            project.hook_symbol(name, cls(display_name=name), replace=True)
-    install_error_fix(project)
-    if project.loader.find_symbol("__libc_start_main") is not None:
-        project.hook_symbol("__libc_start_main", RamLibcStartMain(display_name="__libc_start_main"), replace=True)

@@ -138,13 +138,15 @@ class RamErrorAtLine(RamError):
         return self.state.solver.eval(self.state.memory.load(ptr, n), cast_to=bytes) if n else b""
 
 
+ERROR_PROCEDURES = {"error": RamError, "error_at_line": RamErrorAtLine}
+
+
 def install_error_fix(project) -> None:
-    """Hook ``error`` and ``error_at_line`` in ``project`` with :class:`RamError` and
-    :class:`RamErrorAtLine` if the binary calls them."""
-    if project.loader.find_symbol("error") is not None:
-        project.hook_symbol("error", RamError(display_name="error"), replace=True)
-    if project.loader.find_symbol("error_at_line") is not None:
-        project.hook_symbol("error_at_line", RamErrorAtLine(display_name="error_at_line"), replace=True)
+    """Hook glibc's ``error`` and ``error_at_line`` of ``project`` with :class:`RamError` and
+    :class:`RamErrorAtLine` (angr's ``error`` raises a TypeError)."""
+    for name, cls in ERROR_PROCEDURES.items():
+        if project.loader.find_symbol(name) is not None:
+            project.hook_symbol(name, cls(display_name=name), replace=True)
 
 
 # while a technique that forks on a procedure's symbolic value steps a state
@@ -452,16 +454,3 @@ def users_own(proc) -> bool:
         return True
     return (type(proc).__module__.startswith("angr.") and getattr(proc, "library_name", None) is None
             and not getattr(proc, "is_stub", False))
-
-
-def hook_models(project, procedures: dict) -> None:
-    """Hook each function of ``procedures`` (name -> SimProcedure class) that ``project`` imports,
-    replacing angr's models and stubs and angr-ram's own, but not a model the user hooked."""
-    for name, cls in procedures.items():
-        sym = project.loader.find_symbol(name)
-        if sym is None:
-            continue
-        hooked = project._sim_procedures.get(sym.rebased_addr)
-        if hooked is not None and users_own(hooked):
-            continue            # the user's own model
-        project.hook_symbol(name, cls(display_name=name), replace=True)

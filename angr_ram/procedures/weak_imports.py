@@ -9,7 +9,7 @@ leaves an unresolved weak reference at 0, so angr calls address 0 (libxml2's
 :func:`resolve_weak_imports` binds each weak function import that a library the program needs
 (``DT_NEEDED``, looked up in this host's library directories, as a replay runs) defines, to angr's
 procedure for it (a stub when angr has none; angr-ram's models replace those afterwards: the
-single-threaded pthread calls of :mod:`.threads`). References that no library defines
+single-threaded pthread calls of :mod:`angr_ram.posix.threads`). References that no library defines
 (``__gmon_start__``, ``_ITM_registerTMCloneTable``) stay 0, as natively.
 """
 

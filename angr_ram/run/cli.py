@@ -15,7 +15,7 @@ from angr_ram.core.errors import AngrRamError
 from angr_ram.core.version import __version__
 from angr_ram.memory.strategies.models import MODELS
 from angr_ram.memory.uninitialized import UNINITIALIZED
-from angr_ram.procedures.environment import ENVIRONMENTS
+from angr_ram.posix.environment import ENVIRONMENTS
 from angr_ram.run.cli_bench import add_bench_parser
 from angr_ram.run.config import RunConfig
 from angr_ram.run.coverage_plot import plot_runs

@@ -51,6 +51,7 @@ class InputBudget:
         self.guard = guard if guard is not None else RunGuard(catch_sigint=False)
         self._presses = self.guard.interrupts
         self.unsolved = self.infeasible = self.plain = self.unwritten = 0
+        self.infeasible_unfinished = 0      # of ``infeasible``, states counted as unfinished
 
     def spent(self) -> bool:
         """Past the deadline and its last tests' time, or Ctrl-C pressed since collection began:

@@ -7,7 +7,7 @@ import time
 import claripy
 from angr.errors import SimUnsatError
 
-from angr_ram.procedures.child_processes import RESUMED_EVENT
+from angr_ram.posix.child_processes import RESUMED_EVENT
 from angr_ram.solver.z3_check import gave_up
 
 

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from angr_ram.core.errors import ABORTING_ERRORS, FATAL_SIGNAL, AngrRamError
-from angr_ram.procedures.child_processes import IN_CHILD
+from angr_ram.posix.child_processes import IN_CHILD
 from angr_ram.run.bounded_capture import Captured, run_captured
 from angr_ram.run.native_faults import FAULT_SIGNALS
 from angr_ram.run.testcases import TestCase, read_tests
@@ -55,7 +55,7 @@ class Replay:
 
 
 # the environment a native run adds to the caller's: the C locale and UTC, the ones angr-ram's models
-# implement (procedures/startup.py: setlocale answers "C", MB_CUR_MAX is 1; procedures/calendar.py:
+# implement (posix/startup.py: setlocale answers "C", MB_CUR_MAX is 1; posix/calendar.py:
 # localtime is UTC), whatever LANG and TZ say
 NATIVE_ENV = {"LC_ALL": "C", "TZ": "UTC0"}
 # what GNU make passes to the commands it runs: a native make run under `make test` or `make bench`
@@ -71,7 +71,7 @@ def native_environment(env: dict | None = None) -> dict:
 
 def fresh_signals():
     """A ``preexec_fn`` that gives the child every signal at its default disposition and none
-    blocked (the process angr-ram's models describe, procedures/signals.py), or None when this
+    blocked (the process angr-ram's models describe, posix/signals.py), or None when this
     process ignores and blocks none (then a child starts that way anyway). A shell runs a
     background job with SIGINT and SIGQUIT ignored and a child inherits that: under ``nohup ... &``
     a program that reports whether SIGINT is ignored (GNU make checks) answered otherwise than its

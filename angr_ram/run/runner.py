@@ -15,7 +15,7 @@ from angr_ram.core.errors import AngrRamError, UnsupportedBinary
 from angr_ram.core.guard import RunGuard, RunStopped
 from angr_ram.core.scope import RunScope
 from angr_ram.merging import QuantifiedMerging
-from angr_ram.procedures.environment import environment_kinds, install_environment
+from angr_ram.posix.environment import environment_kinds, install_environment
 from angr_ram.procedures.libc import RamLibcStartMain, install_error_fix
 from angr_ram.procedures.stubs import stubs_of
 from angr_ram.run.concrete_steps import own_driver
@@ -68,6 +68,7 @@ class RunResult:
     tests_infeasible: int = 0     # set-aside paths without a test: their branch has no model
     tests_unwritten: int = 0      # states left in spill files without a test: out of time for them
     unfinished: int = 0           # paths that did not finish: active when stopped, set aside, waiting to merge
+    #                               (with tests: less those whose branch turned out to have no model)
     warnings: list = field(default_factory=list)    # one-line notes of what the run went on without (a damaged cache store)
     profile: dict | None = None   # with profile=True: the time breakdown (angr_ram.core.profile)
     stubs: dict = field(default_factory=dict)       # angr stub -> ended paths that called it (results may be wrong)
@@ -239,7 +240,7 @@ def prepare(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
             spill_states: int | None = None, spill_rss_mb: float | None = None, **options):
     """The simulation manager :func:`explore` steps, and its RelocatableMemory technique (None for
     stock angr), with the same arguments; for scripts that step several runs themselves.
-    ``environment`` (:mod:`angr_ram.procedures.environment`) applies to stock angr too when given.
+    ``environment`` (:mod:`angr_ram.posix.environment`) applies to stock angr too when given.
     ``config``: the run's options as one :class:`~angr_ram.run.config.RunConfig` (then ``model``,
     ``symbolic_bases`` and ``options`` stay at their defaults)."""
     if search is not None and search not in SEARCHES:
@@ -305,6 +306,8 @@ def summarize(simgr, tech, res: RunResult | None = None, tests: bool = False,
         res.tests_seconds = time.perf_counter() - t1
         res.tests_plain, res.tests_unsolved, res.tests_infeasible = budget.plain, budget.unsolved, budget.infeasible
         res.tests_unwritten = budget.unwritten
+        # a set-aside state whose branch has no model is no path: not counted as unfinished
+        res.unfinished = max(0, res.unfinished - budget.infeasible_unfinished)
     if tech is not None:
         tech.close()
         res.stats["cache_disk_size"] = tech.stats.cache_disk_size

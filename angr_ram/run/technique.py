@@ -38,10 +38,10 @@ from angr_ram.memory.strategies.split import Splitter
 from angr_ram.memory.uninitialized import apply_uninitialized
 from angr_ram.merging import QuantifiedMerging
 from angr_ram.merging.patches import MEMORY_DIFF
-from angr_ram.procedures.child_processes import resume_parent, resume_parents_of_errors, suspended_parent
-from angr_ram.procedures.environment import hide_proc
+from angr_ram.posix.child_processes import resume_parent, resume_parents_of_errors, suspended_parent
+from angr_ram.posix.environment import hide_proc
+from angr_ram.posix.installation import install_procedures
 from angr_ram.procedures.heap import RamHeap
-from angr_ram.procedures.installation import install_procedures
 from angr_ram.procedures.libc import FORMAT
 from angr_ram.procedures.stubs import record, stub_addresses
 from angr_ram.run.concrete_steps import chain_policy, ram_engines
@@ -114,7 +114,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         (:mod:`angr_ram.core.profile`); read it with ``angr_ram.stats(simgr, profile=True)``.
     :param environment: ``"symbolic"`` (random bytes from ``getrandom`` are fresh symbols, clocks
         are angr's) or ``"fixed"`` (one fixed environment: the same random bytes and clock on every
-        run, like a replay); see :mod:`angr_ram.procedures.environment`.
+        run, like a replay); see :mod:`angr_ram.posix.environment`.
     :param string_procedures: ``strlen``, ``strcmp``, ``strncmp``, ``memcmp`` (and ``strnlen``,
         ``bcmp``) read the bytes and return an if-then-else over the symbolic ones instead of angr's
         fresh length symbols (:mod:`angr_ram.procedures.strings`); angr's procedure where that is not

@@ -327,6 +327,7 @@ def collect_tests(simgr, per_path: int = MAX_OUTCOMES_PER_PATH, budget: InputBud
         t = _case(state, len(tests) + 1, kind, extra, budget, **fields)
         if t is None:
             budget.infeasible += 1
+            budget.infeasible_unfinished += kind == "unfinished"
         else:
             tests.append(t)
 
