@@ -34,6 +34,7 @@ from angr_ram.core.errors import ForkRequest, Target
 from angr_ram.memory.pointers import pointer_cases
 from angr_ram.memory.strategies.fork import value_forking_enabled
 from angr_ram.procedures.byte_scan import Bytes
+from angr_ram.procedures.host_libc import C_LOCALE
 from angr_ram.procedures.libc import _fault, set_errno
 
 MAX_TEXT = 4096                 # the most bytes read at nptr (a pointer with no object behind it)
@@ -43,7 +44,6 @@ MAX_WALK_QUERIES = 16 * MAX_TEXTS  # the most solver calls one call's walk over 
 # too many: a walk that stops at MAX_TEXTS costs thousands of solver calls) but forked byte by byte
 WALK_SYMBOLIC_BYTES = 6
 ERANGE = 34
-LC_ALL_MASK = 0x1FBF            # glibc's LC_ALL_MASK
 
 _HEX = "[0-9a-f]"
 _VIABLE = re.compile(  # every prefix of a text strtod reads in the C locale (case-insensitively)
@@ -56,9 +56,6 @@ _VIABLE = re.compile(  # every prefix of a text strtod reads in the C locale (ca
 _CANDIDATES = b" \t\n\v\f\r+-.()_" + bytes(range(48, 58)) + bytes(range(65, 91)) + bytes(range(97, 123))
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
-_LIBC.newlocale.restype = ctypes.c_void_p
-_LIBC.newlocale.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p]
-_C_LOCALE = _LIBC.newlocale(LC_ALL_MASK, b"C", None)
 
 
 class _LongDouble(ctypes.c_longdouble):
@@ -88,7 +85,7 @@ def read_number(text: bytes, bits: int = 64) -> tuple[int, int, bool]:
     buf = ctypes.create_string_buffer(text)
     end = ctypes.c_char_p()
     ctypes.set_errno(0)
-    v = (_LIBC.strtod_l if bits == 64 else _LIBC.strtof_l)(buf, ctypes.byref(end), _C_LOCALE)
+    v = (_LIBC.strtod_l if bits == 64 else _LIBC.strtof_l)(buf, ctypes.byref(end), C_LOCALE)
     erange = ctypes.get_errno() == ERANGE
     used = ctypes.cast(end, ctypes.c_void_p).value - ctypes.addressof(buf)
     raw = struct.unpack("<Q", struct.pack("<d", v))[0] if bits == 64 else struct.unpack("<I", struct.pack("<f", v))[0]
@@ -98,7 +95,7 @@ def read_number(text: bytes, bits: int = 64) -> tuple[int, int, bool]:
 def double_holds_long(text: bytes) -> bool:
     """Whether glibc's ``strtold`` of ``text`` (C locale) gives exactly the ``double`` ``strtod`` gives."""
     buf = ctypes.create_string_buffer(text)
-    long_value = _LIBC.strtold_l(buf, None, _C_LOCALE)
+    long_value = _LIBC.strtold_l(buf, None, C_LOCALE)
     double_value = struct.unpack("<d", struct.pack("<Q", read_number(text)[0]))[0]
     return bytes(long_value)[:10] == bytes(ctypes.c_longdouble(double_value))[:10]
 

@@ -7,7 +7,7 @@ byte, so ``"1e+x"`` gives 1 with ``"1e+"`` consumed, ``"0xg"`` fails with ``"0x"
 ``"nan("`` at the end of input gives a NaN with ``"("`` left. So the texts the input can hold are
 walked as :func:`angr_ram.posix.float_parsing.texts` walks ``strtod``'s (each with the
 constraint that chooses it, a partition of the path), and each text is read by the machine's own
-``fscanf`` from a stream holding it (followed by the end of input, or by a byte that stops it, where
+``fscanf`` (in the C locale: :mod:`angr_ram.procedures.host_libc`) from a stream holding it (followed by the end of input, or by a byte that stops it, where
 the two differ): the conversion's result, the value's bytes and the bytes consumed. :func:`readings`
 groups the texts by that reading; the scan forks on the bytes consumed and on success (it needs
 both to go on) and keeps the value an if-then-else over the readings."""
@@ -21,6 +21,7 @@ import claripy
 
 from angr_ram.core.errors import MemoryFault
 from angr_ram.posix.float_parsing import MAX_TEXTS, texts
+from angr_ram.procedures.host_libc import c_locale
 
 STOP = b"\x01"                                   # a byte no number continues with
 
@@ -44,7 +45,8 @@ def host_scan(text: bytes, spec: bytes, size: int) -> tuple[int, bytes, int]:
     if not f:
         raise OSError(ctypes.get_errno(), "fmemopen failed")
     try:
-        r = _LIBC.fscanf(ctypes.c_void_p(f), ctypes.c_char_p(spec), out)
+        with c_locale():
+            r = _LIBC.fscanf(ctypes.c_void_p(f), ctypes.c_char_p(spec), out)
         used = _LIBC.ftell(ctypes.c_void_p(f))
     finally:
         _LIBC.fclose(f)

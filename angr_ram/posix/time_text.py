@@ -22,13 +22,13 @@ import claripy
 from angr_ram.core.errors import ForkRequest, Target
 from angr_ram.memory.strategies.fork import value_forking_enabled
 from angr_ram.posix.calendar import TM_FIELDS
+from angr_ram.procedures.host_libc import C_LOCALE
 from angr_ram.procedures.libc import MAX_FORMAT_VALUES, _fault, single_value
 from angr_ram.procedures.strings import concrete_string
 
 MAX_FORMAT = 4096                   # the longest format read
 MAX_TEXT = 1 << 16                  # the largest buffer filled (a larger max is taken as this)
 ZONE_AT, GMTOFF_AT = 48, 40         # struct tm on x86-64 glibc: 9 ints, pad, long tm_gmtoff, char *tm_zone
-LC_ALL_MASK = 0x1FBF                # glibc's LC_ALL_MASK
 
 _ALL = frozenset(TM_FIELDS) | {"gmtoff", "zone"}
 _DATE = frozenset({"mday", "mon", "year"})
@@ -51,11 +51,8 @@ class _Tm(ctypes.Structure):
 
 
 _LIBC = ctypes.CDLL(None)
-_LIBC.newlocale.restype = ctypes.c_void_p
-_LIBC.newlocale.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p]
 _LIBC.strftime_l.restype = ctypes.c_size_t
 _LIBC.strftime_l.argtypes = [ctypes.POINTER(ctypes.c_char), ctypes.c_size_t, ctypes.c_char_p, ctypes.POINTER(_Tm), ctypes.c_void_p]
-_C_LOCALE = _LIBC.newlocale(LC_ALL_MASK, b"C", None)
 
 
 def conversions(fmt: bytes) -> list[tuple[int, int, str]]:
@@ -129,7 +126,7 @@ def time_text(fmt: bytes, values: dict, zone: bytes | None, limit: int) -> bytes
             last = end
     fmt = b"".join(pieces) + fmt[last:]
     buf = ctypes.create_string_buffer(max(limit, 1))
-    n = _LIBC.strftime_l(buf, limit, fmt, ctypes.byref(tm), _C_LOCALE)
+    n = _LIBC.strftime_l(buf, limit, fmt, ctypes.byref(tm), C_LOCALE)
     return buf.raw[:n]
 
 

@@ -3,7 +3,8 @@
 angr's format parser knows these conversions' argument type (``double``) but writes none: every
 ``printf("%f")`` ended its path with "Unimplemented format specifier". :func:`double_text` gives
 the text for a double's 64 bits under a conversion's flags, width and precision by asking this
-machine's C library (``snprintf`` through ctypes), the glibc a test's native replay runs with:
+machine's C library (``snprintf`` through ctypes, in the C locale: :mod:`.host_libc`), the glibc a
+test's native replay runs with:
 glibc's digits have quirks no re-implementation is sure to share (``%#g`` of 999999.5 is
 ``1.e+06``, ``%.0a`` rounds the leading hexadecimal digit: ``0x2p+0`` for 1.5), and a NaN keeps its
 sign (``-nan``). The caller (:mod:`.libc`) gives a concrete value: a symbolic one forks the state
@@ -17,6 +18,8 @@ import ctypes.util
 import struct
 
 from angr.errors import SimProcedureError
+
+from angr_ram.procedures.host_libc import c_locale
 
 FLOAT_CONVERSIONS = frozenset(b"eEfFgGaA")
 MAX_FIELD = 1 << 16         # a width or precision above this is not formatted (an error for the path)
@@ -41,7 +44,8 @@ def double_text(conv: bytes, flags: bytes, width: int | None, precision: int | N
         value = ctypes.c_longdouble.from_buffer_copy((bits & (1 << 80) - 1).to_bytes(16, "little"))
     else:
         value = ctypes.c_double(struct.unpack("<d", struct.pack("<Q", bits & (1 << 64) - 1))[0])
-    n = _SNPRINTF(None, 0, spec, value)
-    buf = ctypes.create_string_buffer(n + 1)
-    _SNPRINTF(buf, n + 1, spec, value)
+    with c_locale():
+        n = _SNPRINTF(None, 0, spec, value)
+        buf = ctypes.create_string_buffer(n + 1)
+        _SNPRINTF(buf, n + 1, spec, value)
     return buf.raw[:n]
