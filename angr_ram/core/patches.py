@@ -13,9 +13,8 @@ run every patched function is claripy's, angr's and z3's own again, and a stock-
 manager in the same process behaves exactly as in a fresh one. Inside a held set the wrapper
 still calls the original whenever the set's gate is closed.
 
-The one exception is a set declared with ``lifetime="process"`` (z3's reference-object
-destructors, :mod:`angr_ram.solver.z3_setup`): objects made during a run are destroyed after it,
-so that set stays in place from its first hold to the end of the process.
+A set declared with ``lifetime="process"`` stays in place from its first hold to the end of the
+process (for replacements that objects made during a run still need after it).
 """
 
 from __future__ import annotations

@@ -57,6 +57,7 @@ from angr_ram.posix.installation import install_procedures
 from angr_ram.procedures.libc import FORMAT, RamLibcStartMain
 from angr_ram.solver import patches as solver_patches
 from angr_ram.solver.frontends import adopt
+from angr_ram.solver.z3_setup import quiet_half_built_z3_objects
 
 MAX_PARTITIONS_TRIED = 16   # regular partitions whose formula patterns are tried per merge, best first
 
@@ -171,6 +172,7 @@ class QuantifiedMerging(FragmentBudget, ExplorationTechnique):
             raise AngrRamError(f"solving must be a SolveSettings, not {type(solving).__name__}")
         self.table = ClauseTable(validate, self.stats.solve, solving)
         self.scope = RunScope(patch_sets=PATCH_SETS)
+        quiet_half_built_z3_objects()
         self._engines = EngineCache(*ENGINE_MIXINS)
 
     def __repr__(self) -> str:

@@ -65,7 +65,7 @@ from angr_ram.solver import patches as solver_patches
 from angr_ram.solver.query_cache import QueryCache
 from angr_ram.solver.substituting import RamSolver
 from angr_ram.solver.z3_check import gave_up
-from angr_ram.solver.z3_setup import drop_conversion_caches
+from angr_ram.solver.z3_setup import drop_conversion_caches, quiet_half_built_z3_objects
 
 __all__ = ["DEFERRED_STASH", "ERROR_STASH", "UNKNOWN_STASH", "RelocatableMemory", "gave_up", "stats"]
 
@@ -170,6 +170,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         self.profile = Profile() if cfg.profile else None
         sets = PATCH_SETS if cfg.profile else tuple(n for n in PATCH_SETS if n != PROFILE.name)
         self.scope = RunScope(self.stats, patch_sets=sets, config=cfg, profile=self.profile)
+        quiet_half_built_z3_objects()
         self.cache = (QueryCache(cfg.cache, cfg.validate, self.stats, cfg.persist, cfg.cache_limit)
                       if cfg.cache is not None else None)
         self.base_sizes: dict[str, int] = {}

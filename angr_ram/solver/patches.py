@@ -1,6 +1,6 @@
 """Every function of z3, claripy and angr that the solver package replaces, declared in one place.
 
-Three sets (:mod:`angr_ram.core.patches`), each with its own gate:
+Two sets (:mod:`angr_ram.core.patches`), each with its own gate:
 
 * ``z3-check`` (:data:`CHECK`): ``z3.Solver.check`` counted, timed and given the run's budget
   (:mod:`angr_ram.solver.z3_check`); acts in a run and while :func:`counting` counts.
@@ -10,10 +10,9 @@ Three sets (:mod:`angr_ram.core.patches`), each with its own gate:
   kept when too deep; :mod:`angr_ram.solver.simplify_reuse`: large subterms simplified once). claripy has no seam for these: its frontends reach the one process-wide
   ``BackendZ3`` (``claripy.backends.z3``, whose conversion caches every expression shares), so a
   subclass used by angr-ram's frontends alone would convert every expression twice.
-* ``z3-half-built`` (:data:`HALF_BUILT_SET`): z3's destructors tolerate an object whose
-  constructor was interrupted; in place from the first run to the end of the process.
 
-What claripy does offer a seam for is not patched: seeding (:class:`~.frontends.SeedingMixin`)
+What has a seam is not patched: z3's destructors of objects whose constructor was interrupted
+are quieted through ``sys.unraisablehook`` (:func:`~.z3_setup.quiet_half_built_z3_objects`); seeding (:class:`~.frontends.SeedingMixin`)
 and the exact, linear-time model cache (:class:`~.model_cache.ExactModelCacheMixin`) are mixins
 of angr-ram's frontends (:mod:`angr_ram.solver.frontends`).
 """
@@ -42,18 +41,7 @@ for _owner, _name, _fn in ((backend_z3.BackendZ3, "solver", z3_setup.fast_solver
                            (SimSolver, "simplify", simplify_reuse.simplify_reusing)):
     BACKEND.patch(_owner, _name)(_fn)
 
-
-def _always() -> bool:
-    return True
-
-
-HALF_BUILT_SET = PatchSet("z3-half-built", _always, lifetime="process")
-HALF_BUILT = [HALF_BUILT_SET.patch(cls, "__del__")(z3_setup.half_built_del)
-              for cls in (z3.ParamsRef, z3.ParamDescrsRef, z3.AstRef, z3.AstVector, z3.AstMap, z3.Goal,
-                          z3.ModelRef, z3.FuncInterp, z3.FuncEntry, z3.Solver, z3.Tactic, z3.ApplyResult,
-                          z3.Probe, z3.Statistics)]
-
-SETS = (CHECK, BACKEND, HALF_BUILT_SET)
+SETS = (CHECK, BACKEND)
 NAMES = tuple(s.name for s in SETS)        # what a technique holds for the solver package
 
 

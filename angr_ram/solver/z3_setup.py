@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import sys
 import threading
 import time
 import weakref
@@ -328,16 +329,33 @@ def simplify_or_keep(original, self, e=None):
         return e
 
 
-def half_built_del(original, self):
-    """z3's ``__del__`` of a reference object that releases the reference its constructor took,
-    read from an attribute the constructor set: a constructor interrupted before that (a
-    ``RecursionError`` deep in claripy's recursion, the run guard's interrupt) left an object
-    whose ``__del__`` raised AttributeError from the garbage collector, which Python reports as an
-    unraisable exception (and pytest as a failed test). Such an object holds no reference."""
-    try:
-        original(self)
-    except AttributeError:
-        pass
+def is_half_built_del(unraisable) -> bool:
+    """Whether an unraisable exception is z3's ``__del__`` of a half-built object: a z3 reference
+    object releases in ``__del__`` the reference its constructor took, read from an attribute the
+    constructor set; a constructor interrupted before that (a ``RecursionError`` deep in claripy's
+    recursion, the run guard's interrupt) leaves an object whose ``__del__`` raises AttributeError
+    from the garbage collector (``Statistics``, whose ``__getattr__`` looks the attribute up again:
+    RecursionError). Such an object holds no reference: nothing is lost."""
+    fn = getattr(unraisable, "object", None)
+    return (isinstance(unraisable.exc_value, AttributeError | RecursionError) and getattr(fn, "__name__", "") == "__del__"
+            and getattr(fn, "__module__", "").split(".")[0] == "z3")
+
+
+def _quiet_hook(previous):
+    def hook(unraisable):
+        if not is_half_built_del(unraisable):
+            previous(unraisable)
+    hook.quiets_half_built_z3 = True
+    return hook
+
+
+def quiet_half_built_z3_objects() -> None:
+    """From the first run to the end of the process (objects made in a run are collected after
+    it), Python's hook for unraisable exceptions drops those of :func:`is_half_built_del` and hands
+    every other to the hook it found (a script's own, pytest's): ``sys.unraisablehook`` is the seam
+    Python gives for this, so z3's destructors stay z3's."""
+    if not getattr(sys.unraisablehook, "quiets_half_built_z3", False):
+        sys.unraisablehook = _quiet_hook(sys.unraisablehook)
 
 
 TIMED_SIMPLIFY_MS = 10_000    # within this much of a step's deadline, simplification runs under z3.TryFor
