@@ -14,8 +14,8 @@ from angr_ram.procedures.aborts import ABORT_PROCEDURES
 from angr_ram.procedures.copies import COPY_PROCEDURES, FORTIFIED_PROCEDURES
 from angr_ram.procedures.exit_handlers import EXIT_HANDLER_PROCEDURES
 from angr_ram.procedures.heap import HEAP_PROCEDURES
-from angr_ram.procedures.libc import ERROR_PROCEDURES, RamLibcStartMain, users_own
-from angr_ram.procedures.model_library import ModelLibrary, ModelSet
+from angr_ram.procedures.libc import ERROR_PROCEDURES, RamLibcStartMain
+from angr_ram.procedures.model_library import ModelLibrary, ModelSet, hooked_by_user, kept_by_user
 from angr_ram.procedures.string_search import SEARCH_PROCEDURES
 from angr_ram.procedures.strings import STRING_PROCEDURES
 
@@ -59,22 +59,14 @@ def user_exclusions_kept(project):
     """
     original_symbol, original_hook = project.hook_symbol, project.hook
 
-    def users(addr) -> bool:
-        hooked = project._sim_procedures.get(addr)   # pylint: disable=protected-access
-        return hooked is not None and users_own(hooked)
-
     def hook_symbol(symbol_name, *args, **kwargs):
-        if isinstance(symbol_name, str):
-            sym = project.loader.find_symbol(symbol_name)
-            if sym is not None and users(sym.rebased_addr):
-                return None
-            if project._check_user_blacklists(symbol_name):  # pylint: disable=protected-access
-                if sym is not None and sym.owner is not project.loader.extern_object:
-                    return None
+        if isinstance(symbol_name, str) and kept_by_user(project, symbol_name,
+                                                         project.loader.find_symbol(symbol_name)):
+            return None
         return original_symbol(symbol_name, *args, **kwargs)
 
     def hook(addr, *args, **kwargs):
-        if isinstance(addr, int) and users(addr):
+        if isinstance(addr, int) and hooked_by_user(project, addr):
             return None
         return original_hook(addr, *args, **kwargs)
     project.hook_symbol, project.hook = hook_symbol, hook

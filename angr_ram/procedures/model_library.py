@@ -50,6 +50,7 @@ class ModelLibrary(SimLibrary):
     def __init__(self, name: str, sets: Iterable[ModelSet] = ()):
         super().__init__()
         self.set_library_names(name)
+        self.sets: list[ModelSet] = []
         self.precedence: dict[str, Precedence] = {}
         self.set_of: dict[str, str] = {}
         for s in sets:
@@ -63,18 +64,11 @@ class ModelLibrary(SimLibrary):
             self.add(fn, cls)
             self.precedence[fn] = models.precedence
             self.set_of[fn] = models.name
+        self.sets.append(models)
 
     def merged(self, other: ModelLibrary, name: str | None = None) -> ModelLibrary:
-        """One library with the models of both (a name in both raises ValueError)."""
-        out = ModelLibrary(name or self.name)
-        for lib in (self, other):
-            for fn, proc in lib.procedures.items():
-                if fn in out.set_of:
-                    raise ValueError(f"{fn!r} is modelled by both {out.set_of[fn]!r} and {lib.set_of[fn]!r}")
-                out.procedures[fn] = proc
-                out.precedence[fn] = lib.precedence[fn]
-                out.set_of[fn] = lib.set_of[fn]
-        return out
+        """One library of the sets of both (a name in both raises ValueError)."""
+        return ModelLibrary(name or self.name, [*self.sets, *other.sets])
 
     def names_in_order(self) -> list[str]:
         """The library's names, those over angr's first (a name's place never decides between
@@ -82,12 +76,19 @@ class ModelLibrary(SimLibrary):
         return sorted(self.procedures, key=lambda fn: -self.precedence[fn])
 
 
-def _kept_by_user(project, fn: str, sym) -> bool:
-    hooked = project._sim_procedures.get(sym.rebased_addr)     # pylint: disable=protected-access
-    if hooked is not None and users_own(hooked):
+def hooked_by_user(project, addr: int) -> bool:
+    """Whether the hook at ``addr`` is the user's own (:func:`~.libc.users_own`)."""
+    hooked = project._sim_procedures.get(addr)     # pylint: disable=protected-access
+    return hooked is not None and users_own(hooked)
+
+
+def kept_by_user(project, fn: str, sym) -> bool:
+    """Whether the user keeps function ``fn`` (symbol ``sym``) from angr-ram's models: hooked it
+    themselves, or kept it out of angr's procedures where a loaded library gives its code."""
+    if sym is not None and hooked_by_user(project, sym.rebased_addr):
         return True
     return bool(project._check_user_blacklists(fn)     # pylint: disable=protected-access
-                and sym.owner is not project.loader.extern_object)
+                and sym is not None and sym.owner is not project.loader.extern_object)
 
 
 def _angr_models(project, sym) -> bool:
@@ -101,7 +102,7 @@ def hook_library(project, library: ModelLibrary, names: Iterable[str] | None = N
     done = []
     for fn in (library.names_in_order() if names is None else names):
         sym = project.loader.find_symbol(fn)
-        if sym is None or _kept_by_user(project, fn, sym):
+        if sym is None or kept_by_user(project, fn, sym):
             continue
         if library.precedence[fn] is Precedence.UNDER_ANGR and _angr_models(project, sym):
             continue
