@@ -106,3 +106,18 @@ def test_explore_and_the_cli_take_one_config(capsys):
     assert main(["run", b, "--model", "smm", "--concrete-bases"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.endswith("needs symbolic_bases=True") and len(err.splitlines()) == 1, err
+
+
+def test_the_techniques_options_are_views_of_its_one_config():
+    """``tech.solver_timeout_ms`` and the other option attributes read ``tech.config``: there is no
+    second copy to drift (a script that wants other options makes a new RunConfig)."""
+    cfg = RunConfig.of(model="smm", solver_timeout_ms=4000, defer_ms=1500, step_seconds=3.0, context_k=2,
+                       environment="fixed", uninitialized="symbolic", string_procedures=False)
+    tech = angr_ram.RelocatableMemory(cfg)
+    for name in ("uninitialized", "environment", "string_procedures", "solver_timeout_ms", "step_seconds",
+                 "step_memory_mb", "max_symbolic_size", "symbolic_bases", "context_k"):
+        assert getattr(tech, name) == getattr(cfg, name), name
+        with pytest.raises(AttributeError):
+            setattr(tech, name, getattr(cfg, name))
+    assert tech.model == "smm" and tech.model_policy.name == "smm" and tech.defer_ms == cfg.first_pass_ms == 1500
+    assert tech.scope.config is cfg

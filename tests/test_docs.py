@@ -3,13 +3,18 @@
 
 import dataclasses
 import importlib.util
+import inspect
 import re
 import subprocess
 import sys
 
 import yaml
 
-from angr_ram.run.config import RunConfig
+from angr_ram.merging.options import MERGE_OPTIONS
+from angr_ram.merging.policies import MODES
+from angr_ram.merging.technique import QuantifiedMerging
+from angr_ram.run.config import RunConfig, run_options
+from angr_ram.run.technique import RelocatableMemory
 
 from .conftest import ROOT
 
@@ -54,8 +59,23 @@ def test_the_options_reference_matches_the_code():
     fields = dataclasses.fields(RunConfig)
     assert " ".join(sig.split()) == "RelocatableMemory(" + ", ".join(
         f"{f.name}={f.default!r}".replace("'", '"') for f in fields) + ")"
-    for f in fields:
-        assert f"| `{f.name}` | {f.metadata['values']} | {f.metadata['doc']} |" in page, f.name
+    for name, opt in run_options().items():
+        assert f"| `{name}` | {opt.values} | {opt.doc} |" in page, name
+    merge_params = [n for n in inspect.signature(QuantifiedMerging.__init__).parameters if n != "self"]
+    assert list(MERGE_OPTIONS) == merge_params, "every QuantifiedMerging keyword has one entry in MERGE_OPTIONS"
+    assert f"QuantifiedMerging({merge_params[0]}=" in page and "| `uninitialized` | `None`" in page
+
+
+def test_each_techniques_docstring_lists_its_options_from_the_same_text():
+    """``help(RelocatableMemory)`` / ``help(QuantifiedMerging)`` show each option with the meaning
+    the reference prints: both are written from one table."""
+    for cls, options in ((RelocatableMemory, run_options()), (QuantifiedMerging, MERGE_OPTIONS)):
+        doc = " ".join(cls.__doc__.split())
+        for name, opt in options.items():
+            assert f":param {name}: ({opt.values}; default " in doc, (cls.__name__, name)
+            assert " ".join(opt.doc.split()) in doc, (cls.__name__, name)
+        assert doc.count(":param ") == len(options)
+    assert all(f'`"{m}"`' in MERGE_OPTIONS["mode"].values for m in MODES)
 
 
 def test_the_site_builds_strictly(tmp_path):

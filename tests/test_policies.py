@@ -6,10 +6,15 @@ import claripy
 from angr.storage.memory_mixins import AddressConcretizationMixin, DefaultMemory
 
 from angr_ram.core.errors import Target
+from angr_ram.memory.address_space import AddressSpace
 from angr_ram.memory.ram_memory import RamMemory
 from angr_ram.memory.strategies.models import MODELS, make_model
+from angr_ram.memory.strategies.plans import ForkModel
 from angr_ram.memory.strategies.resolution import Hit
 from angr_ram.procedures.heap import allocate
+from angr_ram.run.runner import prepare
+
+from .conftest import BUILD
 
 
 def hits_and_targets(state, n=2):
@@ -63,3 +68,19 @@ def test_ram_memory_keeps_every_default_memory_layer_in_order():
     assert names[at + 1:at + 4] == ["FixedRegionMixin", "FaultMixin", AddressConcretizationMixin.__name__]
     assert names.index("MultiWriteMixin") + 1 == names.index("SizeConcretizationMixin")
     assert names.index("SpeculativeFindMixin") + 1 == names.index("SmartFindMixin")
+
+
+def test_the_memory_model_is_one_object_from_its_name_to_every_state():
+    """The name (CLI, ``explore(model=)``, ``RelocatableMemory(model=)``) becomes one model object
+    made once per run; every state's address space holds that object, and an address space made
+    without one has the fork model (there is no 'no model' value)."""
+    for name in MODELS:
+        simgr, tech = prepare(str(BUILD / "matrix3_O0"), 2, model=name)
+        simgr.run(n=3)
+        states = simgr.active + simgr.deadended
+        assert states and tech.model == name and tech.model_policy.name == name
+        assert all(s.ram.model is tech.model_policy for s in states), name
+        assert f"model {name}" in repr(states[0].ram) and f"model={name}" in repr(tech)
+    bare = AddressSpace()
+    assert type(bare.model) is ForkModel and "model fork" in repr(bare)
+    assert bare.copy({}).model is bare.model

@@ -20,6 +20,7 @@ from angr.state_plugins.plugin import SimStatePlugin
 
 from angr_ram.memory.memory_object import MemoryObject
 from angr_ram.memory.object_store import ObjectStore
+from angr_ram.memory.strategies.plans import ForkModel
 from angr_ram.solver.seed_constants import store_constants
 from angr_ram.solver.substitution import BASE_PREFIX, Substitution
 
@@ -43,7 +44,7 @@ class AddressSpace(SimStatePlugin):
         # run-wide: resolutions of addresses to fixed regions, valid in every path whose constraints
         # extend the ones they were found under (see strategies/resolution.py)
         self.resolved: dict = {}
-        self.model = model                 # multiple-resolution model, shared by the run (None: fork)
+        self.model = model if model is not None else ForkModel()  # multiple-resolution model, shared by the run
         self.splitter = splitter           # split policy or None, shared by the run
         self.symbolic_bases = symbolic_bases
         self.context_k = context_k
@@ -121,7 +122,7 @@ class AddressSpace(SimStatePlugin):
             counts.append(f"{sum(o.kind == 'chunk' for o in objs)} chunks")
         bases = "symbolic bases" if self.symbolic_bases else "concrete bases"
         err = f", error {self.error.kind}" if self.error is not None else ""
-        return f"<AddressSpace {', '.join(counts)}; {bases}, model {self.model.name if self.model is not None else 'fork'}{err}>"
+        return f"<AddressSpace {', '.join(counts)}; {bases}, model {self.model.name}{err}>"
 
     def describe(self, ptr) -> list[str]:
         """What the pointer expression ``ptr`` can point into, one line per target: object (with

@@ -31,7 +31,6 @@ from angr_ram.memory.memory_object import MemoryObject
 from angr_ram.memory.object_store import known_alignment
 from angr_ram.memory.strategies.fork import forking_enabled
 from angr_ram.memory.strategies.intervals import unsigned_range
-from angr_ram.memory.strategies.models import ForkModel
 from angr_ram.memory.strategies.resolution import (
     NULL_PAGE,
     Hit,
@@ -46,7 +45,6 @@ from angr_ram.memory.strategies.resolution import (
 # (a let-binding kept in the path constraints), so that an address computed from it stays small:
 # dependent lookups grow linearly with the number of hops instead of quadratically.
 LET_ARMS = 32
-DEFAULT_MODEL = ForkModel()   # for an address space made without a model (it keeps no state)
 
 
 def selection_arms(v, limit: int = 1 << 16) -> int:
@@ -264,7 +262,7 @@ class RelocatableMixin(FixedRegionMixin, MemoryMixin):
         model keeps them (segment models), else the complete scan."""
         space = self.state.ram
         model = space.model
-        if model is not None and model.context_resolution:
+        if model.context_resolution:
             hit = self._resolve_in_context(model, space, addr, size)
             if hit is not None:
                 return [hit]
@@ -334,7 +332,7 @@ class RelocatableMixin(FixedRegionMixin, MemoryMixin):
         """Apply splitting and the run's multiple-resolution model; returns the hits to access here
         and the (possibly re-substituted) address. Raises ForkRequest or MemoryFault as needed.
         Faults are this layer's; what to do with several good targets is the model's decision
-        (:meth:`~angr_ram.memory.strategies.models.ForkModel.plan`), which this layer carries out."""
+        (:meth:`~angr_ram.memory.strategies.plans.ForkModel.plan`), which this layer carries out."""
         space = self.state.ram
         if not hits:   # no model: the path is infeasible here
             raise InfeasibleAccess
@@ -346,7 +344,7 @@ class RelocatableMixin(FixedRegionMixin, MemoryMixin):
             if good:
                 return hits, a
             self._fault(hits[0].error, f"{what} of {size} byte{'s' if size != 1 else ''} hits {hits[0].describe()}", None, condition)
-        model = space.model or DEFAULT_MODEL
+        model = space.model
         targets = self._targets(addr, a, size, hits, what)
         forking = forking_enabled()
         if not good:

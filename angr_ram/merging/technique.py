@@ -24,6 +24,7 @@ as the paper does.
 
 from __future__ import annotations
 
+import inspect
 import itertools
 
 import claripy
@@ -35,6 +36,7 @@ from angr_ram.core.context import setting
 from angr_ram.core.dag import count_nodes
 from angr_ram.core.engines import EngineCache
 from angr_ram.core.errors import AngrRamError, ForkRequest
+from angr_ram.core.option_docs import parameters_doc
 from angr_ram.core.scope import RunScope
 from angr_ram.memory.extended_precision import ExtendedPrecisionMixin
 from angr_ram.memory.strategies.fork import value_forking
@@ -47,6 +49,7 @@ from angr_ram.merging.frontend import QuantifiedFrontend
 from angr_ram.merging.incremental import NODE_KEY, Tree
 from angr_ram.merging.liveness import Liveness
 from angr_ram.merging.merge_stats import MergeStats
+from angr_ram.merging.options import MERGE_OPTIONS
 from angr_ram.merging.patches import LINEAR, LINEAR_K, MEMORY_DIFF, STABLE_UNINIT, UNINIT
 from angr_ram.merging.patterns import ShapeHasher, formula_patterns, regular_partitions
 from angr_ram.merging.policies import MODES, PATTERN_POLICIES, tpc
@@ -111,35 +114,10 @@ def _merge(states: list, conds: list, ancestor):
 
 
 class QuantifiedMerging(FragmentBudget, ExplorationTechnique):
-    """Merge the states that leave a merge point (a function) at the same exit.
+    """Merge the states that leave a merge point (a function or a loop) at the same exit.
 
-    :param mode: ``"ite"`` (standard merging: disjunction and if-then-else) or ``"pat"``
-        (pattern-based merging with quantifiers).
-    :param merge_points: function names, function entry or loop header addresses, or ``"auto"``
-        (every loop of the program's own functions, found with angr's CFGFast and LoopFinder).
-    :param max_patterns: more regular partitions than this: standard merging instead.
-    :param patterns: ``"smaller"`` keeps a pattern merge only when its merged states have fewer
-        path-constraint nodes in total than the ``ite`` merge of the same leaves (otherwise the
-        leaves merge with ``ite``; counted as ``no_pattern_larger-than-ite``); ``"always"`` keeps
-        every pattern found (the paper's rule).
-    :param incremental: merge states inside a fragment while its tree grows (section 4 of the
-        paper): a new state joins the highest earlier state at the same address whose live
-        registers and frame bytes are equal. Default: on for ``"pat"``, off for ``"ite"``.
-    :param validate: check Theorem 3.7 for every pattern merge (each leaf's path condition is
-        equivalent to the merged one at ``k = k_j``, and the merged registers agree), and compare
-        every answer of the quantified solving procedure with z3's on the real ``ForAll`` query.
-    :param uninitialized: what unwritten memory and registers hold on the states it steps alone
-        (``"auto"``, ``"zero"`` or ``"symbolic"``, see :class:`~angr_ram.RelocatableMemory`; None: ``"auto"``).
-        With RelocatableMemory attached, that technique's option decides (a different one given
-        here is an error).
-    :param max_fragment_states: a fragment run with more states than this (running in it or in
-        fragments nested in it, and leaves waiting to merge) is given up: its states go on unmerged,
-        its leaves at once, and its merge point opens no more fragments (``stats.given_up``). A loop
-        whose every iteration forks on input (a per-byte scanner) would otherwise hold back every
-        path until all of its leaves exist. None: no bound.
-    :param solving: how the quantified solving procedure answers (:class:`~.clauses.SolveSettings`:
-        neighbour values, model reuse, when an enumeration splits the range; the defaults are the
-        measured best).
+    The parameters below are written from :data:`angr_ram.merging.options.MERGE_OPTIONS` when this
+    module is imported (the options reference in ``docs/reference/options.md`` prints the same text).
     """
 
     def __init__(self, mode: str = "ite", merge_points=(), max_patterns: int = 10, validate: bool = False,
@@ -487,3 +465,7 @@ class QuantifiedMerging(FragmentBudget, ExplorationTechnique):
         else:
             out.extend(leaves[i] for i in rest)
         return out
+
+
+QuantifiedMerging.__doc__ += "\n" + parameters_doc(
+    MERGE_OPTIONS, {k: p.default for k, p in inspect.signature(QuantifiedMerging.__init__).parameters.items()})

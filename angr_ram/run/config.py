@@ -14,6 +14,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from angr_ram.core.errors import AngrRamError
+from angr_ram.core.option_docs import Option
 from angr_ram.memory.strategies.models import MODELS
 from angr_ram.memory.uninitialized import check_uninitialized
 from angr_ram.posix.environment import ENVIRONMENTS
@@ -25,7 +26,7 @@ Z3_DEFAULT_MS = 300_000      # claripy's own time-out per z3 call
 def option(default, values: str, doc: str):
     """A field of :class:`RunConfig`: its default, the values it takes and what it means (Markdown,
     as the options reference prints them)."""
-    return dataclasses.field(default=default, metadata={"values": values, "doc": doc})
+    return dataclasses.field(default=default, metadata={"option": Option(values, doc)})
 
 
 @dataclass(frozen=True)
@@ -231,6 +232,16 @@ class RunConfig:
         """The first-pass budget per z3 call, or None when there is none (no ``defer_ms``, or one
         no shorter than the full budget)."""
         return self.defer_ms if self.defer_ms is not None and self.defer_ms < self.full_ms else None
+
+
+def run_options() -> dict[str, Option]:
+    """Each option of :class:`RunConfig` (the technique's keywords), in the fields' order."""
+    return {f.name: f.metadata["option"] for f in dataclasses.fields(RunConfig)}
+
+
+def run_defaults() -> dict:
+    """Each option's default."""
+    return {f.name: f.default for f in dataclasses.fields(RunConfig)}
 
 
 def _positive_number(name: str, v) -> str | None:

@@ -25,6 +25,7 @@ from angr_ram.core.guard import (
     StepAbandoned,
     release_memory,
 )
+from angr_ram.core.option_docs import parameters_doc
 from angr_ram.core.profile import Profile, step_site
 from angr_ram.core.scope import RunScope
 from angr_ram.core.stats import RunStats
@@ -45,7 +46,7 @@ from angr_ram.procedures.heap import RamHeap
 from angr_ram.procedures.libc import FORMAT
 from angr_ram.procedures.stubs import record, stub_addresses
 from angr_ram.run.concrete_steps import chain_policy, ram_engines
-from angr_ram.run.config import RunConfig
+from angr_ram.run.config import RunConfig, run_defaults, run_options
 from angr_ram.run.inputs import record_inputs
 from angr_ram.run.native_faults import move_privileged_exits, native_fault
 from angr_ram.run.outcomes import exit_code_expr
@@ -77,63 +78,17 @@ ERROR_STASH = "memory_errors"
 # frontend mixin: angr_ram.solver.frontends; the engine's work is its mixins: run.concrete_steps)
 PATCH_SETS = (*solver_patches.NAMES, *(s.name for s in (FORMAT, MEMORY_DIFF, PROFILE)))
 
+def _option(name: str) -> property:
+    """A read-only attribute of the technique that is its RunConfig's option ``name``."""
+    return property(lambda self: getattr(self.config, name), doc=f"The run's ``{name}`` option (``tech.config.{name}``).")
+
+
 class RelocatableMemory(angr.ExplorationTechnique):
     """Relocatable addressing model with complete symbolic-pointer resolution.
 
-    :param model: how multiple resolutions are handled: ``fork``, ``ite``, ``dsmm``, ``smm``, ``flat``
-        (see :mod:`angr_ram.memory.strategies.models`).
-    :param symbolic_bases: give heap objects symbolic base addresses (False: concrete bases with the
-        same model, the baseline for measuring the model's overhead).
-    :param context_k: how many call sites an object's allocation context keeps.
-    :param reuse_segments: segment models give the same hidden address to the segment built at the
-        same location from the same objects in every state.
-    :param split: chunk size (a multiple of 8) for dynamic splitting, or None (no splitting).
-    :param split_threshold: objects larger than this many bytes are split.
-    :param smm_threshold: the static segmented model forks instead of building bigger segments.
-    :param cache: run-wide query cache (satisfiability and one-solution model queries): None,
-        ``"syntactic"`` or ``"aa"`` (address-aware).
-    :param cache_limit: entries each map of the query cache keeps (least recently used go first).
-    :param validate: re-check every cache hit with the solver (raises CacheMismatch on a difference).
-    :param persist: also keep the cache's answers on disk: True (``$ANGR_RAM_CACHE_DIR`` or
-        ``~/.cache/angr-ram``) or a directory; a later run reuses them (needs ``cache``).
-    :param solver_timeout_ms: milliseconds z3 may spend on one call (None: claripy's 300 s). A state
-        whose step needs a longer call goes to the ``unknown`` stash with the reason, never pruned;
-        :meth:`resume_unknown` gives those states a longer timeout and steps them again.
-    :param defer_ms: first-pass budget per z3 call (None: none). A path that needs a longer call is
-        deferred (stash ``deferred``), its decidable siblings go on, and the deferred paths resume
-        once no other path is active: with ``resume_ms`` per call (default 5 s) in a run with no
-        bound of its own, else with the full budget (:mod:`angr_ram.run.passes`).
-    :param resume_ms: see ``defer_ms``; a resumed path still undecided goes to ``unknown``.
-    :param max_symbolic_size: the largest size a symbolic allocation size may take; larger values
-        are an error path (``symbolic-allocation-size``) with an input that produces them.
-    :param context_resolution: segment models remember, per access location, the allocation
-        contexts (site and ``context_k`` call sites) of the objects it resolved to; the next
-        access there merges those objects' current instances and proves with one query that it
-        stays in that segment, scanning everything only if not.
-    :param profile: time angr's engine and each angr-ram layer, and z3 per SimProcedure or block
-        (:mod:`angr_ram.core.profile`); read it with ``angr_ram.stats(simgr, profile=True)``.
-    :param environment: ``"symbolic"`` (random bytes from ``getrandom`` are fresh symbols, clocks
-        are angr's) or ``"fixed"`` (one fixed environment: the same random bytes and clock on every
-        run, like a replay); see :mod:`angr_ram.posix.environment`.
-    :param string_procedures: ``strlen``, ``strcmp``, ``strncmp``, ``memcmp`` (and ``strnlen``,
-        ``bcmp``) read the bytes and return an if-then-else over the symbolic ones instead of angr's
-        fresh length symbols (:mod:`angr_ram.procedures.strings`); angr's procedure where that is not
-        possible.
-    :param seeded_models: before z3 is asked, try cheap candidate assignments (sibling models,
-        zero, constants of the query and of the heap placed over the input bytes) on the query
-        (:mod:`angr_ram.solver.seeding`); a satisfying one is a real model.
-    :param step_seconds: the longest a first-pass step may run (default 10; None: no limit; needs
-        ``defer_ms``). A longer one is abandoned and its state deferred as if a z3 call needed more
-        than ``defer_ms`` (:mod:`angr_ram.core.guard`): a script's ``simgr.run()`` goes on with the
-        other states, also without ``guarded()``.
-    :param step_memory_mb: the most the process may grow during one step (None: no limit). A step
-        that grows it more is abandoned and its state set aside (``deferred`` on its first pass,
-        else ``unknown``).
-    :param uninitialized: what unwritten memory and registers hold (see
-        :func:`angr_ram.memory.uninitialized.apply_uninitialized`): ``"auto"`` (the default:
-        ``"zero"`` at the program's entry point; a state a script built elsewhere keeps its own
-        options), ``"zero"`` (as a fresh process reads them: tests replay) or ``"symbolic"`` (any
-        content, one stable ``uninit_`` variable per byte).
+    Options are :class:`~angr_ram.run.config.RunConfig`'s fields, given as keywords or as one
+    ``RunConfig``; the parameters below are written from its fields' metadata when this module is
+    imported (the options reference in ``docs/reference/options.md`` prints the same text).
 
     :meth:`guarded` bounds a whole run: ``with tech.guarded(timeout=60): simgr.run()`` stops the
     run at its deadline or on the first Ctrl-C (no z3 call or step outlives it) and leaves every
@@ -143,6 +98,19 @@ class RelocatableMemory(angr.ExplorationTechnique):
     # forks a state on the values a procedure must know itself (QuantifiedMerging defers to it)
     forks_values = True
 
+    # the options as the run reads them: views of its one RunConfig (``tech.config``), never copies
+    uninitialized = _option("uninitialized")
+    environment = _option("environment")
+    string_procedures = _option("string_procedures")
+    solver_timeout_ms = _option("solver_timeout_ms")
+    step_seconds = _option("step_seconds")
+    step_memory_mb = _option("step_memory_mb")
+    max_symbolic_size = _option("max_symbolic_size")
+    symbolic_bases = _option("symbolic_bases")
+    context_k = _option("context_k")
+    defer_ms = property(lambda self: self.config.first_pass_ms,
+                        doc="The first-pass budget per z3 call (RunConfig.first_pass_ms): None when there is none.")
+
     def __init__(self, config: RunConfig | None = None, **options):
         super().__init__()
         if config is not None and options:
@@ -151,18 +119,9 @@ class RelocatableMemory(angr.ExplorationTechnique):
             raise AngrRamError(f"config must be a RunConfig, not {type(config).__name__}"
                                + (" (the model is a keyword: model=...)" if isinstance(config, str) else ""))
         cfg = self.config = config if config is not None else RunConfig.of(**options)
-        self.uninitialized = cfg.uninitialized
-        self.environment = cfg.environment
-        self.string_procedures = bool(cfg.string_procedures)
         self._stubs: dict[int, str] = {}     # hooked address -> name of an angr stub (set up with the project)
-        self.solver_timeout_ms = cfg.solver_timeout_ms
-        self.defer_ms = cfg.first_pass_ms
         self.deadline: Deadline | None = None   # the run's, inside guarded() (angr_ram.core.deadline)
-        self.step_seconds = cfg.step_seconds
-        self.step_memory_mb = cfg.step_memory_mb
         self.guard = RunGuard(catch_sigint=False)   # step budgets only; :meth:`guarded` replaces it for a run
-        self.max_symbolic_size = cfg.max_symbolic_size
-        self.model = cfg.model
         self.model_policy = make_model(cfg.model, cfg.reuse_segments, cfg.smm_threshold, cfg.context_resolution)
         self.splitter = Splitter(cfg.split, cfg.split_threshold) if cfg.split is not None else None
         self.stats = RunStats()
@@ -174,9 +133,13 @@ class RelocatableMemory(angr.ExplorationTechnique):
         self.cache = (QueryCache(cfg.cache, cfg.validate, self.stats, cfg.persist, cfg.cache_limit)
                       if cfg.cache is not None else None)
         self.base_sizes: dict[str, int] = {}
-        self.symbolic_bases = bool(cfg.symbolic_bases)
-        self.context_k = cfg.context_k
         self._regions = None
+
+    @property
+    def model(self) -> str:
+        """The multiple-resolution model's name (``fork``, ``ite``, ``dsmm``, ``smm``, ``flat``): the
+        one the run's :attr:`model_policy` object and every state's address space hold."""
+        return self.model_policy.name
 
     def __repr__(self) -> str:
         st = self.stats
@@ -471,6 +434,9 @@ class RelocatableMemory(angr.ExplorationTechnique):
     @staticmethod
     def _mark_error(state, kind: str, message: str) -> None:
         state.ram.error = MemoryErrorInfo.of(state, kind, message)
+
+
+RelocatableMemory.__doc__ += "\n" + parameters_doc(run_options(), run_defaults())
 
 
 def stats(simgr, profile: bool = False) -> dict:

@@ -22,22 +22,12 @@ the papers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import claripy
-
-from angr_ram.core.errors import Target
 from angr_ram.memory.address_space import SEGMENT_BASE, SEGMENT_LIMIT, AddressSpace
 from angr_ram.memory.memory_object import MemoryObject
+from angr_ram.memory.strategies.plans import ForkModel, IteModel, Plan
 
-
-@dataclass(frozen=True)
-class Plan:
-    """A model's decision for an access with several good targets: exactly one field is set."""
-
-    access: list | None = None          # access these hits here (an if-then-else over them)
-    fork: list | None = None            # fork one state per target (a list of Target)
-    segment: MemoryObject | None = None  # the objects now form this segment: resolve again
+__all__ = ["MODELS", "DynamicSegments", "FlatSegments", "ForkModel", "IteModel", "Plan", "StaticSegments",
+           "make_model", "mergeable", "signatures"]
 
 
 def signatures(space: AddressSpace, o: MemoryObject) -> set[tuple]:
@@ -48,46 +38,6 @@ def signatures(space: AddressSpace, o: MemoryObject) -> set[tuple]:
             out |= signatures(space, space.objects[m])
         return out
     return {(o.site, o.context)}
-
-
-class ForkModel:
-    """One state per target."""
-
-    name = "fork"
-    context_resolution = False
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.name}>"
-
-    def plan(self, space: AddressSpace, hits: list, targets: list[Target], loc: int, forking: bool) -> Plan:
-        """What to do with an access at ``loc`` whose good ``hits`` (and their ``targets``) are
-        several: fork inside a step, else an if-then-else over them (equally complete)."""
-        return Plan(fork=targets) if forking else Plan(access=hits)
-
-    def with_error_paths(self, good: list[Target], errors: list[Target]) -> list[Target]:
-        """The fork's targets when the ``errors`` targets fault and the ``good`` ones do not: one
-        state per target."""
-        return [*good, *errors]
-
-    def record(self, space: AddressSpace, objs: list[MemoryObject], loc: int) -> None:
-        """Remember that the access at ``loc`` resolved to ``objs`` (context-based resolution)."""
-
-    def merge(self, space: AddressSpace, objs: list[MemoryObject], loc: int) -> MemoryObject | None:
-        """Merge ``objs`` into a segment and return it, or None to use the fallback."""
-        return None
-
-
-class IteModel(ForkModel):
-    """One state with an if-then-else over the targets."""
-
-    name = "ite"
-
-    def plan(self, space, hits, targets, loc, forking):
-        return Plan(access=hits)
-
-    def with_error_paths(self, good, errors):
-        """One state for every good target (the access is then an if-then-else), error paths apart."""
-        return [Target(claripy.Or(*[t.constraint for t in good]), "object"), *errors]
 
 
 class DynamicSegments(ForkModel):
@@ -235,4 +185,4 @@ def make_model(model: str, reuse_segments: bool = False, smm_threshold: int = 10
     raise ValueError(model)
 
 
-MODELS = ("fork", "ite", "dsmm", "smm", "flat")
+MODELS = tuple(m.name for m in (ForkModel, IteModel, DynamicSegments, StaticSegments, FlatSegments))
