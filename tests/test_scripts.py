@@ -313,6 +313,13 @@ def test_angr_concretizes_what_cannot_reach_the_heap_where_the_script_asks_for_i
         s.memory.store(h, claripy.BVV(0x41424344, 32))
         w = s.memory.load(h + (i & 3), 1)
         assert sorted(s.solver.eval_upto(w, 8)) == [0x41, 0x42, 0x43, 0x44]
+        # a raw 64-bit index that only the path constraints bound: the same, one query decides
+        j = claripy.BVS("j", 64)
+        s.add_constraints(claripy.ULT(j, 16))
+        v = s.memory.load(table + j, 1)
+        assert (v.variables == frozenset({next(iter(j.variables))})) is not asked, v
+        w = s.memory.load(h + (j & 3), 1)
+        assert sorted(s.solver.eval_upto(w, 8)) == [0x41, 0x42, 0x43, 0x44]
 
 
 def test_the_memory_errors_stash_is_there_before_any_error():

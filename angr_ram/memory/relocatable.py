@@ -40,6 +40,7 @@ from angr_ram.memory.strategies.resolution import (
     in_interval,
     resolve,
 )
+from angr_ram.solver.z3_check import gave_up
 
 # A symbolic-offset read whose selection has at least this many arms is bound to a fresh symbol
 # (a let-binding kept in the path constraints), so that an address computed from it stays small:
@@ -88,11 +89,21 @@ def object_constraint(addr, obj: MemoryObject, size: int):
 MAX_SHOWN = 3      # faulting places named in one error path's message
 
 
-def _may_reach_heap(a) -> bool:
-    """Whether the symbolic address ``a`` may lie in the heap range (its interval, read from the
-    expression: an over-approximation, so a pointer that may reach a heap object stays ours)."""
+def _may_reach_heap(state, a) -> bool:
+    """Whether the symbolic address ``a`` may lie in the heap range. Its interval, read from the
+    expression, answers most addresses (a table indexed by a byte); one the path constraints alone
+    bound (a 64-bit index ``i`` under ``i < 16``) takes one satisfiability query. Both
+    over-approximate: a pointer that may reach a heap object, or whose query z3 gives up on, stays
+    angr-ram's."""
     lo, hi = unsigned_range(a)
-    return hi >= HEAP_BASE and lo < SEGMENT_LIMIT
+    if hi < HEAP_BASE or lo >= SEGMENT_LIMIT:
+        return False
+    try:
+        return state.solver.satisfiable(extra_constraints=[claripy.UGE(a, HEAP_BASE), claripy.ULT(a, SEGMENT_LIMIT)])
+    except Exception as e:
+        if gave_up(e) is None:
+            raise
+        return True
 
 
 class RelocatableMixin(FixedRegionMixin, MemoryMixin):
@@ -116,7 +127,7 @@ class RelocatableMixin(FixedRegionMixin, MemoryMixin):
             c = a.concrete_value
             if c >= NULL_PAGE and not space.in_heap_range(c):
                 return c, None
-        elif space.angr_concretizes and not _may_reach_heap(a):
+        elif space.angr_concretizes and not _may_reach_heap(self.state, a):
             return a, None          # the script asked angr's concretization for it (run/user_options.py)
         return addr, a
 

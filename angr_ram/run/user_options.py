@@ -6,8 +6,8 @@ angr-ram honours the state options a script adds (``LAZY_SOLVES``, ``UNICORN``, 
 * how a symbolic address is concretized (``AVOID_MULTIVALUED_*``, ``CONSERVATIVE_*_STRATEGY``,
   concretization strategies of the script's own on ``state.memory``): angr-ram steps aside for
   the addresses that cannot reach its heap (their interval, read from the expression, misses the
-  heap range: a table in the program's data, the stack), which angr concretizes as the script
-  asked; a pointer that may reach a heap object still resolves to every value it can take
+  heap range, or the path constraints keep them out of it: a table in the program's data, the
+  stack), which angr concretizes as the script asked; a pointer that may reach a heap object still resolves to every value it can take
   (angr-ram's relocatable objects have no address angr's strategies could pick);
 * which claripy frontend answers (``REPLACEMENT_SOLVER``, ``CACHELESS_SOLVER``,
   ``ABSTRACT_SOLVER``, ``HYBRID_SOLVER``, ``APPROXIMATE_*``): angr-ram's solver chain replaces it.
