@@ -16,6 +16,7 @@ from claripy.backends import backend_z3
 import angr_ram
 from angr_ram.core.scope import current
 from angr_ram.run.outcomes import path_outcomes
+from angr_ram.run.passes import RETRY_EVERY, SecondPassSites
 from angr_ram.run.runner import RESILIENCE, explore, load_project, make_state
 
 from .conftest import BUILD
@@ -268,11 +269,15 @@ def test_a_script_run_resumes_deferred_paths_with_the_second_pass_budget_then_re
     # a few at a time (as many 4.3 s budgets as fit in the 10 s step bound): no simgr.step() of the
     # second pass steps them all at once
     assert max(batches) == 2 and sum(batches) == st.deferred_resumed
-    assert st.deferred_states > 0 and st.deferred_resumed == st.deferred_states
-    assert calls["second"] > 0 and calls["full"] == 0
+    # the six paths are deferred at one branch: after z3 gave up on two of them there, the others
+    # go to unknown untried but every fourth (run.passes.SecondPassSites)
+    assert st.deferred_states == 6 and st.deferred_resumed == 3 and st.second_pass_skipped == 3
+    assert calls["second"] == 3 and calls["full"] == 0
     unknown = simgr.stashes["unknown"]
-    assert unknown and st.unknown_states == len(unknown) and not simgr.errored
-    assert all(f"z3 timeout {RESUME} ms" in s.ram.unknown for s in unknown)
+    assert len(unknown) == st.unknown_states == 6 and not simgr.errored
+    tried = [s for s in unknown if f"z3 timeout {RESUME} ms" in s.ram.unknown]
+    assert len(tried) == 3 and all(s.ram.unknown.startswith("not tried in the second pass: z3 gave up on the")
+                                   for s in unknown if s not in tried)
     assert caplog.text.count("tech.resume_unknown(simgr) retries") == 1      # said once, to the script's log
     assert set().union(*(path_outcomes(s) for s in simgr.deadended)) <= native(b, 2)
     ended, n = len(simgr.deadended), len(unknown)
@@ -295,6 +300,22 @@ def test_a_bounded_run_resumes_deferred_paths_with_the_full_budget(monkeypatch, 
     assert tech.stats.deferred_states > 0 and calls["second"] == 0 and calls["full"] > 0
     assert not simgr.stashes["unknown"]
     assert set().union(*(path_outcomes(s) for s in simgr.deadended)) == native(b, 2)
+
+
+def test_the_second_pass_skips_a_site_only_while_z3_gave_up_on_every_path_tried_there():
+    sites = SecondPassSites()
+    assert sites.should_try(0x401000) and sites.should_try(None)
+    sites.record(0x401000, gave_up=True)
+    assert sites.should_try(0x401000)                   # one give-up is not a pattern
+    sites.record(0x401000, gave_up=True)
+    tries = [sites.should_try(0x401000) for _ in range(2 * RETRY_EVERY)]
+    assert tries.count(True) == 2 and tries[RETRY_EVERY - 1] and not tries[0]   # every fourth still tried
+    assert sites.should_try(0x402000)                   # another site is its own
+    assert "gave up on the 2 paths deferred at 0x401000" in sites.skip_reason(0x401000, RESUME)
+    sites.record(0x401000, gave_up=False)               # one decided path ends the skipping there
+    assert all(sites.should_try(0x401000) for _ in range(RETRY_EVERY))
+    sites.record(None, gave_up=True)                    # a path with no site is not counted
+    assert sites.should_try(None)
 
 
 def test_pass_budgets():

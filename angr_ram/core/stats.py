@@ -55,6 +55,7 @@ class RunStats:
     fact_probes_skipped: int = 0   # ... not asked: probing cost more than it found in this run
     infeasible_errors: int = 0     # faults found on paths that turned out infeasible (not reported)
     unknown_states: int = 0        # states set aside because z3 gave up on a query (unknown stash)
+    second_pass_skipped: int = 0   # of those, not tried: z3 gave up on the earlier ones deferred at their site
     deferred_states: int = 0       # ... within the first-pass budget (deferred stash, resumed at the end)
     deferred_resumed: int = 0      # deferred states resumed with the full budget
     steps_abandoned: int = 0       # steps stopped for their time or memory budget (angr_ram.core.guard), state set aside

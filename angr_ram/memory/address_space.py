@@ -67,6 +67,7 @@ class AddressSpace(SimStatePlugin):
         self.solver_timeout: int | None = None   # ms per z3 call for this state's solver (None: claripy's)
         self.unknown: str | None = None    # why this state's feasibility is unknown (``unknown`` stash)
         self.resumed = False               # set aside once and resumed: no first-pass budget any more
+        self.deferred_at: int | None = None  # the block whose first-pass step deferred it (run.passes)
         self.memory_scale = 1              # times the step memory budget its steps get (raised on a retry)
         self.scope = None                  # the run's RunScope (memos, counters), shared by reference
         self.faults_outside_step: tuple = ()   # MemoryErrorInfo of faults met where no fork was possible
@@ -96,7 +97,7 @@ class AddressSpace(SimStatePlugin):
         o.in_step = False
         o.lets = self.lets
         o.solver_timeout, o.unknown, o.resumed = self.solver_timeout, self.unknown, self.resumed
-        o.memory_scale = self.memory_scale
+        o.memory_scale, o.deferred_at = self.memory_scale, self.deferred_at
         o.scope = self.scope
         o.faults_outside_step = self.faults_outside_step
         o.angr_concretizes = self.angr_concretizes

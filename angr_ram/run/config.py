@@ -147,7 +147,11 @@ class RunConfig:
                         's per call, once per such branch. Paths resume `step_seconds * 1000 // resume_ms` at a time (at '
                         'least one), so no `simgr.step()` steps them all at once; one still undecided goes to `unknown` '
                         "(its reason names the budget) and `tech.resume_unknown(simgr)` retries it with claripy's full "
-                        '300 s.')
+                        '300 s. The pass learns per branch: once z3 gave up on two paths deferred at the same block and '
+                        'decided none there, the block\'s further paths go to `unknown` untried (their reason says so), '
+                        'but every fourth, which is still tried; one decided path ends that. A hash-collision branch '
+                        'defers one path per bucket entry, each of which would cost the whole budget. Counted in '
+                        '`second_pass_skipped`.')
     environment: str = option("symbolic", '`"symbolic"` `"fixed"`',
                         'the program\'s environment (CLI `--environment`; with `engine="stock"`, `explore(..., '
                         'environment=...)` installs the same model under plain angr). `symbolic`: `getrandom` (libc '

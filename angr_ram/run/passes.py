@@ -14,6 +14,13 @@
 
 ``state.ram.resumed`` says which pass a path is in: False (first), :data:`FROM_DEFERRED` or
 :data:`FROM_UNKNOWN`.
+
+The second pass learns per deferral site (the block whose step deferred the path,
+``state.ram.deferred_at``), :class:`SecondPassSites`: once z3 has given up on
+:data:`SKIP_AFTER` paths deferred at a site and decided none, the site's further paths go to
+``unknown`` without a try (their reason says so), except every :data:`RETRY_EVERY`-th, which is
+tried as before; one decided path ends the skipping there. A hash-collision branch ("hash equal,
+keys differ") defers one path per bucket entry, and each would cost the full second-pass budget.
 """
 
 from __future__ import annotations
@@ -31,6 +38,8 @@ DEFERRED_STASH = "ram_deferred"    # ... within the first-pass budget: resumed o
 FROM_DEFERRED = "deferred"      # state.ram.resumed of a path resumed from the deferred stash
 FROM_UNKNOWN = "unknown"        # ... from the unknown stash (resume_unknown): the full budget
 CLARIPY_MS = 300_000            # claripy's own z3 timeout
+SKIP_AFTER = 2                  # second-pass give-ups at one deferral site (none decided) before skipping
+RETRY_EVERY = 4                 # ... after which every 4th path deferred there is still tried
 
 
 class PassBudget(NamedTuple):
@@ -102,3 +111,30 @@ def set_aside(state, reason: str, budget: PassBudget, stats, step_memory_mb: flo
         log.warning("a path z3 could not decide in %d ms per call is set aside in the 'unknown' stash "
                     "(tech.resume_unknown(simgr) retries such paths with z3's full budget)", ms)
     return UNKNOWN_STASH
+
+
+class SecondPassSites:
+    """What the second pass learnt per deferral site: how many paths deferred there z3 gave up on
+    and how many it decided, and which of the site's next paths to try (module docstring)."""
+
+    def __init__(self):
+        self._sites: dict[int, list[int]] = {}     # site -> [gave up, decided, skipped]
+
+    def should_try(self, site: int | None) -> bool:
+        """Whether to try a path deferred at ``site`` in the second pass (False: set it aside as
+        unknown at once); counts the skips."""
+        rec = self._sites.get(site)
+        if site is None or rec is None or rec[1] or rec[0] < SKIP_AFTER:
+            return True
+        rec[2] += 1
+        return rec[2] % RETRY_EVERY == 0
+
+    def record(self, site: int | None, gave_up: bool) -> None:
+        """A path deferred at ``site`` was tried: z3 gave up on it again, or its step was decided."""
+        if site is not None:
+            self._sites.setdefault(site, [0, 0, 0])[0 if gave_up else 1] += 1
+
+    def skip_reason(self, site: int, ms: int) -> str:
+        """An unknown state's reason when its site's paths are skipped."""
+        return (f"not tried in the second pass: z3 gave up on the {self._sites[site][0]} paths deferred at "
+                f"{site:#x} that were tried ({ms} ms per call) and decided none")

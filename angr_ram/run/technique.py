@@ -55,6 +55,7 @@ from angr_ram.run.passes import (
     FROM_DEFERRED,
     FROM_UNKNOWN,
     UNKNOWN_STASH,
+    SecondPassSites,
     resume_batch,
     set_aside,
     step_budget,
@@ -134,6 +135,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
                       if cfg.cache is not None else None)
         self.base_sizes: dict[str, int] = {}
         self._regions = None
+        self._sites = SecondPassSites()     # what the second pass learnt per deferral site
 
     @property
     def model(self) -> str:
@@ -252,8 +254,11 @@ class RelocatableMemory(angr.ExplorationTechnique):
                     simgr.stashes.setdefault(ERROR_STASH, []).append(rec.state)
                 elif reason is None:
                     simgr.errored.append(rec)
-                else:
-                    simgr.stashes.setdefault(self._set_aside(rec.state, reason), []).append(rec.state)
+                else:       # a second-pass try that gave up again, or a first-pass deferral here
+                    if step_budget(self.config, rec.state.ram.resumed, self.deadline).name == "second":
+                        self._sites.record(rec.state.ram.deferred_at, gave_up=True)
+                    to = self._set_aside(rec.state, reason, rec.state.addr)
+                    simgr.stashes.setdefault(to, []).append(rec.state)
         if stash == "active" and not simgr.active and not simgr.stashes.get(WAITING_STASH):
             self.resume_deferred(simgr)      # (a search's waiting states first; angr's DFS has "deferred")
         return simgr
@@ -273,7 +278,19 @@ class RelocatableMemory(angr.ExplorationTechnique):
             return 0
         # a second pass resumes a few at a time: a script's simgr.step() stays within its bound
         batch = resume_batch(self.config, self.deadline)
-        n = self._resume(simgr, DEFERRED_STASH, None, FROM_DEFERRED, deferred[:batch] if batch else None)
+        if batch:       # and skips the paths of sites where z3 gave up on every one tried (run.passes)
+            chosen, skipped = [], []
+            for s in deferred:
+                if len(chosen) >= batch:
+                    break
+                (chosen if self._sites.should_try(s.ram.deferred_at) else skipped).append(s)
+            for s in skipped:
+                s.ram.unknown = self._sites.skip_reason(s.ram.deferred_at, self.config.resume_ms)
+            gone = {id(s) for s in skipped}
+            simgr.move(DEFERRED_STASH, UNKNOWN_STASH, lambda s: id(s) in gone)
+            self.stats.unknown_states += len(skipped)
+            self.stats.second_pass_skipped += len(skipped)
+        n = self._resume(simgr, DEFERRED_STASH, None, FROM_DEFERRED, chosen if batch else None)
         self.stats.deferred_resumed += n
         return n
 
@@ -286,6 +303,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
             prof.site, t0 = step_site(state), time.perf_counter()
             prof.enter("engine")
         budget = step_budget(self.config, state.ram.resumed, self.deadline)     # (angr_ram.run.passes)
+        tried_site = state.ram.deferred_at if budget.name == "second" else None
         self.scope.budget_ms = budget.call_ms      # z3 calls of the step (stats.counted_check)
         self.scope.deadline = self.deadline
         errs = kwargs.get("error_list")
@@ -320,7 +338,12 @@ class RelocatableMemory(angr.ExplorationTechnique):
             undecided += [s for s in out[None] if s.ram.unknown is not None]
             out[None] = [s for s in out[None] if s.ram.unknown is None]
         for s in undecided:
-            out.setdefault(self._set_aside(s, s.ram.unknown or "solver gave up"), []).append(s)
+            out.setdefault(self._set_aside(s, s.ram.unknown or "solver gave up", state.addr), []).append(s)
+        if tried_site is not None and len(errs) == errored_before:   # (angr's error records: step())
+            self._sites.record(tried_site, gave_up=bool(out.get(UNKNOWN_STASH)))
+            for stash, states in out.items():       # the try is counted once, not by each successor
+                for s in states if stash != DEFERRED_STASH else ():
+                    s.ram.deferred_at = None
         resume_parents_of_errors(out, ERROR_STASH)
         stub = self._stubs.get(state.addr) if self._stubs else None
         if stub is not None:
@@ -329,10 +352,13 @@ class RelocatableMemory(angr.ExplorationTechnique):
                     record(s, stub)
         return out
 
-    def _set_aside(self, state, reason: str) -> str:
-        """Mark ``state`` undecided for ``reason``; the stash it goes to (:func:`set_aside`)."""
-        return set_aside(state, reason, step_budget(self.config, state.ram.resumed, self.deadline),
-                         self.stats, self.step_memory_mb)
+    def _set_aside(self, state, reason: str, site: int | None) -> str:
+        """Mark ``state`` undecided for ``reason`` at ``site`` (the block whose step set it aside);
+        the stash it goes to (:func:`set_aside`). A deferred state remembers its site."""
+        stash = set_aside(state, reason, step_budget(self.config, state.ram.resumed, self.deadline),
+                          self.stats, self.step_memory_mb)
+        state.ram.deferred_at = site if stash == DEFERRED_STASH else None
+        return stash
 
     @staticmethod
     def _resume(simgr, stash: str, solver_timeout_ms: int | None, resumed: str = FROM_UNKNOWN, some=None) -> int:
