@@ -3,7 +3,7 @@
 import claripy
 import pytest
 
-from angr_ram.memory.address_space import RED_ZONE
+from angr_ram.memory.chunk_layout import SIZE_FIELD
 
 
 def alloc(state, n, zero=True):
@@ -11,11 +11,13 @@ def alloc(state, n, zero=True):
     return allocate(state, n, zero)
 
 
-def test_objects_are_disjoint_with_red_zones(ram_state):
+def test_objects_are_disjoint_with_a_chunk_header_between(ram_state):
+    """(A script's technique lays objects out as glibc's chunks; under heap_overflows="stop" they
+    are red zones apart: tests/test_heap_overflows.py.)"""
     objs = [alloc(ram_state, n) for n in (1, 16, 100, 7, 4096)]
     spans = sorted((o.addr, o.addr + o.size) for o in objs)
     for (_, e1), (s2, _) in zip(spans, spans[1:], strict=False):
-        assert s2 >= e1 + RED_ZONE
+        assert s2 >= e1 + SIZE_FIELD
 
 
 def test_program_sees_symbols_solver_sees_hidden_addresses(ram_state):

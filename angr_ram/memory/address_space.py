@@ -18,6 +18,7 @@ import claripy
 from angr.errors import SimMergeError
 from angr.state_plugins.plugin import SimStatePlugin
 
+from angr_ram.memory.chunk_layout import chunk_span
 from angr_ram.memory.memory_object import MemoryObject
 from angr_ram.memory.object_store import ObjectStore
 from angr_ram.memory.strategies.plans import ForkModel
@@ -73,6 +74,7 @@ class AddressSpace(SimStatePlugin):
         self.faults_outside_step: tuple = ()   # MemoryErrorInfo of faults met where no fork was possible
         self.angr_concretizes = False      # the script's options ask angr to concretize symbolic addresses
                                            # (run/user_options.py): those that cannot reach the heap go to angr
+        self.heap_overflows = "stop"       # or "continue": glibc's layout, overflows go on (memory/heap_overflows.py)
 
     # ------------------------------------------------------------------ plugin protocol
     @SimStatePlugin.memo
@@ -101,6 +103,7 @@ class AddressSpace(SimStatePlugin):
         o.scope = self.scope
         o.faults_outside_step = self.faults_outside_step
         o.angr_concretizes = self.angr_concretizes
+        o.heap_overflows = self.heap_overflows
         return o
 
     def merge(self, others, merge_conditions, common_ancestor=None):  # pylint: disable=unused-argument
@@ -204,10 +207,11 @@ class AddressSpace(SimStatePlugin):
         del self._ids[obj.addr]
         obj.addr = None
 
-    def _reserve(self, size: int, align: int = ALIGN) -> int:
+    def _reserve(self, size: int, align: int = ALIGN, native: bool = False) -> int:
+        """A free hidden address for ``size`` bytes; ``native``: the next one is glibc's next chunk."""
         addr = -(-self.next_addr // align) * align
         span = max(size, 1)
-        self.next_addr = addr + ((span + RED_ZONE + ALIGN - 1) // ALIGN) * ALIGN
+        self.next_addr = addr + (chunk_span(size) if native else ((span + RED_ZONE + ALIGN - 1) // ALIGN) * ALIGN)
         if self.next_addr > HEAP_LIMIT:
             raise MemoryError("angr-ram: hidden heap address range exhausted")
         return addr
@@ -225,7 +229,8 @@ class AddressSpace(SimStatePlugin):
             raise ValueError(f"alignment must be a power of two of at least {ALIGN}, not {align}")
         oid = self.next_id
         self.next_id += 1
-        addr = self._reserve(size, align) if at is None else at
+        native = kind == "heap" and align == ALIGN and self.heap_overflows == "continue"
+        addr = self._reserve(size, align, native) if at is None else at
         if self.symbolic_bases:
             base = claripy.BVS(f"{BASE_PREFIX}{oid}", 64)
             name = next(iter(base.variables))
@@ -324,6 +329,11 @@ class AddressSpace(SimStatePlugin):
         if addr < start + max(o.size, 1):
             return o, addr - start
         return None
+
+    def next_start(self, addr: int) -> int | None:
+        """The hidden address of the first placed object above ``addr``, or None."""
+        i = bisect_right(self._starts, addr)
+        return self._starts[i] if i < len(self._starts) else None
 
     def object_at_base(self, v: int) -> MemoryObject | None:
         """The allocation (heap object, possibly merged into a segment or split) whose base is ``v``."""

@@ -3,7 +3,8 @@
 The class is built from ``DefaultMemory``'s own list of mixins, so the layers angr adds or changes
 in an upgrade carry over; angr-ram inserts four:
 
-* :class:`~.memory.RelocatableMixin` (with :class:`~.memory_faults.FaultMixin`) directly above
+* :class:`~.memory.RelocatableMixin` (with :class:`~.memory_faults.FaultMixin` and
+  :class:`~.heap_overflows.HeapOverflowMixin`) directly above
   ``AddressConcretizationMixin``: sizes are ints, names resolved, inspect/actions recorded with
   the symbolic address, and the address is not concretized yet;
 * :class:`~.multi_write.MultiWriteMixin` above ``SizeConcretizationMixin``: a store of symbolic
@@ -26,6 +27,7 @@ from angr.storage.memory_mixins import (
 from angr.storage.memory_mixins.memory_mixin import MemoryMixin
 
 from angr_ram.core.errors import AngrRamError
+from angr_ram.memory.heap_overflows import HeapOverflowMixin
 from angr_ram.memory.memory_faults import FaultMixin
 from angr_ram.memory.multi_write import MultiWriteMixin
 from angr_ram.memory.pointers import pointer_cases
@@ -84,7 +86,7 @@ class SpeculativeFindMixin(MemoryMixin):
 def compose(default=DefaultMemory) -> tuple[type, ...]:
     """The mixins of ``default`` with angr-ram's layers inserted above the ones they wrap."""
     bases = list(default.__bases__)
-    for anchor, layers in ((AddressConcretizationMixin, (RelocatableMixin, FaultMixin)),
+    for anchor, layers in ((AddressConcretizationMixin, (RelocatableMixin, FaultMixin, HeapOverflowMixin)),
                            (SizeConcretizationMixin, (MultiWriteMixin,)),
                            (SmartFindMixin, (SpeculativeFindMixin,)),
                            (DefaultFillerMixin, (StableUninitMixin,))):

@@ -184,11 +184,14 @@ class RelocatableMixin(FixedRegionMixin, MemoryMixin):
                     if clipped is not None:
                         return clipped
                 h = classify(self.state.ram, c, size)
-                self._fault_if_error(h, c, size, "read", condition)
-                if h.obj.limit is not None:
-                    self._check_limit(c - h.obj.addr, h.obj, size, "read", condition)
-                self._check_freed(h.obj, size, "read", condition)
-                v = h.obj.store.read(c - h.obj.addr, size, reverse=endness == "Iend_LE")
+                if not self._speculative and self._heap_overflow(addr, c, size, h, "read", condition):
+                    v = self._overflow_load(c, size, endness)     # (memory/heap_overflows.py)
+                else:
+                    self._fault_if_error(h, c, size, "read", condition)
+                    if h.obj.limit is not None:
+                        self._check_limit(c - h.obj.addr, h.obj, size, "read", condition)
+                    self._check_freed(h.obj, size, "read", condition)
+                    v = h.obj.store.read(c - h.obj.addr, size, reverse=endness == "Iend_LE")
             else:
                 self._check_declared(a, size, "read", condition)
                 hits = self._resolve(a, size, addr)
@@ -221,6 +224,9 @@ class RelocatableMixin(FixedRegionMixin, MemoryMixin):
                 return None
             c = a.concrete_value
             h = classify(self.state.ram, c, size)
+            if self._heap_overflow(addr, c, size, h, "write", condition):
+                self._overflow_store(c, self._convert_in(data, endness, size), size, condition)
+                return None
             self._fault_if_error(h, c, size, "write", condition)
             if h.obj.limit is not None:
                 self._check_limit(c - h.obj.addr, h.obj, size, "write", condition)

@@ -132,6 +132,8 @@ def cmd_run(args) -> int:
                "resume_ms": args.resume_ms or None}
         if args.uninitialized is not None:
             ram["uninitialized"] = args.uninitialized
+        if args.heap_overflows is not None:
+            ram["heap_overflows"] = args.heap_overflows
         opts["config"] = RunConfig.of(**ram)
     if args.environment is not None:
         opts["environment"] = args.environment
@@ -273,6 +275,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="what memory and registers no one wrote hold: zero (as a fresh process reads them, "
                         "so tests replay natively; what auto, the default, gives a run from the entry point) "
                         "or symbolic (any content)")
+    r.add_argument("--heap-overflows", choices=("stop", "continue"), default=None,
+                   help="after a heap overflow's out-of-bounds error path: stop (the path ends there; the default) "
+                        "or continue (the path goes on over glibc's heap layout, the overflow reaching the next chunk)")
     r.add_argument("--emit-tests", metavar="DIR", default=None,
                    help="write a test input per path and outcome, and tests.jsonl, to DIR")
     r.add_argument("--model", choices=MODELS, default="fork", help="multiple-resolution model")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from angr_ram.core.errors import AngrRamError
 from angr_ram.core.option_docs import Option
+from angr_ram.memory.heap_overflows import check_heap_overflows
 from angr_ram.memory.strategies.models import MODELS
 from angr_ram.memory.uninitialized import check_uninitialized
 from angr_ram.posix.environment import ENVIRONMENTS
@@ -206,6 +207,15 @@ class RunConfig:
                         'else its message says it needs other content (it replays only where memory happens to hold it). '
                         '`QuantifiedMerging(uninitialized=...)` does the same for the states it steps alone.')
 
+    heap_overflows: str = option("auto", '`"auto"` `"stop"` `"continue"`',
+                        'what a heap overflow (an access based on one heap object that lands outside it) does after its'
+                        ' `out-of-bounds` error path is reported. `stop`: the path ends there (KLEE\'s way). `continue`: '
+                        'the error path is reported beside the path, which goes on with heap objects laid out as '
+                        "glibc lays out a fresh heap's chunks, so the overflow reaches the next chunk as natively (a "
+                        'script that looks for a corrupted handler finds it). `auto` (default): `continue` for a '
+                        "script's technique, `stop` under the CLI and `explore()`, whose paths end at their first error. "
+                        'See "Heap overflows" in [What it does, precisely](semantics.md).')
+
     def __post_init__(self):
         for check in _CHECKS:
             problem = check(self)
@@ -256,6 +266,7 @@ def _positive_number(name: str, v) -> str | None:
 
 _CHECKS = (
     lambda c: check_uninitialized(c.uninitialized) and None,      # raises its own error
+    lambda c: check_heap_overflows(c.heap_overflows) and None,
     lambda c: None if c.model in MODELS else f"unknown model {c.model!r}; supported: {', '.join(MODELS)}",
     lambda c: None if isinstance(c.context_k, int) and c.context_k >= 0 else
     f"context_k must be a non-negative integer, not {c.context_k!r}",

@@ -254,6 +254,8 @@ def prepare(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
         raise AngrRamError(f"give the options in the RunConfig or as keywords, not both ({', '.join(given)})")
     if config is not None and environment is not None:
         config = config.replace(environment=environment)
+    if config is not None and config.heap_overflows == "auto":      # a path ends at its first error
+        config = config.replace(heap_overflows="stop")
     proj = load_project(binary)
     # one entry state per argument list (KLEE's --sym-args: one per count of symbolic arguments)
     states = [make_state(proj, stdin_bytes, args=a, files=files) for a in arg_lists(args)]

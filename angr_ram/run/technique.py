@@ -109,6 +109,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
     max_symbolic_size = _option("max_symbolic_size")
     symbolic_bases = _option("symbolic_bases")
     context_k = _option("context_k")
+    heap_overflows = _option("heap_overflows")
     defer_ms = property(lambda self: self.config.first_pass_ms,
                         doc="The first-pass budget per z3 call (RunConfig.first_pass_ms): None when there is none.")
 
@@ -227,6 +228,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
                                                   self.model_policy, self.splitter, self.cache, self.base_sizes,
                                                   self.max_symbolic_size))
         state.ram.solver_timeout = self.solver_timeout_ms
+        state.ram.heap_overflows = "stop" if self.heap_overflows == "stop" else "continue"
         say_unhonoured(state, self.stats, log)
         state.ram.scope = self.scope
         RamSolver.install(state)
