@@ -64,8 +64,9 @@ def test_ram_memory_keeps_every_default_memory_layer_in_order():
     stock = [c for c in DefaultMemory.__mro__ if c is not DefaultMemory]
     assert ours == stock
     names = [c.__name__ for c in RamMemory.__mro__]
-    at = names.index("RelocatableMixin")     # its fixed-region base and the faults, then angr's concretization
-    assert names[at + 1:at + 4] == ["FixedRegionMixin", "FaultMixin", AddressConcretizationMixin.__name__]
+    at = names.index("RelocatableMixin")     # its fixed-region base, the faults, the heap overflows, then angr's concretization
+    assert names[at + 1:at + 5] == ["FixedRegionMixin", "FaultMixin", "HeapOverflowMixin",
+                                    AddressConcretizationMixin.__name__]
     assert names.index("MultiWriteMixin") + 1 == names.index("SizeConcretizationMixin")
     assert names.index("SpeculativeFindMixin") + 1 == names.index("SmartFindMixin")
 
