@@ -57,7 +57,20 @@ SUBJECTS = {
                "Debian make -r -n -R -f A: the papers' variables, one named by a symbolic byte"),
     "base64-2": ("/usr/bin/base64", b"??", "A", "z", "Debian base64 of 2 bytes"),
     "cksum-2": ("/usr/bin/cksum", b"??", "A", "z", "Debian cksum of 2 bytes"),
+    # the seeds' APR and json-c subjects (issue 82): reduced, then at the seeds' sizes
+    "apr-1": ("apr_seeds_O0", b"?\0\0\0\3\0\0\0", "\0", "\x14",
+              "APR apr_hash_get: 15 int keys, a lookup of one symbolic byte 0..20 then of 3"),
+    "apr-15x2": ("apr_seeds_O0", b"????????", "\0", "\xff",
+                 "APR, the seeds' size: 15 int keys, two lookups of symbolic 4-byte keys"),
+    "jsonc-1": ("jsonc_seeds_O0", b"a?cd", "a", "e", "json-c: keys a..d added one by one, the second lookup symbolic"),
+    "jsonc-4": ("jsonc_seeds_O0", b"????", "\0", "\xff",
+                "json-c, the seeds' size: keys a..d added one by one, a symbolic 1-byte key looked up after each"),
 }
+# the seeds' sizes (bench/seeds_sizes.py): not in the default list, they run for minutes to hours
+SEEDS_SIZES = ("apr-15x2", "jsonc-4")
+# options every setting of a subject gets: APR seeds its hash with the clock and json-c with random
+# bytes; the seeds ran KLEE with the real clock and /dev/urandom, one value per run
+SUBJECT_OPTIONS = {n: {"environment": "fixed"} for n in ("apr-1", "apr-15x2", "jsonc-1", "jsonc-4")}
 # subjects whose template is a file the program reads: (file name, the program's arguments)
 FILE_SUBJECTS = {"make-1": ("A", ("-r", "-n", "-R", "-f", "A"))}
 # "fixed": fork in the fixed environment (angr_ram.posix.environment: the clocks read one instant,
@@ -137,7 +150,7 @@ def _script(binary: str, name: str, budget: float):
 
 
 def _child(binary: str, name: str, kw: dict, budget: float) -> None:
-    kw = dict(kw)
+    kw = {**SUBJECT_OPTIONS.get(name, {}), **kw}
     with angr_blocks() if kw.pop("blocks", None) == "angr" else contextlib.nullcontext():
         if kw.get("drive") == "script":
             r = _script(binary, name, budget)
@@ -150,6 +163,7 @@ def _child(binary: str, name: str, kw: dict, budget: float) -> None:
                       "outcomes": sorted((c, o.hex()) for c, o in r.outcomes if c is not None),
                       "tests": len(r.tests), "mismatches": sum(x.failed for x in results),
                       "unsolved": r.tests_unsolved,
+                      **{k: r.stats.get(k, 0) for k in ("cache_queries", "cache_size", "multiple_resolutions", "forks")},
                       "stubs": sorted(r.stubs)}))
 
 
@@ -173,7 +187,7 @@ def _binary(name: str, samples_dir) -> str:
 def subjects_table(names=None, budget: float = 600.0, samples_dir: Path | None = None,
                    settings: str | None = None) -> int:
     """Print the subjects table (``angr-ram bench --subjects``); ``settings``: a comma-separated subset of CONFIGS."""
-    names = names or list(SUBJECTS)
+    names = names or [n for n in SUBJECTS if n not in SEEDS_SIZES]
     known = dict(CONFIGS)
     chosen = settings.split(",") if settings else list(known)
     if unknown_name(names, SUBJECTS, "subject") or unknown_name(chosen, known, "setting"):

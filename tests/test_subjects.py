@@ -145,3 +145,19 @@ def test_a_benchmark_child_past_its_budget_is_killed_with_what_it_started(tmp_pa
         time.sleep(0.05)
     assert not _alive(pid)
     assert bench.run_child([sys.executable, "-c", "print(6 * 7)"], 30).stdout == "42\n"
+
+
+@pytest.mark.parametrize("opt", ("O0", "O2"))
+def test_apr_looks_up_a_symbolic_key_in_a_table_of_fifteen(opt):
+    """The seeds' APR subject reduced (bench/seeds_sizes.py runs it at the seeds' size): 15 int keys
+    in an apr_hash_t, then a lookup of a key whose low byte is symbolic (0..20) and one of 3. APR
+    seeds its hash with the clock and the table's addresses; in the fixed environment (the seeds' KLEE
+    runs saw one clock) every key found and every miss, each test replaying."""
+    check("apr_seeds", opt, Template(b"?\0\0\0\3\0\0\0", 0, 20), 16, environment="fixed")
+
+
+@pytest.mark.parametrize("opt", ("O0", "O2"))
+def test_json_c_looks_up_a_symbolic_key_after_each_add(opt):
+    """The seeds' json-c subject reduced: keys a..d added one by one, the second lookup's key
+    symbolic (a..e): a, b or a miss, with json-c's hash seeded by fixed random bytes."""
+    check("jsonc_seeds", opt, Template(b"a?cd", ord("a"), ord("e")), 3, environment="fixed")

@@ -53,6 +53,9 @@ def cmd_bench(args) -> int:
         return bench_module("scripts").scripts_table(args.samples or None, timeout=args.timeout)
     if args.processes:
         return bench_module("processes").processes_table(args.samples or None, timeout=args.timeout, samples_dir=d)
+    if args.subjects and args.seeds_sizes:
+        return bench_module("seeds_sizes").seeds_table(args.samples or None, budget=args.timeout, samples_dir=d,
+                                                       settings=args.settings)
     if args.subjects:
         return bench_module("subjects").subjects_table(args.samples or None, budget=args.timeout, samples_dir=d,
                                                        settings=args.settings)
@@ -107,6 +110,10 @@ def add_bench_parser(sub, seconds) -> None:
                    help="the seed papers' subjects (libyaml, expat, libosip, libxml2 drivers) on templates under "
                         "stock angr, fork, dsmm and aa with --timeout as the budget: time, paths, outcomes, z3, "
                         "errors, RSS, replay mismatches")
+    b.add_argument("--seeds-sizes", action="store_true",
+                   help="with --subjects: the seeds' APR and json-c subjects at the seeds' input sizes under fmm and "
+                        "dsmm, each with no cache, the syntactic and the address-aware one (settings fmm, fmm-syn, "
+                        "fmm-aa, dsmm, dsmm-syn, dsmm-aa), beside the paper's KLEE times; runs take minutes to hours")
     b.add_argument("--settings", default=None, metavar="A,B",
                    help="with --subjects: only these settings (stock, fork, dsmm, aa, fixed, script; vex and "
                         "scrvex: fork and script with every block on angr's engine)")
