@@ -114,4 +114,6 @@ def test_a_pointer_based_on_one_object_that_lands_in_another_is_an_overflow():
     assert st.solver.eval(st.memory.load(b.base + 2, 1)) == 0x43
     assert st.solver.eval(st.memory.load(a.base + 26, 1)) == 0        # the bytes between: plain memory
     assert [f.kind for f in st.ram.faults_outside_step] == ["out-of-bounds"]     # once per place and object
+    with pytest.raises(MemoryFault, match="out-of-bounds"):      # a megabyte off: a wild access still faults
+        st.memory.store(a.base + (1 << 20), claripy.BVV(0x44, 8))
 

@@ -30,6 +30,7 @@ from angr.storage.memory_mixins.memory_mixin import MemoryMixin
 
 from angr_ram.core.errors import AngrRamError, ForkRequest, InfeasibleAccess, Target
 from angr_ram.memory.address_space import AddressSpace
+from angr_ram.memory.chunk_layout import HEAP_REACH
 from angr_ram.memory.memory_object import MemoryObject
 from angr_ram.memory.strategies.fork import forking_enabled
 from angr_ram.memory.strategies.resolution import Hit
@@ -74,13 +75,13 @@ def overflowed(space: AddressSpace, addr, c: int, h: Hit) -> MemoryObject | None
     if h.kind != "error" or h.error != "out-of-bounds" or h.region is not None or not space.in_heap_range(c):
         return None
     src = overflow_source(space, addr, None)
-    if src is not None:
-        return src
-    if h.obj is not None and h.obj.kind == "heap":      # starts inside an object and runs past its end
-        return h.obj
-    if h.below is not None and h.below.kind == "heap":  # in the bytes after an object
-        return h.below
-    return None
+    if src is None and h.obj is not None and h.obj.kind == "heap":       # starts inside an object, runs past its end
+        src = h.obj
+    if src is None and h.below is not None and h.below.kind == "heap":   # in the bytes after an object
+        src = h.below
+    if src is None or abs(c - (src.addr + src.size)) > HEAP_REACH:       # a wild access: the fault stands
+        return None
+    return src
 
 
 class HeapOverflowMixin(MemoryMixin):
