@@ -167,10 +167,12 @@ def _child(binary: str, name: str, kw: dict, budget: float) -> None:
                       "stubs": sorted(r.stubs)}))
 
 
-def run(binary: str, name: str, kw: dict, budget: float) -> dict:
-    """One run in a child process, killed 60 s after the budget."""
+def run(binary: str, name: str, kw: dict, budget: float, grace: float = 60) -> dict:
+    """One run in a child process, killed ``grace`` seconds after the budget (its tests and their
+    replay run after the exploration's budget)."""
     t0 = time.perf_counter()
-    r = child_result([sys.executable, "-m", "bench.subjects", binary, name, json.dumps(kw), str(budget)], budget + 60)
+    r = child_result([sys.executable, "-m", "bench.subjects", binary, name, json.dumps(kw), str(budget)],
+                     budget + grace)
     r["seconds"] = time.perf_counter() - t0
     return r
 
