@@ -5,9 +5,9 @@ Each subject of :data:`bench.subjects.SEEDS_SIZES` runs in its own child process
 model (the paper's FMM) and dynamically segmented memory (DSMM), each with no query cache, the
 syntactic cache and the address-aware one (``aa``), in the fixed environment (one clock value, fixed
 random bytes: the seeds ran KLEE with the real clock and ``/dev/urandom``). Per run: termination
-time (``+``: stopped by the budget), finished paths, outcomes, z3 checks, the queries that reached
-the cache and its size, multiple resolutions, forks, peak RSS and tests whose native replay
-contradicts them; then the paper's KLEE time for the configuration (DSMM or FMM, with AA).
+time (exploring; ``+``: stopped by the budget), the time with the outcomes and tests, finished
+paths, outcomes, z3 checks, the queries that reached the cache and its size, multiple
+resolutions, forks, peak RSS and tests whose native replay contradicts them; then the paper's KLEE time for the configuration (DSMM or FMM, with AA).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def seeds_table(names=None, budget: float = 3600.0, samples_dir=None, settings: 
     if unknown_name(names, SUBJECTS, "subject") or unknown_name(chosen, known, "setting"):
         return 2
     print(__doc__.strip().splitlines()[0].strip())
-    print(f"{'subject':10} {'setting':8} {'time s':>8} {'paths':>6} {'outc':>5} {'z3':>6} {'cacheq':>6} {'cache':>6} "
+    print(f"{'subject':10} {'setting':8} {'time s':>8} {'+tests':>7} {'paths':>6} {'outc':>5} {'z3':>6} {'cacheq':>6} {'cache':>6} "
           f"{'multi':>5} {'forks':>6} {'RSS MB':>6} {'mismatch':>8}  KLEE (paper)")
     for name in names:
         binary = _binary(SUBJECTS[name][0], samples_dir)
@@ -47,10 +47,11 @@ def seeds_table(names=None, budget: float = 3600.0, samples_dir=None, settings: 
                 print(f"{name:10} {label:8} {r['seconds']:7.1f}+ {why}  {paper}", flush=True)
                 continue
             mark = "+" if r["stopped"] else " "
-            print(f"{name:10} {label:8} {r['seconds']:7.1f}{mark} {r['paths']:6} {len(r['outcomes']):5} {r['z3']:6} "
+            print(f"{name:10} {label:8} {r['explore_s']:7.1f}{mark} {r['run_s']:7.1f} {r['paths']:6} {len(r['outcomes']):5} {r['z3']:6} "
                   f"{r.get('cache_queries', 0):6} {r.get('cache_size', 0):6} {r.get('multiple_resolutions', 0):5} "
                   f"{r.get('forks', 0):6} {r['rss_mb']:6} {r['mismatches']:>4}/{r['tests']:<3}  {paper}", flush=True)
-    print("+ = stopped by the budget (or killed); outc = distinct outcomes; cacheq = queries that reached the "
+    print("time = exploring (what the paper's termination times measure), +tests = with each path's outcomes "
+          "listed and a test per path and outcome; + = stopped by the budget (or killed); outc = distinct outcomes; cacheq = queries that reached the "
           "query cache; multi = accesses that resolved to several objects; mismatch = tests whose native replay "
           "contradicts them / tests")
     return 0

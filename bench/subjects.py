@@ -151,12 +151,15 @@ def _script(binary: str, name: str, budget: float):
 
 def _child(binary: str, name: str, kw: dict, budget: float) -> None:
     kw = {**SUBJECT_OPTIONS.get(name, {}), **kw}
+    t0 = time.perf_counter()
     with angr_blocks() if kw.pop("blocks", None) == "angr" else contextlib.nullcontext():
         if kw.get("drive") == "script":
             r = _script(binary, name, budget)
         else:
             r = explore(binary, timeout=budget, tests=True, **inputs_of(name), **kw)
+    ran = time.perf_counter() - t0
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    t1 = time.perf_counter()
     results = replay(r.tests, binary)
     print(json.dumps({"paths": r.stats.get("paths", 0), "errors": len(r.errors), "stopped": r.stopped,
                       "z3": r.stats.get("z3_checks", 0), "rss_mb": round(rss), "unknown": r.unknown,
@@ -164,7 +167,11 @@ def _child(binary: str, name: str, kw: dict, budget: float) -> None:
                       "tests": len(r.tests), "mismatches": sum(x.failed for x in results),
                       "unsolved": r.tests_unsolved,
                       **{k: r.stats.get(k, 0) for k in ("cache_queries", "cache_size", "multiple_resolutions", "forks")},
-                      "stubs": sorted(r.stubs)}))
+                      "stubs": sorted(r.stubs),
+                      # exploring alone (what the seeds' termination times measure), then with the
+                      # outcomes and tests, then the native replay of the tests
+                      "explore_s": round(r.seconds, 1), "run_s": round(ran, 1),
+                      "replay_s": round(time.perf_counter() - t1, 1)}))
 
 
 def run(binary: str, name: str, kw: dict, budget: float, grace: float = 60) -> dict:

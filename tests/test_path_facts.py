@@ -8,12 +8,15 @@ import os
 import claripy
 import pytest
 
+from angr_ram.run.inputs import Template
+from angr_ram.run.runner import explore
 from angr_ram.solver import path_facts
 from angr_ram.solver.path_facts import Facts, compared_offsets, stated_equality, takes_nonzero_side
 from angr_ram.solver.substituting import SubstitutingFrontend
 
 from .conftest import BUILD, assert_tests_replay
 from .test_drives import script
+from .test_subjects import check
 
 
 def _bucket(off, k: int, entry):
@@ -140,3 +143,56 @@ def test_an_input_byte_compared_with_characters_is_not_probed_as_an_offset():
     off = (claripy.ZeroExt(32, line) * 0x9E3779B1)[10:3]
     slot = claripy.If(off == 5, claripy.BVS("data", 8), claripy.BVS("old", 8))
     assert [t.hash() for t in compared_offsets(slot != 0)] == [off.hash()]
+
+
+def test_an_equality_over_one_input_byte_names_the_byte_it_may_pin():
+    """``strcmp`` of a one-byte key with a string gives ``If(x == 98, 0, 98 - x) == 0``: the byte it
+    reads is the slice to probe; a byte of a script's wide ``BVS`` is an ``Extract``; base addresses
+    (a pointer that selects the string) do not count; ``x == 98`` itself, a disequality, two input
+    variables, or a slice wider than PINNED_BITS are not probed."""
+    x = claripy.BVS("key", 8)
+    cmp = claripy.If(x == 98, claripy.BVV(0, 32), claripy.BVV(98, 32) - x.zero_extend(24))
+    assert path_facts.equated_slice(cmp == 0) is x
+    wide = claripy.BVS("input", 32)
+    byte = wide[15:8]
+    got = path_facts.equated_slice(claripy.If(byte == 7, claripy.BVV(0, 32), byte.zero_extend(24) + 1) == 0)
+    assert got is not None and got.op == "Extract" and got.args[:2] == (15, 8)
+    base = claripy.BVS("ram_base_3_4_64", 64, explicit_name=True)
+    via_pointer = claripy.If(base == 0x1000, cmp, claripy.BVV(1, 32)) == 0
+    assert path_facts.equated_slice(via_pointer) is x
+    assert path_facts.equated_slice(x == 98) is None
+    assert path_facts.equated_slice(cmp != 0) is None
+    y = claripy.BVS("other", 8)
+    assert path_facts.equated_slice((x + y).zero_extend(24) == 3) is None
+    assert path_facts.equated_slice((wide * 3) == 9) is None
+
+
+def test_a_key_pinned_by_an_equality_folds_its_hash_to_a_constant():
+    """After ``strcmp(key, "b") == 0`` the frontend knows the key byte, so a later value computed
+    from its hash (the bucket a lookup selected) is a constant; on the side where the strcmp
+    differs nothing is learnt."""
+    x = claripy.BVS("key", 8)
+    cmp = claripy.If(x == 98, claripy.BVV(0, 32), claripy.BVV(98, 32) - x.zero_extend(24))
+    h = (x.zero_extend(24) * 0x9E3779B1) ^ claripy.LShR(x.zero_extend(24) * 0x85EBCA6B, 13)
+    fe = SubstitutingFrontend()
+    fe.add([cmp == 0])
+    assert fe.facts.knows(x)
+    bucket = fe.facts.rewrite(h & 15)
+    assert not bucket.symbolic and bucket.concrete_value == ((98 * 0x9E3779B1) ^ (((98 * 0x85EBCA6B) & 0xFFFFFFFF) >> 13)) & 15
+    other = SubstitutingFrontend()
+    other.add([cmp != 0])
+    assert not other.facts.knows(x) and len(other.facts) == 0
+
+
+def test_json_c_lookups_that_find_their_key_pin_it_and_need_fewer_z3_checks(monkeypatch):
+    """The seeds' json-c driver with its first two lookups' keys symbolic (a..e): a lookup that
+    finds its key learns the key byte from ``strcmp``, so the selected entry's pointer, its value
+    and the later hash computations are constants. Same paths and outcomes (the native ones) as
+    without the probe, fewer z3 checks (55 against 95 when written), every test replays."""
+    with_pins = check("jsonc_seeds", "O0", Template(b"??cd", ord("a"), ord("e")), 6, environment="fixed")
+    monkeypatch.setattr(path_facts, "PINNED_BITS", 0)
+    without = explore(os.fspath(BUILD / "jsonc_seeds_O0"), Template(b"??cd", ord("a"), ord("e")), environment="fixed")
+    assert with_pins.outcomes == without.outcomes
+    assert with_pins.stats["paths"] == without.stats["paths"] == 9
+    assert with_pins.stats["fact_probe_hits"] > without.stats["fact_probe_hits"]
+    assert with_pins.stats["z3_checks"] * 1.3 < without.stats["z3_checks"], (with_pins.stats, without.stats)

@@ -8,6 +8,7 @@ every path reading a template file unsatisfiable, and angr's ``strdup`` length s
 
 import itertools
 import os
+import signal
 import subprocess
 
 import angr
@@ -16,7 +17,7 @@ import pytest
 from angr_ram import RelocatableMemory
 from angr_ram.procedures.heap import RamHeap
 from angr_ram.run.inputs import Template
-from angr_ram.run.replay import NATIVE_ENV, fresh_signals, replay
+from angr_ram.run.replay import NATIVE_ENV, exec_resets_ignored_signals, fresh_signals, replay
 from angr_ram.run.runner import explore, prepare
 
 from .conftest import BUILD, assert_tests_replay
@@ -37,6 +38,24 @@ def test_signals_descriptors_cwd_and_file_status_answer_as_a_fresh_process(opt):
     assert len(want) == 8 and r.outcomes == want
     assert r.stubs == {} and not r.errors and r.stopped is None
     assert_tests_replay(b, r)
+
+
+def test_a_child_started_while_this_process_ignores_sigint_starts_with_it_at_default():
+    """Under ``nohup ... &`` SIGINT is ignored and a child inherits that. Replay starts each native
+    run with every signal at its default disposition without a ``preexec_fn`` (which makes Python fork
+    the whole explored process, 0.13 s a run from 3 GB): while replaying, an ignored signal is
+    caught by a handler that does nothing (exec resets it), and ignored again afterwards."""
+    b = os.fspath(BUILD / "procstate_O0")
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        plain = subprocess.run([b], input=b"\0", capture_output=True).stdout
+        with exec_resets_ignored_signals():
+            assert fresh_signals() is None          # nothing left for a preexec_fn to do
+            fresh = subprocess.run([b], input=b"\0", capture_output=True).stdout
+        assert plain.startswith(b"ID") and fresh.startswith(b"DD")
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def _native_over_file(binary: str, t: Template, tmp_path) -> set:

@@ -30,6 +30,7 @@ from angr_ram.solver.frontends import RamChildSolver, SeededSolver, SeedingMixin
 from angr_ram.solver.model_cache import ExactModelCacheMixin
 from angr_ram.solver.path_facts import NO_FACTS, Facts
 from angr_ram.solver.query_cache import QueryCache
+from angr_ram.solver.substituting import SubstitutingFrontend
 from angr_ram.solver.substitution import Substitution
 
 from .conftest import BUILD
@@ -233,3 +234,25 @@ def test_the_query_cache_layer_answers_a_repeated_query_without_going_down():
     assert layer.ask(fe, Query("check_satisfiability", (), {"extra_constraints": (i == 2,)})) == "SAT"
     assert len(below.queries) == 1                               # check_satisfiability: the same cached query
     assert layer.ask(FakeFrontend(), q) is True and len(below.queries) == 2     # no cache bound: down
+
+
+def test_satisfiable_is_not_asked_again_until_a_constraint_is_added_or_the_bases_move():
+    """angr asks ``satisfiable()`` of every successor; a successor of a concrete branch has its
+    parent's constraints. Once true, it is answered without the chain until a constraint is added
+    (then asked, and false when it is), the substitution changes (a relocation), or extra
+    constraints are given; a copy inherits the answer, a blank copy does not."""
+    stats = RunStats()
+    x = claripy.BVS("x", 8)
+    fe = SubstitutingFrontend(stats=stats)
+    fe.add([x > 3])
+    calls = []
+    ask = fe.chain.ask
+    fe.chain = type("Counting", (), {"ask": lambda self, f, q: calls.append(q.name) or ask(f, q)})()
+    assert fe.satisfiable() and fe.satisfiable() and fe.branch().satisfiable()
+    assert calls == ["satisfiable"] and stats.satisfiable_known == 2
+    assert not fe.satisfiable(extra_constraints=(x < 2,)) and len(calls) == 2
+    assert fe.blank_copy().satisfiable() and len(calls) == 3
+    fe.bind(Substitution({}))                      # new placement: asked again
+    assert fe.satisfiable() and len(calls) == 4
+    fe.add([x < 3])
+    assert not fe.satisfiable() and not fe.satisfiable() and len(calls) == 6

@@ -53,6 +53,7 @@ class RunStats:
     fact_probe_hits: int = 0       # ... which it did (a fact learnt)
     fact_probe_seconds: float = 0.0
     fact_probes_skipped: int = 0   # ... not asked: probing cost more than it found in this run
+    satisfiable_known: int = 0     # satisfiable() with no constraint added since it was last true: not asked again
     infeasible_errors: int = 0     # faults found on paths that turned out infeasible (not reported)
     unknown_states: int = 0        # states set aside because z3 gave up on a query (unknown stash)
     second_pass_skipped: int = 0   # of those, not tried: z3 gave up on the earlier ones deferred at their site

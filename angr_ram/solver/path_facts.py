@@ -15,7 +15,13 @@ Facts come from two places:
   that branch (the entry a hash put in one bucket is found in exactly one bucket). One query asks
   whether the offset has a single value; when it has, every later read of the table, every later
   condition and every pointer read from it fold to constants, and the walk of the remaining
-  buckets costs no solver call. At most :data:`PROBED_TERMS` terms are asked per constraint.
+  buckets costs no solver call. At most :data:`PROBED_TERMS` terms are asked per constraint;
+* an equality over one narrow input slice (a byte of stdin, a byte of a script's wide ``BVS``) that
+  is not stated as ``slice == constant``: ``strcmp`` of an input key with the string a hash lookup
+  selected gives ``If(x == 98, 0, 98 - x) == 0``. One query asks whether the slice has a single value
+  on the path; when it has, the hash of the key and every pointer the lookup selected fold to
+  constants from then on (json-c's lookup at the seeds' size: the found entry's pointer was a
+  366-node expression over the key's hash, rebuilt at every access through it).
 """
 
 from __future__ import annotations
@@ -28,7 +34,9 @@ from angr_ram.solver.evaluator import LET_PREFIX
 from angr_ram.solver.substitution import BASE_PREFIX
 
 PROBED_TERMS = 1            # offsets asked about per constraint
+SLICE_NODES = 4096          # nodes of an equality looked at for the input bits it reads
 CONDITION_NODES = 512       # nodes of a constraint looked at for the offsets its conditions compare
+PINNED_BITS = 16            # an input slice this narrow at most is probed for a single value
 STATED_DEPTH = 8            # a stated equality's term this deep at most (a table slot read as NULL is not one)
 MEMO_LIMIT = 100_000        # rewritten nodes remembered per set of facts (all forgotten when full)
 
@@ -121,6 +129,36 @@ def stated_equality(c):
     if a.depth > STATED_DEPTH or _ram_named(a):
         return None
     return a, b
+
+
+def equated_slice(c):
+    """The input slice an equality ``c`` may pin to one value: the bits of the one input variable it
+    mentions (besides base addresses, which may select among strings) that it reads, at most
+    :data:`PINNED_BITS` of them, unless ``c`` is ``slice == constant`` itself; else None."""
+    if c.op != "__eq__" or not isinstance(c.args[0], claripy.ast.BV):
+        return None
+    names = [n for n in c.variables if not n.startswith(_RAM_NAMES)]
+    if len(names) != 1:
+        return None
+    if any(a.op == "BVS" or (a.op == "Extract" and a.args[2].op == "BVS") for a in c.args):
+        return None
+    var, hi, lo = None, -1, None
+    seen, todo = set(), [c]
+    while todo and len(seen) < SLICE_NODES:
+        x = todo.pop()
+        h = x.hash()
+        if h in seen or names[0] not in x.variables:
+            continue
+        seen.add(h)
+        if x.op == "BVS":
+            var, hi, lo = x, x.length - 1, 0
+        elif x.op == "Extract" and x.args[2].op == "BVS":
+            var, hi, lo = x.args[2], max(hi, x.args[0]), x.args[1] if lo is None else min(lo, x.args[1])
+        else:
+            todo.extend(a for a in x.args if isinstance(a, Base))
+    if var is None or todo or hi - lo + 1 > PINNED_BITS:
+        return None
+    return var if hi - lo + 1 == var.length else claripy.Extract(hi, lo, var)
 
 
 def _ram_named(term) -> bool:

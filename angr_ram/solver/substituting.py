@@ -49,6 +49,7 @@ class SubstitutingFrontend(Frontend):
         self.constants = None       # the state's stored constants, for seeded models (a callable)
         self.chain = chain          # the layers every query passes (angr_ram.solver.chain)
         self.facts = path_facts.NO_FACTS   # terms the constraints fix to one value (path_facts)
+        self.known_sat = None       # (constraints, substitution memo) when satisfiable() was last true
 
     # ------------------------------------------------------------------ plumbing
     def bind(self, subst: Substitution, cache=None, sizes=None, embedded=frozenset(), scope=None) -> None:
@@ -68,7 +69,7 @@ class SubstitutingFrontend(Frontend):
         constraints and the state's address constraints at the next query (see
         :mod:`angr_ram.run.shipping`). The inner solver's cached models travel along (claripy's own
         pickling drops them), so the rebuilt solver answers what they answer without z3."""
-        d = {k: v for k, v in self.__dict__.items() if k not in ("inner", "subst", "_epoch", "constants")}
+        d = {k: v for k, v in self.__dict__.items() if k not in ("inner", "subst", "_epoch", "constants", "known_sat")}
         if self.inner is not None:
             d["_shipped_models"] = [m for child in getattr(self.inner, "_solver_list", ())
                                     for m in list(getattr(child, "_models", ()))[:SHIPPED_MODELS]]
@@ -79,6 +80,7 @@ class SubstitutingFrontend(Frontend):
         self.__dict__.setdefault("chain", DEFAULT_CHAIN)
         self.__dict__.setdefault("facts", path_facts.NO_FACTS)
         self.__dict__.setdefault("has_floats", False)
+        self.known_sat = None
         self.inner, self.subst, self._epoch, self.constants = None, _EMPTY, None, None
 
     def _sync(self):
@@ -149,6 +151,7 @@ class SubstitutingFrontend(Frontend):
         c.cache, c.sizes, c.embedded = self.cache, self.sizes, self.embedded
         c.has_lets = c.has_floats = False
         c.facts = path_facts.NO_FACTS
+        c.known_sat = None
         c.timeout, c.scope, c.constants, c.chain = self.timeout, self.scope, self.constants, self.chain
 
     def _copy(self, c):
@@ -158,6 +161,7 @@ class SubstitutingFrontend(Frontend):
         c.cache, c.sizes, c.embedded = self.cache, self.sizes, self.embedded
         c.has_lets, c.has_floats = self.has_lets, self.has_floats
         c.facts = self.facts
+        c.known_sat = self.known_sat
         c.timeout, c.scope, c.constants, c.chain = self.timeout, self.scope, self.constants, self.chain
 
     def finalize(self):
@@ -184,13 +188,16 @@ class SubstitutingFrontend(Frontend):
 
     def _learn(self, c) -> None:
         stated = path_facts.stated_equality(c)
-        if stated is not None:
-            if not self.facts.knows(stated[0]):
-                self.facts = self.facts.with_fact(*stated)
+        if stated is not None and not self.facts.knows(stated[0]):
+            self.facts = self.facts.with_fact(*stated)
+        pinned = path_facts.equated_slice(c)
+        if pinned is not None:
+            terms = [pinned]
+        elif stated is None and path_facts.takes_nonzero_side(c):
+            terms = path_facts.compared_offsets(c)[:path_facts.PROBED_TERMS]
+        else:
             return
-        if not path_facts.takes_nonzero_side(c):
-            return
-        for term in path_facts.compared_offsets(c)[:path_facts.PROBED_TERMS]:
+        for term in terms:
             if self.facts.knows(term):
                 continue
             stats = self.stats
@@ -260,7 +267,21 @@ class SubstitutingFrontend(Frontend):
         return self._ask("check_satisfiability", extra_constraints=extra_constraints, exact=exact)
 
     def satisfiable(self, extra_constraints=(), exact=None):
-        return self._ask("satisfiable", extra_constraints=extra_constraints, exact=exact)
+        """Whether the constraints (and ``extra_constraints``) have a model. Without extra
+        constraints, a path to which nothing was added since this was last true, under the same
+        placement of its bases, is satisfiable without asking: angr asks it of every successor,
+        and a successor of a concrete branch or jump has its parent's constraints."""
+        mark = (len(self.constraints), self.subst.memo)
+        if not extra_constraints:
+            known = self.known_sat
+            if known is not None and known[0] == mark[0] and known[1] is mark[1]:
+                if self.stats is not None:
+                    self.stats.satisfiable_known += 1
+                return True
+        r = self._ask("satisfiable", extra_constraints=extra_constraints, exact=exact)
+        if r and not extra_constraints:
+            self.known_sat = mark
+        return r
 
     def eval(self, e, n, extra_constraints=(), exact=None):
         return self._ask("eval", (e, n), extra_constraints=extra_constraints, exact=exact)
