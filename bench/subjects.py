@@ -65,14 +65,24 @@ SUBJECTS = {
     "jsonc-1": ("jsonc_seeds_O0", b"a?cd", "a", "e", "json-c: keys a..d added one by one, the second lookup symbolic"),
     "jsonc-4": ("jsonc_seeds_O0", b"????", "\0", "\xff",
                 "json-c, the seeds' size: keys a..d added one by one, a symbolic 1-byte key looked up after each"),
+    # the seeds' drivers of the other libraries at their sizes (reference-implementations.md section 2)
+    "html-3": ("html_parse_O0", b"???", "\0", "\xff",
+               "libxml2, the seeds' size: htmlParseDocument over 3 fully symbolic bytes and a NUL"),
+    "expat-10": ("expat_parse_O2", b"??????????", "\0", "\xff",
+                 "expat, the seeds' size: XML_Parse of 10 fully symbolic bytes as UTF-16, hash salt 17"),
+    "osip-20": ("osip_parse_O2", b"?" * 20, "\0", "\xff", "libosip, the seeds' size: 20 fully symbolic bytes"),
+    "yaml-10": ("yaml_scan_O2", b"?" * 10, "\0", "\xff", "libyaml, the seeds' size: 10 fully symbolic bytes"),
 }
 # the seeds' sizes (bench/seeds_sizes.py): not in the default list, they run for minutes to hours
-SEEDS_SIZES = ("apr-15x2", "jsonc-4")
-# options every setting of a subject gets: APR seeds its hash with the clock and json-c with random
-# bytes; the seeds ran KLEE with the real clock and /dev/urandom, one value per run
-SUBJECT_OPTIONS = {n: {"environment": "fixed"} for n in ("apr-1", "apr-15x2", "jsonc-1", "jsonc-4")}
+SEEDS_SIZES = ("apr-15x2", "jsonc-4", "html-3", "expat-10", "osip-20", "yaml-10")
+# options every setting of a subject gets: APR seeds its hash with the clock, json-c with random
+# bytes, libxml2 its dictionaries' with the clock; the seeds ran KLEE with the real clock and
+# /dev/urandom, one value per run
+SUBJECT_OPTIONS = {n: {"environment": "fixed"} for n in ("apr-1", "jsonc-1", *SEEDS_SIZES)}
 # subjects whose template is a file the program reads: (file name, the program's arguments)
 FILE_SUBJECTS = {"make-1": ("A", ("-r", "-n", "-R", "-f", "A"))}
+# subjects whose template is stdin and that take arguments
+STDIN_ARGS = {"expat-10": ("UTF-16",)}
 # "fixed": fork in the fixed environment (angr_ram.posix.environment: the clocks read one instant,
 # getrandom fixed bytes), as KLEE ran the seeds' subjects; libxml2 seeds its dictionaries' hash from
 # time(), which angr makes a fresh symbol, so every name may fall in every bucket
@@ -94,7 +104,7 @@ def inputs_of(name: str) -> dict:
     if name in FILE_SUBJECTS:
         file, args = FILE_SUBJECTS[name]
         return {"stdin_bytes": 0, "files": [(file, template_of(name))], "args": list(args)}
-    return {"stdin_bytes": template_of(name)}
+    return {"stdin_bytes": template_of(name), **({"args": list(STDIN_ARGS[name])} if name in STDIN_ARGS else {})}
 
 
 def native_outcomes(binary: str, name: str, forkserver: Path | None = None) -> set | None:
@@ -113,7 +123,7 @@ def native_outcomes(binary: str, name: str, forkserver: Path | None = None) -> s
     if name in FILE_SUBJECTS:
         file, args = FILE_SUBJECTS[name]
         return set(run_inputs(binary, inputs, forkserver=forkserver, target=f"file:{file}", args=args))
-    return set(run_inputs(binary, inputs, forkserver=forkserver))
+    return set(run_inputs(binary, inputs, forkserver=forkserver, args=STDIN_ARGS.get(name, ())))
 
 
 def _script(binary: str, name: str, budget: float):
@@ -136,7 +146,7 @@ def _script(binary: str, name: str, budget: float):
         state = proj.factory.entry_state(args=[binary, *args], fs={file: angr.SimFile(
             file, content=claripy.Concat(*parts), size=len(parts), has_end=True)})
     else:
-        state = proj.factory.entry_state(stdin=angr.SimFileStream(name="stdin", content=claripy.Concat(*parts),
+        state = proj.factory.entry_state(args=[binary, *STDIN_ARGS.get(name, ())], stdin=angr.SimFileStream(name="stdin", content=claripy.Concat(*parts),
                                                                   size=len(parts), has_end=True))
     for k in range(len(holes)):
         state.solver.add(claripy.UGE(var.get_byte(k), t.lo), claripy.ULE(var.get_byte(k), t.hi))
