@@ -16,7 +16,14 @@ from claripy.backends import backend_z3
 import angr_ram
 from angr_ram.core.scope import current
 from angr_ram.run.outcomes import path_outcomes
-from angr_ram.run.passes import RETRY_EVERY, SecondPassSites
+from angr_ram.run.passes import (
+    FIRST_PASS_LEARNT_MS,
+    RETRY_EVERY,
+    SKIP_AFTER,
+    FirstPassSites,
+    PassBudget,
+    SecondPassSites,
+)
 from angr_ram.run.runner import RESILIENCE, explore, load_project, make_state
 
 from .conftest import BUILD
@@ -27,15 +34,15 @@ RESUME = 4321   # a second-pass budget no other solver in these runs has
 
 
 def _first_pass_gives_up(monkeypatch, window=(30, 300), second=False):
-    """z3 gives up (claripy's time-out error) on the calls of ``window`` made with the first-pass
-    budget, and with ``second`` on every call made with the second-pass budget ``RESUME``; other
+    """z3 gives up (claripy's time-out error) on the calls of ``window`` made with a first-pass
+    budget (``defer_ms`` or the one learnt at a site, FIRST_PASS_LEARNT_MS), and with ``second`` on every call made with the second-pass budget ``RESUME``; other
     calls are answered (counted as "full"). Returns the call counters."""
     original = backend_z3.z3_solver_sat
     calls = {"first": 0, "second": 0, "full": 0}
 
     def stub(solver, extra_constraints, occasion):
         budget = current().budget_ms
-        if budget == DEFER:
+        if budget in (DEFER, FIRST_PASS_LEARNT_MS):     # (a hard query is as hard with the learnt budget)
             calls["first"] += 1
             if window[0] <= calls["first"] < window[1]:
                 raise claripy.ClaripySolverInterruptError("timeout")
@@ -339,3 +346,43 @@ def test_pass_budgets():
     assert resume_batch(cfg, limit) is None and resume_batch(cfg.replace(solver_timeout_ms=3000), None) is None
     with pytest.raises(angr_ram.AngrRamError, match="resume_ms"):
         angr_ram.RelocatableMemory(resume_ms=0)
+
+
+def test_the_first_pass_shortens_its_budget_only_where_every_step_deferred():
+    """After SKIP_AFTER first-pass steps in a row at a site deferred a path, steps there get
+    FIRST_PASS_LEARNT_MS per call, every RETRY_EVERY-th the whole budget; one step there that
+    defers nothing ends it; other passes and other sites are untouched."""
+    sites, first = FirstPassSites(), PassBudget("first", DEFER, 10.0)
+    for _ in range(SKIP_AFTER):
+        assert sites.budget(0x401000, first) == first
+        sites.record(0x401000, deferred=True)
+    got = [sites.budget(0x401000, first).call_ms for _ in range(2 * RETRY_EVERY)]
+    assert got.count(FIRST_PASS_LEARNT_MS) == 2 * RETRY_EVERY - 2 and got[RETRY_EVERY - 1] == DEFER
+    assert sites.budget(0x402000, first) == first
+    assert sites.budget(0x401000, PassBudget("second", RESUME, 10.0)).call_ms == RESUME
+    sites.record(0x401000, deferred=False)
+    assert all(sites.budget(0x401000, first) == first for _ in range(RETRY_EVERY))
+
+
+def test_a_site_whose_first_pass_steps_all_defer_is_tried_with_the_short_budget(monkeypatch):
+    """matrix10 driven as a script with z3 giving up on every call made with the whole first-pass
+    budget after the start-up's: after two steps in a row at a site deferred, the next ones there are tried with
+    FIRST_PASS_LEARNT_MS (z3 answers those here, which ends the shortening there), the deferred
+    paths are resumed, and every outcome is the native one."""
+    b = os.fspath(BUILD / "matrix10_O0")
+    simgr, tech = _script_run(b)
+    original = backend_z3.z3_solver_sat
+    budgets = []
+
+    def stub(solver, extra_constraints, occasion):
+        budget = current().budget_ms
+        budgets.append(budget)
+        if budget == DEFER and budgets.count(DEFER) >= 30:      # (the start-up's calls answered)
+            raise claripy.ClaripySolverInterruptError("timeout")
+        return original(solver, extra_constraints, occasion)
+    monkeypatch.setattr(backend_z3, "z3_solver_sat", stub)
+    simgr.run()
+    assert tech.stats.deferred_states >= SKIP_AFTER
+    assert tech.stats.deferred_resumed == tech.stats.deferred_states and not simgr.stashes.get("unknown")
+    assert FIRST_PASS_LEARNT_MS in budgets
+    assert set().union(*(path_outcomes(s) for s in simgr.deadended)) == native(b, 2)

@@ -138,6 +138,8 @@ class RunConfig:
                         ' with `resume_ms` per call, a few at a time, after which a path still undecided goes to '
                         '`unknown`; in a bounded run with the full budget (`solver_timeout_ms`). So a hard query (a hash '
                         'that would have to be inverted) does not hold up the easy paths, and nothing is dropped for it. '
+                        'Where the last two first-pass steps at a block each deferred a path, steps there get 100 ms '
+                        'per call (every 4th the whole `defer_ms`) until one defers nothing. '
                         "Counted in `deferred_states`, `deferred_resumed`, `undecided_successors`. A run's `timeout` "
                         '(`explore`, `--timeout`) also bounds every z3 call: a call made near the end gets only the time '
                         'left, and what it could not decide is reported as `unknown`.')

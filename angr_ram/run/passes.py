@@ -113,6 +113,36 @@ def set_aside(state, reason: str, budget: PassBudget, stats, step_memory_mb: flo
     return UNKNOWN_STASH
 
 
+FIRST_PASS_LEARNT_MS = 100     # first-pass budget per z3 call at a site where every first-pass step deferred
+
+
+class FirstPassSites:
+    """What the first pass learnt per site (the block a step starts at): how many of its latest
+    steps in a row deferred a path. After :data:`SKIP_AFTER` such steps, a step there gets
+    :data:`FIRST_PASS_LEARNT_MS` per z3 call instead of ``defer_ms``, except every
+    :data:`RETRY_EVERY`-th, which gets the whole first-pass budget; a step there that defers nothing
+    ends the run of them. A branch only an inverted hash decides, one per bucket entry a lookup walks
+    (uthash, 24 entries), cost the first pass ``defer_ms`` each; a path deferred sooner still gets its
+    second pass, so nothing is decided otherwise, only set aside sooner."""
+
+    def __init__(self):
+        self._sites: dict[int, list[int]] = {}     # site -> [steps in a row that deferred, learnt steps]
+
+    def budget(self, site: int, budget: PassBudget) -> PassBudget:
+        """``budget`` for a step at ``site``, with the learnt per-call budget where it applies."""
+        rec = self._sites.get(site)
+        if (budget.name != "first" or rec is None or rec[0] < SKIP_AFTER
+                or budget.call_ms is None or budget.call_ms <= FIRST_PASS_LEARNT_MS):
+            return budget
+        rec[1] += 1
+        return budget if rec[1] % RETRY_EVERY == 0 else budget._replace(call_ms=FIRST_PASS_LEARNT_MS)
+
+    def record(self, site: int, deferred: bool) -> None:
+        """A first-pass step at ``site`` deferred a path, or deferred none."""
+        rec = self._sites.setdefault(site, [0, 0])
+        rec[0] = rec[0] + 1 if deferred else 0
+
+
 class SecondPassSites:
     """What the second pass learnt per deferral site: how many paths deferred there z3 gave up on
     and how many it decided, and which of the site's next paths to try (module docstring)."""

@@ -55,6 +55,7 @@ from angr_ram.run.passes import (
     FROM_DEFERRED,
     FROM_UNKNOWN,
     UNKNOWN_STASH,
+    FirstPassSites,
     SecondPassSites,
     resume_batch,
     set_aside,
@@ -137,6 +138,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         self.base_sizes: dict[str, int] = {}
         self._regions = None
         self._sites = SecondPassSites()     # what the second pass learnt per deferral site
+        self._first = FirstPassSites()      # ... and the first pass per site
 
     @property
     def model(self) -> str:
@@ -304,7 +306,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         if prof is not None:
             prof.site, t0 = step_site(state), time.perf_counter()
             prof.enter("engine")
-        budget = step_budget(self.config, state.ram.resumed, self.deadline)     # (angr_ram.run.passes)
+        budget = self._first.budget(state.addr, step_budget(self.config, state.ram.resumed, self.deadline))
         tried_site = state.ram.deferred_at if budget.name == "second" else None
         self.scope.budget_ms = budget.call_ms      # z3 calls of the step (stats.counted_check)
         self.scope.deadline = self.deadline
@@ -340,7 +342,10 @@ class RelocatableMemory(angr.ExplorationTechnique):
             undecided += [s for s in out[None] if s.ram.unknown is not None]
             out[None] = [s for s in out[None] if s.ram.unknown is None]
         for s in undecided:
-            out.setdefault(self._set_aside(s, s.ram.unknown or "solver gave up", state.addr), []).append(s)
+            out.setdefault(self._set_aside(s, s.ram.unknown or "solver gave up", state.addr, budget), []).append(s)
+        if budget.name == "first":      # (angr's error records of z3 giving up are set aside in step())
+            gave = any(gave_up(r.error) is not None for r in errs[errored_before:])
+            self._first.record(state.addr, deferred=gave or bool(out.get(DEFERRED_STASH)))
         if tried_site is not None and len(errs) == errored_before:   # (angr's error records: step())
             self._sites.record(tried_site, gave_up=bool(out.get(UNKNOWN_STASH)))
             for stash, states in out.items():       # the try is counted once, not by each successor
@@ -354,11 +359,12 @@ class RelocatableMemory(angr.ExplorationTechnique):
                     record(s, stub)
         return out
 
-    def _set_aside(self, state, reason: str, site: int | None) -> str:
-        """Mark ``state`` undecided for ``reason`` at ``site`` (the block whose step set it aside);
-        the stash it goes to (:func:`set_aside`). A deferred state remembers its site."""
-        stash = set_aside(state, reason, step_budget(self.config, state.ram.resumed, self.deadline),
-                          self.stats, self.step_memory_mb)
+    def _set_aside(self, state, reason: str, site: int | None, budget=None) -> str:
+        """Mark ``state`` undecided for ``reason`` at ``site`` (the block whose step set it aside,
+        with ``budget``, else its pass's); the stash it goes to (:func:`set_aside`). A deferred state
+        remembers its site."""
+        budget = budget or step_budget(self.config, state.ram.resumed, self.deadline)
+        stash = set_aside(state, reason, budget, self.stats, self.step_memory_mb)
         state.ram.deferred_at = site if stash == DEFERRED_STASH else None
         return stash
 
