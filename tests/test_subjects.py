@@ -16,6 +16,7 @@ import pytest
 import bench
 from angr_ram.run.inputs import Template
 from angr_ram.run.runner import explore
+from bench.native import run_inputs
 from bench.subjects import inputs_of, native_outcomes
 
 from .conftest import BUILD, assert_tests_replay, drive_as_a_script
@@ -64,6 +65,20 @@ def test_libosip_parses_a_status_line_with_symbolic_digits():
 def test_libyaml_scans_two_symbolic_bytes(opt):
     """yaml_parser_scan over two bytes: each token sequence and each scanner error."""
     check("yaml_scan", opt, Template(b"??"), 9)
+
+
+def test_expat_parses_utf16_as_the_seeds_driver_does():
+    """The seeds' expat driver parses UTF-16 (``XML_ParserCreate("utf-16")``, bench's ``expat-10``):
+    ``<X/>`` in UTF-16LE with the name's code unit symbolic ('0'..'A'): an element, or a digit that
+    cannot start a name; the native outcomes, each test replaying with the encoding argument."""
+    b = os.fspath(BUILD / "expat_parse_O2")
+    r = explore(b, Template(b"<\0?\0/\0>\0", ord("0"), ord("A")), args=["UTF-16LE"], tests=True,
+                environment="fixed")
+    want = set(run_inputs(b, [bytes([0x3C, 0, x, 0, 0x2F, 0, 0x3E, 0]) for x in range(ord("0"), ord("A") + 1)],
+                          args=("UTF-16LE",)))
+    assert want == {(0, b"1 1 0\n"), (4, b"0 0 0\n")}
+    assert r.outcomes == want and not r.errors and r.stopped is None
+    assert_tests_replay(b, r)
 
 
 @pytest.mark.slow   # make test-slow: 25 s; libxml2's start-up (weak pthread imports, rand_r)
