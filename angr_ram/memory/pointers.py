@@ -27,12 +27,13 @@ def read_only_extent(state, c: int) -> int | None:
     return min(seg.max_addr + 1 - c, MAX_CONSTANT_SCAN)
 
 
-def readable_at(state, c: int, most: int | None = None) -> int | None:
+def readable_at(state, c: int, most: int | None = None, strings: bool = False) -> int | None:
     """How many bytes from the hidden concrete address ``c`` may be read without a fault the C
     function might not make (rest of its heap object; the rest of a read-only segment of a loaded
     object; ``max_str_len`` on the stack and writable globals), at most ``most`` (``max_str_len``
     when None) except in a read-only segment, or
-    None in the null page or outside every live heap object."""
+    None in the null page or outside every live heap object. In an object of symbolic size,
+    ``strings`` (a reader that stops at the string's NUL) gets :func:`terminated_in_bounds`."""
     space = state.ram
     most = state.libc.max_str_len if most is None else most
     if c < NULL_PAGE:
@@ -43,23 +44,61 @@ def readable_at(state, c: int, most: int | None = None) -> int | None:
     if hit is None:
         return None
     obj, off = hit
-    if obj.freed or obj.freed_when is not None or obj.limit is not None:
+    if obj.freed or obj.freed_when is not None:
         return None
+    if obj.limit is not None:
+        return terminated_in_bounds(state, obj, off, most) if strings else None
     return min(most, obj.size - off)
 
 
-def pointer_cases(state, ptr, most: int | None = None) -> list | None:
+def terminated_in_bounds(state, obj, off: int, most: int) -> int | None:
+    """For an object of symbolic size (``malloc(strlen(arg) + 1)``, then the string copied in): the
+    bytes from offset ``off`` up to and including the first concrete NUL (within ``most`` and the
+    largest size), when on every path the string's terminator lies inside the size that path gives
+    the object (one solver query, none when the smallest size covers it); else None. A function
+    that stops at the terminator then reads only in-bounds bytes, whatever lies beyond them."""
+    n = min(most, obj.size - off)
+    if n <= 0:
+        return None
+    data = obj.store.read(off, n).chop(8)
+    symbolic = []
+    for z, b in enumerate(data):
+        if not b.symbolic:
+            if b.concrete_value == 0:
+                break
+        elif len(symbolic) >= state.libc.max_str_len:
+            return None
+        else:
+            symbolic.append((z, b))
+    else:
+        return None
+    if obj.min_size is not None and off + z < obj.min_size:
+        return z + 1
+    length = claripy.BVV(z, 64)
+    for j, b in reversed(symbolic):
+        length = claripy.If(b == 0, claripy.BVV(j, 64), length)
+    limit = obj.limit.zero_extend(64 - obj.limit.size()) if obj.limit.size() < 64 else obj.limit
+    try:
+        beyond = state.solver.satisfiable(extra_constraints=[claripy.UGE(length + off, limit)])
+    except Exception as e:
+        if gave_up(e) is None:
+            raise
+        return None
+    return None if beyond else z + 1
+
+
+def pointer_cases(state, ptr, most: int | None = None, strings: bool = False) -> list | None:
     """The values ``ptr`` can take, as ``(condition, pointer, readable)`` in program terms (a heap
     object's value is its symbolic base plus an offset, so the cases stay valid when objects move):
     one case with condition None for a pointer that is concrete after substitution; up to
     ``MAX_POINTERS`` cases for a selection (a table entry chosen by an input); None otherwise.
-    ``readable`` is at most ``most`` (:func:`readable_at`)."""
+    ``readable`` is at most ``most`` (:func:`readable_at`, with ``strings``)."""
     if not state.has_plugin("ram"):
         return None
     space = state.ram
     a = space.substitute(ptr)
     if not a.symbolic:
-        n = readable_at(state, a.concrete_value, most)
+        n = readable_at(state, a.concrete_value, most, strings)
         return None if n is None else [(None, ptr, n)]
     try:
         vals = state.solver.eval_upto(a, MAX_POINTERS + 1)
@@ -72,7 +111,7 @@ def pointer_cases(state, ptr, most: int | None = None) -> list | None:
         return None
     cases = []
     for v in sorted(vals):
-        n = readable_at(state, v, most)
+        n = readable_at(state, v, most, strings)
         if n is None:
             return None
         if space.in_heap_range(v):

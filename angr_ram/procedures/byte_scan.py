@@ -12,11 +12,13 @@ from angr_ram.memory.pointers import MAX_POINTERS, pointer_cases
 CHUNK = 16          # bytes read per memory access while scanning
 
 
-def by_cases(state, ptrs, one, most: int | None = None):
+def by_cases(state, ptrs, one, most: int | None = None, strings: bool = True):
     """``one(p1, n1, p2, n2, ...)`` for every combination of the pointers' cases, as an
     if-then-else on their conditions; None when a pointer has no cases or ``one`` gives None.
-    ``most`` bounds the readable bytes ``n`` (:func:`~angr_ram.memory.pointers.readable_at`)."""
-    cases = [pointer_cases(state, p, most) for p in ptrs]
+    ``most`` bounds the readable bytes ``n`` (:func:`~angr_ram.memory.pointers.readable_at`);
+    ``strings``: ``one`` reads no byte past a string's NUL (an object of symbolic size is then
+    readable up to a terminator that is inside it on every path)."""
+    cases = [pointer_cases(state, p, most, strings) for p in ptrs]
     if any(c is None for c in cases):
         return None
     combos = [[]]
@@ -39,11 +41,16 @@ def by_cases(state, ptrs, one, most: int | None = None):
 
 
 class Bytes:
-    """The bytes of a buffer at ``ptr``, read lazily in chunks up to ``readable`` bytes."""
+    """The bytes of a buffer at ``ptr``, read lazily in chunks up to ``readable`` bytes. In an
+    object of symbolic size they are read from its store: ``readable`` then ends at a terminator
+    inside the object on every path (:func:`~angr_ram.memory.pointers.terminated_in_bounds`), and
+    a chunk through the memory would report the bytes past a shorter path's size, which the
+    function never reads on that path, as an over-read."""
 
     def __init__(self, state, ptr, readable: int):
         self.state, self.ptr, self.readable = state, ptr, readable
         self.bytes: list = []
+        self.sized = _sized_object(state, ptr)
 
     def __getitem__(self, i: int):
         """Byte ``i`` (an 8-bit expression), or None past the readable range."""
@@ -51,9 +58,27 @@ class Bytes:
             n = min(CHUNK, self.readable - len(self.bytes))
             if n <= 0:
                 return None
-            v = self.state.memory.load(self.ptr + len(self.bytes), n, endness="Iend_BE")
+            if self.sized is not None:
+                obj, off = self.sized
+                v = obj.store.read(off + len(self.bytes), n)
+            else:
+                v = self.state.memory.load(self.ptr + len(self.bytes), n, endness="Iend_BE")
             self.bytes.extend(v.chop(8))
         return self.bytes[i]
+
+
+def _sized_object(state, ptr):
+    """``(object, offset)`` when ``ptr`` is concrete after substitution and inside a heap object
+    of symbolic size; else None."""
+    if not state.has_plugin("ram"):
+        return None
+    a = state.ram.substitute(ptr)
+    if a.symbolic or not state.ram.in_heap_range(a.concrete_value):
+        return None
+    hit = state.ram.find(a.concrete_value)
+    if hit is None or hit[0].limit is None:
+        return None
+    return hit
 
 
 def until_nul(state, addr, limit: int) -> list:

@@ -230,7 +230,7 @@ class RamRawmemchr(_NoModel):
                 if hit.symbolic:
                     arms.append((hit, ps + i))
                 i += 1
-        r = by_cases(self.state, [s], one)
+        r = by_cases(self.state, [s], one, strings=False)     # no NUL ends the search
         count_answer(self.state, r is not None)
         return r if r is not None else s + self.fallback("rawmemchr", self.state.libc.max_str_len)
 

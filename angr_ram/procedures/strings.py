@@ -24,7 +24,7 @@ import angr
 import claripy
 from angr.procedures.stubs import format_parser
 
-from angr_ram.memory.pointers import pointer_cases, readable_at
+from angr_ram.memory.pointers import pointer_cases
 from angr_ram.procedures.byte_scan import Bytes, by_cases, count_answer, first_match, is_zero
 from angr_ram.procedures.libc import FORMAT, single_value
 
@@ -32,16 +32,6 @@ MAX_COMPARE = 4096  # memcmp lengths above this go to angr's procedure
 # bytes a string function reads on the stack and in globals (angr's max_str_len, 128, cut a longer
 # line short), of which at most max_str_len symbolic: past them, angr's procedure
 STRING_SCAN = 4096
-
-
-def _readable(state, ptr) -> int | None:
-    """How many bytes from ``ptr`` may be read without a fault the C function might not make
-    (rest of its heap object; ``max_str_len`` on the stack and globals), or None when ``ptr`` is
-    symbolic after substitution, in the null page, or not inside a live heap object."""
-    if not state.has_plugin("ram"):
-        return None
-    a = state.ram.substitute(ptr)
-    return None if a.symbolic else readable_at(state, a.concrete_value)
 
 
 def _diff(x, y):
@@ -106,7 +96,7 @@ def compare(state, a, b, n: int | None, strings: bool):
     if-then-else over the first position where they differ, or None when the end is not found
     within the readable bytes of both."""
     return by_cases(state, [a, b], lambda pa, ra, pb, rb: _compare(state, pa, ra, pb, rb, n, strings),
-                    STRING_SCAN)
+                    STRING_SCAN, strings)
 
 
 def _compare(state, a, ra: int, b, rb: int, n: int | None, strings: bool):
@@ -247,7 +237,13 @@ class RamMemcmp(angr.SimProcedure):
         return self.inline_call(angr.SIM_PROCEDURES["libc"]["memcmp"], a, b, n).ret_expr
 
 
-STRING_PROCEDURES = {"strlen": RamStrlen, "strnlen": RamStrnlen, "strcmp": RamStrcmp,
+class RamStrcoll(RamStrcmp):
+    """``strcoll`` in the C locale, the one the models give a program: ``strcmp``'s order, bytes
+    compared as unsigned char (angr's procedure calls angr's ``strcmp``, which returns 1 for every
+    difference between symbolic bytes: ``expr "\x8f\x02" "<=" "\x8f\xfd"`` answered 0)."""
+
+
+STRING_PROCEDURES = {"strlen": RamStrlen, "strnlen": RamStrnlen, "strcmp": RamStrcmp, "strcoll": RamStrcoll,
                      "strncmp": RamStrncmp, "memcmp": RamMemcmp, "bcmp": RamMemcmp}
 
 
