@@ -71,6 +71,12 @@ def native_environment(env: dict | None = None) -> dict:
     return {**{k: v for k, v in os.environ.items() if k not in MAKE_VARIABLES}, **NATIVE_ENV, **(env or {})}
 
 
+def _ignored_signals() -> list:
+    """The signals this process ignores (SIGKILL and SIGSTOP cannot be)."""
+    return [s for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP)
+            and signal.getsignal(s) == signal.SIG_IGN]
+
+
 def fresh_signals():
     """A ``preexec_fn`` that gives the child every signal at its default disposition and none
     blocked (the process angr-ram's models describe, posix/signals.py), or None when this
@@ -78,8 +84,7 @@ def fresh_signals():
     background job with SIGINT and SIGQUIT ignored and a child inherits that: under ``nohup ... &``
     a program that reports whether SIGINT is ignored (GNU make checks) answered otherwise than its
     test. Only the ignored signals are reset, in the child, between fork and exec."""
-    ignored = [s for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP)
-               and signal.getsignal(s) == signal.SIG_IGN]
+    ignored = _ignored_signals()
     blocked = bool(signal.pthread_sigmask(signal.SIG_BLOCK, []))
     if not ignored and not blocked:
         return None
@@ -107,8 +112,7 @@ def exec_resets_ignored_signals():
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    ignored = [s for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP)
-               and signal.getsignal(s) == signal.SIG_IGN]
+    ignored = _ignored_signals()
     for s in ignored:
         signal.signal(s, _caught)
     try:
