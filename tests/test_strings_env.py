@@ -211,8 +211,8 @@ def test_string_functions_read_a_copy_sized_by_its_symbolic_length(opt):
     inside it on every path is read exactly: no stub (strspn and strcspn were, with a
     fresh length that indexed past the copy: Debian's ``expr index`` replayed 7 of 4,895 tests
     wrong), no fallback to angr's procedures (angr's strchr ended the path with a false
-    segfault, angr's strcoll ordered bytes >= 0x80 wrongly). The outcomes are exactly the
-    native ones over every 2-byte argument and every test replays."""
+    segfault; angr's strcoll answered 1 for every difference of symbolic bytes). The outcomes are
+    exactly the native ones over every 2-byte argument and every test replays."""
     b = os.fspath(BUILD / f"argscan_{opt}")
     r = explore(b, args=[2], tests=True)
     assert r.errors == [] and r.stubs == {}
