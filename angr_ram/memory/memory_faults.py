@@ -88,13 +88,17 @@ class FaultMixin(MemoryMixin):
         name = next((n for a, b, n in parts if a <= at <= b), parts[0][2])
         self._fault("segfault", describe(state.project, None, size, name, at + size - 1), None, bad)
 
-    def _check_limit(self, off, obj: MemoryObject, size: int, what: str, condition=None, guard=None) -> None:
+    def _check_limit(self, off, obj: MemoryObject, size: int, what: str, condition=None, guard=None,
+                     length=None) -> None:
         """Bounds check against a symbolic allocation size: an access that may end beyond
         ``obj.limit`` forks the faulting inputs off as an error path and keeps the in-bounds part;
-        one that always does faults. ``guard`` restricts the check to one target of several."""
+        one that always does faults. ``guard`` restricts the check to one target of several;
+        ``length`` (symbolic, at most ``size``) is how many of the ``size`` bytes the program reads."""
         if isinstance(off, int) and obj.min_size is not None and off + size <= obj.min_size:
             return
         end = claripy.BVV(off + size, 64) if isinstance(off, int) else off + size
+        if length is not None:
+            end = (length.zero_extend(64 - length.size()) if length.size() < 64 else length) + off
         bad = claripy.UGT(end, obj.limit)
         if guard is not None:
             bad = claripy.And(guard, bad)

@@ -18,6 +18,8 @@ address of the region (range from the solver, stride from the address's alignmen
 
 from __future__ import annotations
 
+import contextlib
+
 import claripy
 from angr.errors import SimSegfaultException
 from angr.storage.memory_mixins.memory_mixin import MemoryMixin
@@ -110,6 +112,23 @@ class RelocatableMixin(FixedRegionMixin, MemoryMixin):
     """Memory layer that implements the relocatable addressing model for heap objects."""
 
     _speculative = False
+    _extent = None      # (address, symbolic length) of a read of that length in progress (reading())
+
+    @contextlib.contextmanager
+    def reading(self, addr, length):
+        """While in this context, a load at ``addr`` (of the largest value of ``length``, as angr's
+        file writes load it) reads only ``length`` bytes as far as an object of symbolic size is
+        concerned: ``puts`` of ``malloc(strlen(arg) + 1)``'s copy loads the largest length, and
+        its bytes past a shorter copy's size are not the program's reads (Debian's expr: 32 false
+        out-of-bounds paths at 600 s)."""
+        prev = self._extent
+        _, a = self._route(addr)
+        if a is not None and not a.symbolic and isinstance(length, claripy.ast.BV) and length.symbolic:
+            self._extent = (a.concrete_value, length)
+        try:
+            yield
+        finally:
+            self._extent = prev
 
     # ------------------------------------------------------------------ entry points
     def _route(self, addr):
@@ -189,7 +208,8 @@ class RelocatableMixin(FixedRegionMixin, MemoryMixin):
                 else:
                     self._fault_if_error(h, c, size, "read", condition)
                     if h.obj.limit is not None:
-                        self._check_limit(c - h.obj.addr, h.obj, size, "read", condition)
+                        extent = self._extent[1] if self._extent is not None and self._extent[0] == c else None
+                        self._check_limit(c - h.obj.addr, h.obj, size, "read", condition, length=extent)
                     self._check_freed(h.obj, size, "read", condition)
                     v = h.obj.store.read(c - h.obj.addr, size, reverse=endness == "Iend_LE")
             else:

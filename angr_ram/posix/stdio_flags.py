@@ -325,6 +325,45 @@ class Fwriting(angr.SimProcedure):
         return claripy.BVV(int(_access(self, file_ptr) == O_WRONLY), 32)
 
 
+def write_from(state, simfd, src, n):
+    """``simfd.write(src, n)``, whose load of ``n``'s largest value reads only ``n`` bytes of an
+    object of symbolic size (:meth:`~angr_ram.memory.relocatable.RelocatableMixin.reading`)."""
+    reading = getattr(state.memory, "reading", None)
+    if reading is None or not isinstance(n, claripy.ast.BV) or not n.symbolic:
+        return simfd.write(src, n)
+    with reading(src, n):
+        return simfd.write(src, n)
+
+
+class Puts(angr.SimProcedure):
+    """``puts(s)``: the bytes of ``s`` before its NUL (measured as :class:`Fputs` does), then a
+    newline, to file descriptor 1; angr's value (the count written plus one). angr's loaded the
+    longest length ``s`` could have, and past the copy ``malloc(strlen(arg) + 1)`` holds on a path
+    where it is shorter, that was an out-of-bounds read the program does not make."""
+
+    def run(self, s):  # pylint: disable=arguments-differ
+        simfd = self.state.posix.get_fd(1)
+        if simfd is None:
+            return claripy.BVV(-1, 32)
+        n = string_length(self.state, s)
+        count_answer(self.state, n is not None)
+        if n is None:
+            n = self.inline_call(angr.SIM_PROCEDURES["libc"]["strlen"], s).ret_expr
+        out = write_from(self.state, simfd, s, n)
+        simfd.write_data(claripy.BVV(b"\n"))
+        return (out + 1)[31:0]
+
+
+class Write(angr.SimProcedure):
+    """``write(fd, buf, n)`` as angr's, its load of ``n``'s largest value reading ``n`` bytes."""
+
+    def run(self, fd, src, length):  # pylint: disable=arguments-differ
+        simfd = self.state.posix.get_fd(fd)
+        if simfd is None:
+            return -1
+        return write_from(self.state, simfd, src, length)
+
+
 class Fputs(angr.SimProcedure):
     """``fputs(s, fp)``: the bytes of ``s`` before its NUL, as :func:`~.strings.string_length`
     measures it; 1 (glibc's value), or EOF for a stream that is not open. angr's wrote the longest
@@ -338,7 +377,7 @@ class Fputs(angr.SimProcedure):
         count_answer(self.state, n is not None)
         if n is None:
             n = self.inline_call(angr.SIM_PROCEDURES["libc"]["strlen"], s).ret_expr
-        simfd.write(s, n)
+        write_from(self.state, simfd, s, n)
         return claripy.BVV(1, 32)
 
 
@@ -354,7 +393,7 @@ class Fwrite(angr.SimProcedure):
             flags = file_flags(self, file_ptr)
             self.state.memory.store(file_ptr, flags | ERR_SEEN, endness=self.arch.memory_endness)
             return claripy.BVV(0, 64)
-        simfd.write(src, size * nmemb)
+        write_from(self.state, simfd, src, size * nmemb)
         return claripy.If(claripy.Or(size == 0, nmemb == 0), claripy.BVV(0, 64), nmemb)
 
 
@@ -365,5 +404,5 @@ STDIO_PROCEDURES = {
     "feof": Feof, "feof_unlocked": Feof, "ferror": Ferror, "ferror_unlocked": Ferror,
     "clearerr": Clearerr, "clearerr_unlocked": Clearerr, "__fpending": Fpending,
     "__freading": Freading, "__fwriting": Fwriting, "fputs": Fputs, "fputs_unlocked": Fputs,
-    "fwrite": Fwrite, "fwrite_unlocked": Fwrite,
+    "fwrite": Fwrite, "fwrite_unlocked": Fwrite, "puts": Puts, "write": Write,
 }
