@@ -108,6 +108,13 @@ def _may_reach_heap(state, a) -> bool:
         return True
 
 
+def reading_length(state, addr, length):
+    """``state.memory.reading(addr, length)`` (:meth:`RelocatableMixin.reading`), or a context that
+    does nothing on a memory without it (stock angr's)."""
+    reading = getattr(state.memory, "reading", None)
+    return reading(addr, length) if reading is not None else contextlib.nullcontext()
+
+
 class RelocatableMixin(FixedRegionMixin, MemoryMixin):
     """Memory layer that implements the relocatable addressing model for heap objects."""
 

@@ -30,6 +30,7 @@ import angr
 import claripy
 from cle.backends.externs.simdata.io_file import io_file_data_for_arch
 
+from angr_ram.memory.relocatable import reading_length
 from angr_ram.posix.symbolic_lines import read_line, store_line
 from angr_ram.procedures.byte_scan import count_answer
 from angr_ram.procedures.heap import holds_for_sure
@@ -328,10 +329,7 @@ class Fwriting(angr.SimProcedure):
 def write_from(state, simfd, src, n):
     """``simfd.write(src, n)``, whose load of ``n``'s largest value reads only ``n`` bytes of an
     object of symbolic size (:meth:`~angr_ram.memory.relocatable.RelocatableMixin.reading`)."""
-    reading = getattr(state.memory, "reading", None)
-    if reading is None or not isinstance(n, claripy.ast.BV) or not n.symbolic:
-        return simfd.write(src, n)
-    with reading(src, n):
+    with reading_length(state, src, n):
         return simfd.write(src, n)
 
 

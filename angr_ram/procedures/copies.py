@@ -20,6 +20,7 @@ from __future__ import annotations
 import angr
 import claripy
 
+from angr_ram.memory.relocatable import reading_length
 from angr_ram.procedures.aborts import abort_path
 from angr_ram.procedures.heap import holds_for_sure
 from angr_ram.procedures.libc import single_value
@@ -30,7 +31,8 @@ MAX_PAD = 1 << 16                   # strncpy pads at most this many bytes exact
 
 
 def _memcpy(proc, dst, src, n):
-    proc.inline_call(angr.SIM_PROCEDURES["libc"]["memcpy"], dst, src, n)
+    with reading_length(proc.state, src, n):
+        proc.inline_call(angr.SIM_PROCEDURES["libc"]["memcpy"], dst, src, n)
 
 
 def _wide(n):
@@ -207,7 +209,10 @@ class _MemChk(angr.SimProcedure):
 
     def run(self, dst, src, n, destlen):  # pylint: disable=arguments-differ
         check_size(self, _wide(n), destlen, f"__{self.model}_chk")
-        return self.inline_call(angr.SIM_PROCEDURES["libc"][self.model], dst, src, n).ret_expr
+        if self.model == "memset":
+            return self.inline_call(angr.SIM_PROCEDURES["libc"]["memset"], dst, src, n).ret_expr
+        with reading_length(self.state, src, n):
+            return self.inline_call(angr.SIM_PROCEDURES["libc"][self.model], dst, src, n).ret_expr
 
 
 def _mem_chk(model: str) -> type:
@@ -229,7 +234,22 @@ class ExplicitBzero(angr.SimProcedure):
         self.inline_call(angr.SIM_PROCEDURES["libc"]["memset"], s, claripy.BVV(0, 8), n)
 
 
-COPY_PROCEDURES = {"strcpy": RamStrcpy, "stpcpy": RamStpcpy, "__stpcpy": RamStpcpy, "strcat": RamStrcat,
+class _MemCopy(angr.SimProcedure):
+    """angr's ``memcpy``/``memmove``/``mempcpy``, whose load of the length's largest value reads only
+    the length's bytes of a source of symbolic size (``memcpy(p, copy, strlen(copy) + 1)``)."""
+
+    model = ""
+
+    def run(self, dst, src, n):  # pylint: disable=arguments-differ
+        with reading_length(self.state, src, n):
+            return self.inline_call(angr.SIM_PROCEDURES["libc"][self.model], dst, src, n).ret_expr
+
+
+def _mem_copy(model: str) -> type:
+    return type(f"Ram{model.capitalize()}", (_MemCopy,), {"model": model, "__doc__": f"``{model}`` (:class:`_MemCopy`)."})
+
+
+COPY_PROCEDURES = {**{m: _mem_copy(m) for m in ("memcpy", "memmove", "mempcpy")}, "strcpy": RamStrcpy, "stpcpy": RamStpcpy, "__stpcpy": RamStpcpy, "strcat": RamStrcat,
                    "strncpy": RamStrncpy, "stpncpy": RamStpncpy, "__stpncpy": RamStpncpy, "strncat": RamStrncat}
 FORTIFIED_PROCEDURES = {"__strcpy_chk": StrcpyChk, "__stpcpy_chk": StpcpyChk, "__strcat_chk": StrcatChk,
                         "__strncpy_chk": StrncpyChk, "__stpncpy_chk": StpncpyChk, "__strncat_chk": StrncatChk,

@@ -25,6 +25,7 @@ import claripy
 from angr.procedures.stubs import format_parser
 
 from angr_ram.memory.pointers import pointer_cases
+from angr_ram.memory.relocatable import reading_length
 from angr_ram.procedures.byte_scan import Bytes, by_cases, count_answer, first_match, is_zero
 from angr_ram.procedures.libc import FORMAT, single_value
 
@@ -295,7 +296,8 @@ def _copy(proc, s, length):
         # offset, made every byte an if-then-else: too many for a string function to read)
         proc.state.memory.store(dst, proc.state.memory.load(s, cap))
     else:
-        proc.inline_call(angr.SIM_PROCEDURES["libc"]["memcpy"], dst, s, length)
+        with reading_length(proc.state, s, length):
+            proc.inline_call(angr.SIM_PROCEDURES["libc"]["memcpy"], dst, s, length)
         if length.symbolic:
             proc.state.memory.store(dst + length, claripy.BVV(0, 8))
     proc.state.memory.store(dst + cap, claripy.BVV(0, 8))     # a concrete NUL ends the object
