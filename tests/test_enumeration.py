@@ -349,3 +349,27 @@ def test_one_wide_input_with_byte_ranges_and_a_hash_of_it_is_enumerated_over_the
     assert set(en.answer(cons, "eval", (v, 300), {})) == set(s.eval(v, 300))
     assert en.answer(cons, "min", (name,), {}) == s.min(name)
     assert en.answer(cons, "max", (name,), {}) == s.max(name)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_one_model_of_a_component_satisfies_it_or_is_none_when_unsatisfiable(seed):
+    """``one_model`` (a test's input past the run's deadline, with no z3): every variable of the
+    component, let-bound lookups included, with values that satisfy each constraint under plain
+    evaluation; None exactly when z3 finds the component unsatisfiable."""
+    from claripy.frontend.mixin.model_cache_mixin import ModelCache
+
+    from angr_ram.solver.model_cache import satisfied_by
+
+    rng = random.Random(seed)
+    x, y = claripy.BVS("x", 8), claripy.BVS("y", 8)
+    cons, v = chain(rng, x, y, rng.randint(1, 3), rng.choice((16, 200, 256)))
+    cons = [*cons, claripy.ULT(rand_expr(rng, [v, x, y], 3), rng.randrange(1, 64))]
+    s = claripy.Solver()
+    s.add(cons)
+    m = en.one_model(s)
+    if not s.satisfiable():
+        assert m is None
+        return
+    assert m is not None and set(m) == set(s.variables)
+    assert satisfied_by(ModelCache(m), cons)
+    assert s.satisfiable(extra_constraints=[b == m[b.args[0]] for b in (x, y) if b.args[0] in s.variables])

@@ -32,6 +32,7 @@ from angr_ram.run.test_files import (  # noqa: F401 - the files' half, re-export
     read_tests,
     write_tests,
 )
+from angr_ram.solver.model_eval import eval_under
 
 MAX_OUTCOMES_PER_PATH = 16
 
@@ -80,15 +81,27 @@ def _unwritten_leaves(state, extra) -> list:
 
 
 def _from_model(state, whole, cons) -> bytes | None:
-    """``whole``'s bytes in the model taken when the path finished (:mod:`.path_models`), if it
-    also satisfies ``cons``; else None."""
-    if path_model(state) is None:
+    """``whole``'s bytes in the model taken when the path finished (:mod:`.path_models`) or, for
+    a path without one, in a model of its constraints made of the solver's cached
+    models (``SubstitutingFrontend.cached_model``: no z3), if it also satisfies ``cons``; else None."""
+    values = path_model(state)
+    if values is not None:
+        for c in cons:
+            if model_value(state, c) is not True:
+                return None
+        v = model_value(state, whole)
+        return None if v is None else v.to_bytes(whole.length // 8, "big")
+    fe = state.solver._solver
+    values = fe.cached_model() if hasattr(fe, "cached_model") else None
+    if values is None:
         return None
-    for c in cons:
-        if model_value(state, c) is not True:
+    try:
+        if not all(eval_under(fe.subst(c), values) for c in cons):
             return None
-    v = model_value(state, whole)
-    return None if v is None else v.to_bytes(whole.length // 8, "big")
+        v = eval_under(whole, values)
+    except (KeyError, ZeroDivisionError):
+        return None
+    return v.to_bytes(whole.length // 8, "big")
 
 
 def choose_inputs(state, extra=(), budget: InputBudget | None = None, notes: list | None = None):
@@ -132,12 +145,15 @@ def choose_inputs(state, extra=(), budget: InputBudget | None = None, notes: lis
                 notes.append(UNWRITTEN_NOTE)
 
         raw = fallback = None
-        try:    # with the model taken when the path finished, the solver's input is an improvement: bounded
-            raw = budget.ask(model, last=budget.hurry(), whole=path_model(state) is None)
-        except NoModel:
-            return None
-        except NoAnswer:
+        if budget.hurry() and path_model(state) is None:     # out of time: the solver's cached models first
             fallback = _from_model(state, whole, cons)
+        if fallback is None:
+            try:    # with the model taken when the path finished, the solver's input is an improvement: bounded
+                raw = budget.ask(model, last=budget.hurry(), whole=path_model(state) is None)
+            except NoModel:
+                return None
+            except NoAnswer:
+                fallback = _from_model(state, whole, cons)
         if raw is None and fallback is not None:
             raw, how = fallback, "plain"
             budget.plain += 1

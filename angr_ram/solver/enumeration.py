@@ -363,3 +363,25 @@ def solve(inner, name: str, args: tuple, kwargs: dict, stats=None):
     if r is not UNHANDLED and stats is not None:
         stats.enumerated_queries += 1
     return r
+
+
+def one_model(child) -> dict | None:
+    """One assignment (name: value) of every variable of ``child`` (a component of a composite
+    solver) that satisfies its constraints, found by small-domain evaluation with no z3; None when
+    the component is beyond enumeration (wide inputs, unsupported operations, a variable that is
+    not a bit-vector of at most 64 bits) or has no model."""
+    leaves: dict = {}
+    for c in child.constraints:
+        for leaf in c.leaf_asts():
+            if leaf.op == "BVS" and leaf.length <= 64:
+                leaves.setdefault(leaf.args[0], leaf)
+    if not leaves or set(leaves) != set(child.variables):
+        return None
+    names = sorted(leaves)
+    try:
+        r = answer(list(child.constraints), "batch_eval", ([leaves[n] for n in names], 1), {})
+    except UnsatError:
+        return None
+    if r is UNHANDLED or not r:
+        return None
+    return dict(zip(names, r[0], strict=True))

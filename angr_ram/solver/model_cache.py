@@ -26,7 +26,7 @@ from __future__ import annotations
 import claripy
 from claripy import errors
 from claripy.errors import UnsatError
-from claripy.frontend.mixin.model_cache_mixin import ModelCacheMixin
+from claripy.frontend.mixin.model_cache_mixin import ModelCache, ModelCacheMixin
 
 from angr_ram.solver.model_eval import fast_eval_ast
 
@@ -107,3 +107,41 @@ class ExactModelCacheMixin(ModelCacheMixin):
 
     def max(self, e, extra_constraints=(), signed=False, exact=None):
         return exact_max(ModelCacheMixin.max, self, e, extra_constraints, signed, exact)
+
+
+MAX_MODELS_TRIED = 8        # cached models tried per child solver by :func:`combined_model`
+
+
+def combined_model(composite_solver, constraints, fallback=None) -> dict | None:
+    """A model of ``constraints`` (name: value) made of the models ``composite_solver``'s children
+    have cached, without z3: for each child, the first of its cached models (at most
+    :data:`MAX_MODELS_TRIED`) that satisfies the child's constraints, else ``fallback(child)`` (a
+    dict or None: a model found some other way than z3); the union is kept only if it satisfies
+    every one of ``constraints`` (variables no model names are 0, as in a test's input). None when
+    a constrained child has no model, or evaluation fails."""
+    children = getattr(composite_solver, "_solver_list", None)
+    if children is None:
+        children = [composite_solver]
+    values: dict = {}
+    try:
+        for child in children:
+            if not child.variables:
+                continue
+            found = None
+            for i, m in enumerate(getattr(child, "_models", ())):
+                if i >= MAX_MODELS_TRIED:
+                    break
+                if satisfied_by(m, child.constraints):
+                    found = m
+                    break
+            if found is not None:
+                values.update(found.model)
+                continue
+            other = fallback(child) if fallback is not None else None
+            if other is None:
+                return None
+            values.update(other)
+        whole = ModelCache(values)
+        return values if satisfied_by(whole, constraints) else None
+    except Exception:  # noqa: BLE001 - a constraint the linear evaluator cannot walk: no model, z3 decides
+        return None

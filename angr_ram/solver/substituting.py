@@ -20,7 +20,7 @@ from angr_ram.solver import enumeration, path_facts
 from angr_ram.solver.chain import DEFAULT_CHAIN, Layer, Query, build_chain, chain_of
 from angr_ram.solver.evaluator import uses_float
 from angr_ram.solver.frontends import composite
-from angr_ram.solver.model_cache import satisfied_by
+from angr_ram.solver.model_cache import combined_model, satisfied_by
 from angr_ram.solver.seeding_cost import worth_probing
 from angr_ram.solver.substitution import Substitution
 
@@ -111,6 +111,18 @@ class SubstitutingFrontend(Frontend):
             for m in models:
                 if m.model.keys() == child.variables and satisfied_by(m, child.constraints):
                     cache.add(m)
+
+    def cached_model(self) -> dict | None:
+        """A model of the path's constraints (name: value) from the models the inner solver has
+        cached, checked by evaluation and asking z3 nothing (:func:`~.model_cache.combined_model`);
+        A component without a cached model (one whose queries small-domain evaluation answered:
+        let-bound table lookups) gets one from :func:`~.enumeration.one_model`, also without z3.
+        None when there is none, or the inner solver was built under another placement of bases."""
+        if self.inner is None or self._epoch is not self.subst.memo:
+            return None
+        if not self.constraints:
+            return {}
+        return combined_model(self.inner, self.inner.constraints, fallback=enumeration.one_model)
 
     def set_timeout(self, timeout: int | None) -> None:
         """Use ``timeout`` milliseconds per z3 call from now on (the inner solver is rebuilt)."""
