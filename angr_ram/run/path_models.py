@@ -69,8 +69,10 @@ def take_model(state) -> dict | None:
 
 def record_models(simgr, guard=None, stash: str = "deadended", start: int = 0) -> int:
     """Take the model of every path in ``stash`` from index ``start`` on that has none yet (each at
-    most :data:`MODEL_SECONDS` under ``guard``); the stash's length (the next call's ``start``: a
-    stash only grows by appending, so each step looks at its new paths alone)."""
+    most :data:`MODEL_SECONDS` under ``guard``), then let its z3 solver objects go (``downsize``:
+    about 150 KB a path on Debian's join; the tests build one again when they ask); the stash's
+    length (the next call's ``start``: a stash only grows by appending, so each step looks at its
+    new paths alone)."""
     states = simgr.stashes.get(stash, [])
     for s in states[min(start, len(states)):]:
         if s.globals.get(_DONE):
@@ -86,6 +88,7 @@ def record_models(simgr, guard=None, stash: str = "deadended", start: int = 0) -
             continue
         if m is not None:
             s.globals[MODEL_KEY] = m
+        s.downsize()       # its z3 solver let go until the tests ask again (a finished path's is rarely needed)
     return len(states)
 
 
