@@ -436,6 +436,67 @@ def test_a_step_over_its_memory_budget_is_retried_with_a_larger_one(monkeypatch)
     assert r.unknown == 0 and r.outcomes == want
 
 
+def test_under_max_rss_mb_a_step_gets_only_the_room_left_below_the_cap(monkeypatch):
+    """``max_rss_mb`` (``angr-ram run`` gives 2048): a step's memory budget is what is left below
+    the cap (at least the floor), and a step over it is retried with a larger budget only while
+    that fits under the cap."""
+    from angr_ram.run import passes
+
+    monkeypatch.setattr(passes, "rss_mb", lambda: 1500.0)
+    assert passes.step_memory(768, 1, None) == 768 and passes.step_memory(768, 4, None) == 3072
+    assert passes.step_memory(768, 1, 2048) == 548 == passes.step_memory(None, 1, 2048)
+    assert passes.step_memory(100, 1, 2048) == 100
+    monkeypatch.setattr(passes, "rss_mb", lambda: 2100.0)
+    assert passes.step_memory(768, 4, 2048) == passes.STEP_MEMORY_FLOOR_MB
+    assert passes.retry_memory_scale(100, 1) == 4          # the machine could give 400 MiB ...
+
+    class _Ram:
+        memory_scale, solver_timeout, unknown = 1, None, None
+
+    class _State:
+        ram = _Ram()
+    budget = passes.PassBudget("full", None, None)
+    stats = angr_ram.RelocatableMemory().stats
+    assert passes.set_aside(_State(), G.StepMemoryBudget.reason, budget, stats, 100, None) == passes.DEFERRED_STASH
+    _State.ram.memory_scale = 1
+    assert passes.set_aside(_State(), G.StepMemoryBudget.reason, budget, stats, 100, 300) == passes.UNKNOWN_STASH
+
+
+def test_a_step_over_the_room_below_max_rss_mb_is_set_aside_not_grown(monkeypatch):
+    """A step that would grow the process by 384 MiB in a run capped 160 MiB above its size: the
+    step is abandoned and its path set aside instead of the run growing past the cap (not retried
+    with a larger memory budget; its next pass did not need the memory, so every outcome is found).
+    Without a cap the default step budget (768 MiB) lets the same step grow."""
+    b = os.fspath(BUILD / "matrix3_O0")
+    want = explore(b, 2).outcomes
+    gc.collect()
+    stepped = {"ticks": 400}
+    step = T.RelocatableMemory._step
+
+    def hungry(self, simgr, state, **kw):
+        n = stepped[state.addr] = stepped.get(state.addr, 0) + 1
+        if n == 3 and not stepped.get("held"):
+            stepped["held"] = True
+            block = bytearray(384 << 20)
+            block[::4096] = b"x" * len(block[::4096])
+            try:
+                for _ in range(stepped["ticks"]):     # until the watcher abandons it, or 0.5 s
+                    time.sleep(0.05)
+            finally:
+                del block
+        return step(self, simgr, state, **kw)
+
+    monkeypatch.setattr(T.RelocatableMemory, "_step", hungry)
+    r = explore(b, 2, max_rss_mb=G.rss_mb() + 160)
+    assert r.stats["steps_abandoned"] >= 1 and r.stats["memory_retries"] == 0
+    assert r.unknown == 0 and r.outcomes == want
+    stepped.clear()
+    stepped["ticks"] = 10
+    gc.collect()
+    r = explore(b, 2)
+    assert r.stats["steps_abandoned"] == 0 and r.outcomes == want
+
+
 def test_a_results_query_without_a_deadline_is_still_bounded():
     """A path's outcomes are asked with no time limit of their own when the run has none; a z3 call
     on floating point that never ends (a user's script, libm stubs) must still end the summary."""

@@ -29,6 +29,7 @@ from angr_ram.run.summary import json_report, process_seconds, stats_table, summ
 from angr_ram.run.testcases import prepare_test_dir, write_tests
 from angr_ram.solver.persistent_cache import check_store_dir
 
+DEFAULT_MAX_RSS_MB = 2048        # issue 81's target for a coreutils run (the technique's own default: no cap)
 DEFAULT_SEARCH = "covnew-dives"   # measured on coreutils under KLEE's inputs (docs/bench/coreutils-60s-dives-vs-dfs.txt)
 
 
@@ -36,6 +37,16 @@ def _positive(text: str) -> int:
     v = int(text, 0)
     if v <= 0:
         raise argparse.ArgumentTypeError(f"must be a positive number, not {text}")
+    return v
+
+
+def _non_negative(text: str) -> int:
+    try:
+        v = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, not {text}")
     return v
 
 
@@ -129,7 +140,7 @@ def cmd_run(args) -> int:
         ram = {"model": args.model, "symbolic_bases": not args.concrete_bases, "cache": args.cache,
                "validate": args.validate, "persist": args.persist, "solver_timeout_ms": args.solver_timeout_ms,
                "cache_limit": args.cache_limit, "defer_ms": args.defer_ms or None, "profile": args.profile,
-               "resume_ms": args.resume_ms or None}
+               "resume_ms": args.resume_ms or None, "max_rss_mb": args.max_rss_mb or None}
         if args.uninitialized is not None:
             ram["uninitialized"] = args.uninitialized
         if args.heap_overflows is not None:
@@ -259,6 +270,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="keep at most N states in memory: the others wait in files and come back later")
     r.add_argument("--spill-rss-mb", type=_positive, default=None, metavar="MB",
                    help="above this RSS, half the waiting states go to files")
+    r.add_argument("--max-rss-mb", type=_non_negative, default=DEFAULT_MAX_RSS_MB, metavar="MB",
+                   help=f"keep the run's memory under MB: a step may grow it only by what is left below "
+                        f"(at least 128 MB); default {DEFAULT_MAX_RSS_MB}, 0: no cap")
     r.add_argument("--solver-timeout-ms", type=_milliseconds, default=None, metavar="MS",
                    help=f"z3 time per call, at least {MIN_SOLVER_MS}; a state needing more goes to the unknown "
                         "stash (default 300000)")

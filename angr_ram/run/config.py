@@ -196,6 +196,11 @@ class RunConfig:
                         'above what it holds. A step over it is abandoned and its state set aside (`ram_deferred`, '
                         "retried with four times the budget while half the machine's available memory allows, else "
                         '`unknown`), and freed memory is given back to the system.')
+    max_rss_mb: float | None = option(None, 'float or None',
+                        "the resident memory (MiB) the run keeps under: a step may grow the process only by what is "
+                        'left below it (at least 128 MiB, so the run goes on), and a step over its memory budget is '
+                        'retried with a larger one only while that fits under it (None: no cap; `angr-ram run` gives '
+                        '2048, `--max-rss-mb`).')
     uninitialized: str = option("auto", '`"auto"` `"zero"` `"symbolic"`',
                         'what memory and registers no one wrote hold on the states the technique manages, for scripts and'
                         ' the CLI alike (`explore(..., uninitialized=...)`, CLI `--uninitialized`). `auto` (default): '
@@ -292,6 +297,7 @@ _CHECKS = (
     f"resume_ms must be a positive integer or None, not {c.resume_ms!r}",
     lambda c: _positive_number("step_seconds", c.step_seconds),
     lambda c: _positive_number("step_memory_mb", c.step_memory_mb),
+    lambda c: _positive_number("max_rss_mb", c.max_rss_mb),
     lambda c: None if c.environment in ENVIRONMENTS else
     f"unknown environment {c.environment!r}; use one of {', '.join(ENVIRONMENTS)}",
 )

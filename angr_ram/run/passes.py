@@ -29,7 +29,7 @@ import logging
 from typing import NamedTuple
 
 from angr_ram.core.deadline import Deadline
-from angr_ram.core.guard import StepMemoryBudget, retry_memory_scale
+from angr_ram.core.guard import StepMemoryBudget, retry_memory_scale, rss_mb
 
 log = logging.getLogger(__name__)
 
@@ -91,15 +91,33 @@ def resume_batch(config, deadline: Deadline | None) -> int | None:
     return max(1, int(config.step_seconds * 1000 // config.resume_ms))
 
 
-def set_aside(state, reason: str, budget: PassBudget, stats, step_memory_mb: float | None) -> str:
+STEP_MEMORY_FLOOR_MB = 128     # a step's memory budget under a run's ``max_rss_mb`` is never below this
+
+
+def step_memory(step_memory_mb: float | None, scale: int, max_rss_mb: float | None) -> float:
+    """The growth (MiB) a step may cause, for a state whose budget scale is ``scale`` (0: no limit):
+    ``step_memory_mb * scale``, and in a run kept under ``max_rss_mb`` at most what is left below
+    it (at least :data:`STEP_MEMORY_FLOOR_MB`, so the run goes on: its peak stays within the cap
+    plus that floor)."""
+    budget = (step_memory_mb or 0) * scale
+    if max_rss_mb is None:
+        return budget
+    room = max(STEP_MEMORY_FLOOR_MB, max_rss_mb - rss_mb())
+    return min(budget, room) if budget else room
+
+
+def set_aside(state, reason: str, budget: PassBudget, stats, step_memory_mb: float | None,
+              max_rss_mb: float | None = None) -> str:
     """Mark ``state`` undecided for ``reason`` (its step ran with ``budget``); the stash it goes to:
     ``deferred`` if it was in its first pass (it will be resumed) or over its memory budget with a
-    larger one left to try, else ``unknown``."""
+    larger one left to try (within the run's ``max_rss_mb``, if it has one), else ``unknown``."""
     ms = budget.described_ms(state.ram.solver_timeout)
     state.ram.unknown = reason if reason.startswith("step ") else f"{reason} (z3 timeout {ms} ms)"
     first = budget.deferring
     if reason == StepMemoryBudget.reason:
         scale = retry_memory_scale(step_memory_mb, state.ram.memory_scale)
+        if scale is not None and max_rss_mb is not None and step_memory_mb * scale > max_rss_mb:
+            scale = None           # a budget larger than the whole cap is never granted
         if scale is not None:      # retried with a larger budget once nothing else is active
             state.ram.memory_scale, first = scale, True
             stats.memory_retries += 1

@@ -60,6 +60,7 @@ from angr_ram.run.passes import (
     resume_batch,
     set_aside,
     step_budget,
+    step_memory,
 )
 from angr_ram.run.search import WAITING_STASH
 from angr_ram.run.timing import PROFILE
@@ -107,6 +108,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
     solver_timeout_ms = _option("solver_timeout_ms")
     step_seconds = _option("step_seconds")
     step_memory_mb = _option("step_memory_mb")
+    max_rss_mb = _option("max_rss_mb")
     max_symbolic_size = _option("max_symbolic_size")
     symbolic_bases = _option("symbolic_bases")
     context_k = _option("context_k")
@@ -315,7 +317,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         errored_before = len(errs)
         try:
             with self.guard.step(seconds=budget.step_seconds or 0,
-                                 memory_mb=(self.step_memory_mb or 0) * state.ram.memory_scale):
+                                 memory_mb=step_memory(self.step_memory_mb, state.ram.memory_scale, self.max_rss_mb)):
                 out = self._step(simgr, state, **kwargs)
         except StepAbandoned as e:          # over its time or memory budget: set aside, the run goes on
             del errs[errored_before:]             # angr's record of the interrupted z3 call, if any
@@ -364,7 +366,7 @@ class RelocatableMemory(angr.ExplorationTechnique):
         with ``budget``, else its pass's); the stash it goes to (:func:`set_aside`). A deferred state
         remembers its site."""
         budget = budget or step_budget(self.config, state.ram.resumed, self.deadline)
-        stash = set_aside(state, reason, budget, self.stats, self.step_memory_mb)
+        stash = set_aside(state, reason, budget, self.stats, self.step_memory_mb, self.max_rss_mb)
         state.ram.deferred_at = site if stash == DEFERRED_STASH else None
         return stash
 
