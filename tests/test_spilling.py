@@ -114,3 +114,33 @@ def test_spilled_states_are_not_loaded_once_the_tests_time_is_spent():
     assert not any(t.message.startswith("spilled: ") for t in tests)
     assert spent.unwritten == on_disk and sp.unloaded == on_disk
     sp.close()
+
+
+def test_states_still_on_disk_when_the_time_is_out_keep_the_tests_made_when_they_were_spilled():
+    """``explore()``'s spilling keeps each spilled state's test in memory, made as it is spilled
+    from the models its solver cached (no z3): a run whose test time is out writes every spilled
+    path's test all the same (before: none of them, counted as without a test), and each input
+    drives its path (it satisfies the spilled state's constraints)."""
+    import time
+
+    from angr_ram.run.input_budget import InputBudget
+    from angr_ram.run.inputs import program_inputs
+    from angr_ram.run.runner import prepare
+    from angr_ram.run.testcases import collect_tests
+
+    simgr, tech = prepare(os.fspath(BUILD / "wordsplit_O0"), 6, search="bfs", spill_states=4)
+    sp = next(t for t in simgr._techniques if isinstance(t, Spilling))
+    while simgr.active and sp.on_disk < 3:
+        simgr.step()
+    on_disk = sp.on_disk
+    assert on_disk >= 3
+    checks = tech.stats.z3_checks
+    spent = InputBudget(deadline=time.perf_counter() - 10)
+    tests = [t for t in collect_tests(simgr, budget=spent) if t.message.startswith("spilled: ")]
+    assert tech.stats.z3_checks == checks
+    assert len(tests) == on_disk and spent.unwritten == 0 and sp.unloaded == on_disk
+    assert all(t.solved and t.kind == "unfinished" for t in tests)
+    for s, t in zip(sp.left_states(), tests, strict=True):     # the same order: the search's
+        stdin = next(i.expr for i in program_inputs(s) if i.kind == "stdin")
+        assert s.solver.satisfiable(extra_constraints=[stdin == t.stdin])
+    sp.close()

@@ -30,7 +30,13 @@ from angr_ram.run.search import COVERAGE_SEARCHES, SEARCHES, WAITING_STASH, make
 from angr_ram.run.spilling import Spilling
 from angr_ram.run.targets import resolve_targets, unreached_notes  # noqa: F401 - resolve_targets re-exported
 from angr_ram.run.technique import DEFERRED_STASH, ERROR_STASH, UNKNOWN_STASH, RelocatableMemory, stats
-from angr_ram.run.testcases import BEYOND_MAX_PATHS_STASH, choose_inputs, collect_tests, unfinished_states
+from angr_ram.run.testcases import (
+    BEYOND_MAX_PATHS_STASH,
+    choose_inputs,
+    collect_tests,
+    spilled_case,
+    unfinished_states,
+)
 from angr_ram.solver.z3_setup import drop_conversion_caches
 
 # seconds past a run's time limit that choosing its tests' inputs may take (after them, a plain model
@@ -284,7 +290,7 @@ def prepare(binary: str, stdin_bytes: int = 0, engine: str = "ram", model: str =
     if search is not None:
         simgr.use_technique(make_search(search, cov))
     if spill_states is not None or spill_rss_mb is not None:      # last: around the search's choice
-        simgr.use_technique(Spilling(spill_states, spill_rss_mb))
+        simgr.use_technique(Spilling(spill_states, spill_rss_mb, describe=spilled_case))
     return simgr, tech
 
 

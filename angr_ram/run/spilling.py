@@ -11,7 +11,9 @@ the simulation manager, down to half the bound. When fewer than a quarter of the
 the spilled states the search would choose first come back to wait (to ``active`` when no search keeps a waiting stash),
 so a run that ends with nothing alive has run every spilled state. Nothing is lost: the spilled
 states' paths are the run's paths, later; a run stopped early counts those still on disk
-(:attr:`Spilling.on_disk`) among its unfinished paths.
+(:attr:`Spilling.on_disk`) among its unfinished paths. ``describe(state)``, given, is kept in memory
+for each state while it is on disk (``explore()`` keeps its test, made when it is spilled from the
+models its solver cached, with no z3 call), so a run that ends before it comes back still writes it.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ class Spilling(ExplorationTechnique):
     the states its search would choose last to files in ``directory`` (a temporary one by default, removed by
     :meth:`close`) and back when the run has room. Counts ``spilled`` and ``restored``."""
 
-    def __init__(self, max_states: int | None = 2000, max_rss_mb: float | None = None, directory=None):
+    def __init__(self, max_states: int | None = 2000, max_rss_mb: float | None = None, directory=None,
+                 describe=None):
         super().__init__()
         if max_states is None and max_rss_mb is None:
             raise AngrRamError("Spilling needs max_states or max_rss_mb")
@@ -52,6 +55,9 @@ class Spilling(ExplorationTechnique):
         self._serial = 0
         self._live_at_rss_spill: int | None = None
         self.spilled_last = 1            # how many come back at once under an RSS bound alone
+        self.describe = describe         # state -> what to keep in memory of it while it is on disk (its test)
+        self._described: dict[str, object] = {}
+        self._unloaded_files: list[str] = []
 
     def setup(self, simgr):
         if any(isinstance(t, QuantifiedMerging) for t in simgr._techniques):     # refused now, not at the first spill
@@ -116,6 +122,11 @@ class Spilling(ExplorationTechnique):
             data = self.packer.dumps(s)        # its ancestry's histories stay behind
             self._serial += 1
             path = os.path.join(self.directory, f"state{self._serial:08d}.pkl")
+            if self.describe is not None:
+                try:
+                    self._described[path] = self.describe(s)
+                except Exception:  # noqa: BLE001 - a description is a convenience: the file is the state
+                    self._described[path] = None
             with open(path, "wb") as f:
                 f.write(data)
             self._files.append((keys[i], path))
@@ -135,6 +146,7 @@ class Spilling(ExplorationTechnique):
             with open(path, "rb") as f:
                 back.append(self.packer.loads(f.read()))
             os.remove(path)
+            self._described.pop(path, None)
         self.restored += len(back)
         searches = [t for t in simgr._techniques if isinstance(t, Search)]
         simgr.stashes[WAITING_STASH if searches else "active"].extend(back)
@@ -144,14 +156,17 @@ class Spilling(ExplorationTechnique):
     def left_states(self, stop=None):
         """The states still on disk, loaded one at a time (the files stay until :meth:`close`): a
         run that stopped writes their tests as it does for its live unfinished states. Once
-        ``stop()`` is true no more are loaded; ``unloaded`` counts those left."""
+        ``stop()`` is true no more are loaded; ``unloaded`` counts those left, and
+        :meth:`left_described` gives what ``describe`` kept of them."""
         self.unloaded = 0
+        self._unloaded_files = []
         if self.packer is None:
             return
         files = sorted(self._files, key=lambda f: f[0])
         for i, (_, path) in enumerate(files):
             if stop is not None and stop():
                 self.unloaded = len(files) - i
+                self._unloaded_files = [p for _, p in files[i:]]
                 return
             try:
                 with open(path, "rb") as f:
@@ -160,8 +175,14 @@ class Spilling(ExplorationTechnique):
                 continue
             yield self.packer.loads(data)
 
+    def left_described(self) -> list:
+        """What ``describe`` made of each state :meth:`left_states` did not load, when it was
+        spilled (None where it made nothing)."""
+        return [self._described.get(p) for p in self._unloaded_files]
+
     def close(self) -> None:
         """Remove the spill files (and the directory, if this technique made it)."""
+        self._described.clear()
         for _, path in self._files:
             try:
                 os.remove(path)

@@ -258,6 +258,13 @@ def _unfinished_reason(state) -> str:
     return f"set aside ({why}), {where}" if why else f"still running when the run stopped, {where}"
 
 
+def spilled_case(state) -> TestCase | None:
+    """The ``unfinished`` test of ``state`` as it is spilled to disk (``Spilling``'s ``describe``),
+    made at once, with no z3 call: its input from the models its solver cached (or zero bytes)."""
+    return _case(state, "unfinished", (), InputBudget(deadline=0.0, last_total=0.0),
+                 message="spilled: " + _unfinished_reason(state))
+
+
 def _one_per_code(state, o: Outcome, values) -> list[int]:
     """Values of ``o.expr``, one per exit code the path can have (or one, for a path that did not
     exit), preferring those of ``values``."""
@@ -313,7 +320,15 @@ def collect_tests(simgr, per_path: int = MAX_OUTCOMES_PER_PATH, budget: InputBud
         if isinstance(t, Spilling):       # those still in spill files, one in memory at a time
             for s in t.left_states(stop=budget.spent):
                 add(s, "unfinished", message="spilled: " + _unfinished_reason(s))
-            budget.unwritten += t.unloaded
+            for case in t.left_described():       # not loaded in time: the test made when it was spilled
+                if not isinstance(case, TestCase):
+                    budget.unwritten += 1
+                    continue
+                tests.append(case)
+                if case.solved:
+                    budget.plain += 1
+                else:
+                    budget.unsolved += 1
     for i, t in enumerate(tests):
         t.id = f"test{i + 1:06d}"
     return tests
