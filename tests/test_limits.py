@@ -462,6 +462,21 @@ def test_under_max_rss_mb_a_step_gets_only_the_room_left_below_the_cap(monkeypat
     assert passes.set_aside(_State(), G.StepMemoryBudget.reason, budget, stats, 100, 300) == passes.UNKNOWN_STASH
 
 
+def test_a_step_cut_to_the_room_below_the_cap_keeps_z3s_last_resort_cap(monkeypatch):
+    """z3's own allocator cap follows the step's uncut budget (``z3_memory_mb``): a small cap is
+    where z3 4.13 aborts the process instead of raising."""
+    caps = []
+    monkeypatch.setattr(G, "_z3_memory_cap", lambda mb: caps.append(mb))
+    g = G.RunGuard(catch_sigint=False)
+    with g.step(memory_mb=128, z3_memory_mb=768):
+        pass
+    with g.step(memory_mb=128):
+        pass
+    with g.step(memory_mb=128, z3_memory_mb=0):
+        pass
+    assert caps == [768 * G.Z3_CAP_FACTOR, 128 * G.Z3_CAP_FACTOR]
+
+
 def test_a_step_over_the_room_below_max_rss_mb_is_set_aside_not_grown(monkeypatch):
     """A step that would grow the process by 384 MiB in a run capped 160 MiB above its size: the
     step is abandoned and its path set aside instead of the run growing past the cap (not retried

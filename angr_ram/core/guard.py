@@ -343,11 +343,14 @@ class RunGuard:
         return self.deadline.left()
 
     @contextlib.contextmanager
-    def step(self, seconds: float | None = None, memory_mb: float | None = None, stoppable: bool = True):
+    def step(self, seconds: float | None = None, memory_mb: float | None = None, stoppable: bool = True,
+             z3_memory_mb: float | None = None):
         """Guard one step: inside it, the run's stop and the step's budgets raise :class:`RunStopped`
         or :class:`StepAbandoned`. ``seconds`` and ``memory_mb`` override the guard's step budgets
-        for this step (0: none). ``stoppable=False``: only the budgets apply (work done after the
-        run stopped, such as choosing the tests' inputs)."""
+        for this step (0: none); ``z3_memory_mb`` (0: none) is the budget z3's own cap is derived
+        from, when it is not ``memory_mb`` (a budget cut to a run's room below its RSS cap must not
+        shrink z3's last-resort cap, which z3 4.13 does not always survive). ``stoppable=False``:
+        only the budgets apply (work done after the run stopped, such as choosing the tests' inputs)."""
         if stoppable and self.stopped:
             raise RunDeadline if self.stop_reason == "timeout" else RunInterrupted
         budget = self.step_seconds if seconds is None else (seconds or None)
@@ -362,8 +365,9 @@ class RunGuard:
         if registered:
             _WATCHER.add(self)
         z3_cap = None
-        if mem:       # z3's own allocator stops too, as a last resort (see Z3_CAP_FACTOR)
-            z3_cap = _z3_memory_cap(mem * Z3_CAP_FACTOR)
+        z3_mb = mem if z3_memory_mb is None else (z3_memory_mb or None)
+        if mem and z3_mb:       # z3's own allocator stops too, as a last resort (see Z3_CAP_FACTOR)
+            z3_cap = _z3_memory_cap(z3_mb * Z3_CAP_FACTOR)
         completed = False
         try:
             yield

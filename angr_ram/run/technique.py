@@ -317,7 +317,8 @@ class RelocatableMemory(angr.ExplorationTechnique):
         errored_before = len(errs)
         try:
             with self.guard.step(seconds=budget.step_seconds or 0,
-                                 memory_mb=step_memory(self.step_memory_mb, state.ram.memory_scale, self.max_rss_mb)):
+                                 memory_mb=step_memory(self.step_memory_mb, state.ram.memory_scale, self.max_rss_mb),
+                                 z3_memory_mb=(self.step_memory_mb or 0) * state.ram.memory_scale):
                 out = self._step(simgr, state, **kwargs)
         except StepAbandoned as e:          # over its time or memory budget: set aside, the run goes on
             del errs[errored_before:]             # angr's record of the interrupted z3 call, if any
