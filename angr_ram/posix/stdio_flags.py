@@ -333,6 +333,16 @@ def write_from(state, simfd, src, n):
         return simfd.write(src, n)
 
 
+def write_string(proc: angr.SimProcedure, simfd, s):
+    """Write the bytes of string ``s`` before its NUL to ``simfd`` (the length measured by
+    :func:`~.strings.string_length`, else by angr's ``strlen``); the count written."""
+    n = string_length(proc.state, s)
+    count_answer(proc.state, n is not None)
+    if n is None:
+        n = proc.inline_call(angr.SIM_PROCEDURES["libc"]["strlen"], s).ret_expr
+    return write_from(proc.state, simfd, s, n)
+
+
 class Puts(angr.SimProcedure):
     """``puts(s)``: the bytes of ``s`` before its NUL (measured as :class:`Fputs` does), then a
     newline, to file descriptor 1; angr's value (the count written plus one). angr's loaded the
@@ -343,11 +353,7 @@ class Puts(angr.SimProcedure):
         simfd = self.state.posix.get_fd(1)
         if simfd is None:
             return claripy.BVV(-1, 32)
-        n = string_length(self.state, s)
-        count_answer(self.state, n is not None)
-        if n is None:
-            n = self.inline_call(angr.SIM_PROCEDURES["libc"]["strlen"], s).ret_expr
-        out = write_from(self.state, simfd, s, n)
+        out = write_string(self, simfd, s)
         simfd.write_data(claripy.BVV(b"\n"))
         return (out + 1)[31:0]
 
@@ -371,11 +377,7 @@ class Fputs(angr.SimProcedure):
         simfd = stream_fd(self, file_ptr)
         if simfd is None:
             return claripy.BVV(-1, 32)
-        n = string_length(self.state, s)
-        count_answer(self.state, n is not None)
-        if n is None:
-            n = self.inline_call(angr.SIM_PROCEDURES["libc"]["strlen"], s).ret_expr
-        write_from(self.state, simfd, s, n)
+        write_string(self, simfd, s)
         return claripy.BVV(1, 32)
 
 
