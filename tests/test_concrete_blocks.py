@@ -292,3 +292,14 @@ def test_blocks_are_followed_only_under_techniques_that_name_their_addresses():
     simgr.use_technique(_Watcher())
     simgr.run()
     assert len(simgr.deadended) > 1 and _blocks_per_step(simgr) == {1}
+
+
+def test_blocks_are_followed_beside_angr_rams_own_search_coverage_and_spilling():
+    """angr-ram's searches, coverage and spilling look at no state's address: a step beside them
+    follows several blocks (a technique that did not say so cut join's paths at 60 s from 208 to 61)."""
+    from angr_ram.run.runner import prepare
+
+    simgr, _ = prepare(os.fspath(BUILD / "exithandlers_O0"), 3, search="covnew-dives", coverage=True,
+                       spill_states=1000)
+    simgr.run()
+    assert len(simgr.deadended) > 1 and max(_blocks_per_step(simgr)) > 1
