@@ -303,7 +303,7 @@ def test_unfinished_paths_out_of_time_get_the_solvers_cached_models(name, stdin_
     live = [*simgr.active, *simgr.stashes.get("waiting", [])]
     assert len(live) >= 12
     checks = tech.stats.z3_checks
-    spent = InputBudget(deadline=time.perf_counter() - 10)
+    spent = InputBudget(deadline=time.perf_counter() - 0.01, last_total=0.0)     # inside the cached models' window
     tests = [t for t in collect_tests(simgr, budget=spent) if t.kind == "unfinished"]
     assert tech.stats.z3_checks == checks
     assert len(tests) == len(live) and spent.unsolved == 0
@@ -313,3 +313,48 @@ def test_unfinished_paths_out_of_time_get_the_solvers_cached_models(name, stdin_
     for s, t in zip(live, tests, strict=True):       # unfinished tests follow the stash order
         stdin = next(i.expr for i in program_inputs(s) if i.kind == "stdin")
         assert s.solver.satisfiable(extra_constraints=[stdin == t.stdin])
+
+
+def test_cached_model_inputs_stop_when_their_window_past_the_deadline_is_over(monkeypatch):
+    """Making every unfinished path's input from its solver's cached models held join's tests 15 s
+    past a 600 s limit (thousands of paths, a few ms each). They are made for ``cached_total``
+    seconds past the deadline, each bounded by what is left of that window (a slow one is
+    interrupted); the rest are zero bytes, counted as unsolved, and no z3 check is made."""
+    import time
+
+    from angr_ram.run.input_budget import InputBudget
+    from angr_ram.run.runner import prepare
+    from angr_ram.run.testcases import collect_tests
+    from angr_ram.solver.substituting import SubstitutingFrontend
+
+    simgr, tech = prepare(binary("checksum_O0"), 2, search="bfs")
+    while simgr.active and len(simgr.active) + len(simgr.stashes.get("waiting", [])) < 12:
+        simgr.step()
+    live = [*simgr.active, *simgr.stashes.get("waiting", [])]
+    assert len(live) >= 12
+    checks = tech.stats.z3_checks
+    calls = []
+    original = SubstitutingFrontend.cached_model
+
+    def slow(self):
+        calls.append(time.perf_counter())
+        end = time.perf_counter() + (5.0 if len(calls) == 4 else 0.05)     # the fourth never ends in time
+        while time.perf_counter() < end:
+            pass
+        return original(self)
+
+    monkeypatch.setattr(SubstitutingFrontend, "cached_model", slow)
+    over = InputBudget(deadline=time.perf_counter() - 10)
+    tests = [t for t in collect_tests(simgr, budget=over) if t.kind == "unfinished"]
+    assert calls == [] and len(tests) == len(live) and over.unsolved == len(live)
+    assert not any(t.solved for t in tests) and all(t.stdin == bytes(2) for t in tests)
+
+    start = time.perf_counter()
+    window = InputBudget(deadline=start, last_total=0.0, cached_total=0.6)
+    tests = [t for t in collect_tests(simgr, budget=window) if t.kind == "unfinished"]
+    took = time.perf_counter() - start
+    assert tech.stats.z3_checks == checks
+    assert len(tests) == len(live) and len(calls) == 4, calls
+    assert [t.solved for t in tests] == [True] * 3 + [False] * (len(live) - 3)
+    assert window.unsolved == len(live) - 3 and window.plain == 3
+    assert took < 3.0, took         # the slow one was interrupted at the window's end, not after 5 s

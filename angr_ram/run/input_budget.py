@@ -8,6 +8,7 @@ anything else. :func:`add_groups` adds readable-byte preferences by group testin
 
 from __future__ import annotations
 
+import math
 import time
 
 import angr
@@ -26,13 +27,19 @@ class NoAnswer(Exception):  # noqa: N818
 
 
 WHOLE_SECONDS = 300.0       # a result's query with no deadline: a path's outcomes, not a z3 call that never ends
+# past the deadline, how long tests may still take their inputs from the solvers' cached models
+# (no z3, a few ms each): join at 600 s has thousands of unfinished paths, and making all of them
+# held its tests 15 s past the run's limit; after this window they are zero bytes
+CACHED_SECONDS = 2.0
 
 
 class InputBudget:
     """How long choosing the tests' inputs may take: each solver query at most ``query_seconds``
     (and no longer than the time left to ``deadline``); once the deadline has passed or the user
     pressed Ctrl-C again (``guard``), each remaining test gets a plain model with ``last_seconds``
-    at most (for ``last_total`` seconds past the deadline), or all-zero inputs if even that fails. The limits are enforced by the guard's watcher
+    at most (for ``last_total`` seconds past the deadline), or all-zero inputs if even that fails;
+    inputs from the solvers' cached models (no z3) are taken for ``cached_total`` seconds past the
+    deadline (:meth:`cached`), then no more. The limits are enforced by the guard's watcher
     (:mod:`angr_ram.core.guard`), which interrupts z3 and, if need be, the Python work of a query.
     A query whose answer is a result (a path's outcomes, its plain model) is bounded by the deadline
     alone, or by ``whole_seconds`` without one (``ask(whole=True)``): under load it may take longer than ``query_seconds``, and a
@@ -42,8 +49,10 @@ class InputBudget:
     """
 
     def __init__(self, deadline: float | None = None, query_seconds: float = 2.0, last_seconds: float = 0.25,
-                 last_total: float = 0.5, guard: RunGuard | None = None, whole_seconds: float = WHOLE_SECONDS):
+                 last_total: float = 0.5, guard: RunGuard | None = None, whole_seconds: float = WHOLE_SECONDS,
+                 cached_total: float = CACHED_SECONDS):
         self.deadline = deadline
+        self.cached_total = cached_total
         self.whole_seconds = whole_seconds
         self.last_total = last_total
         self.query_seconds = query_seconds
@@ -63,6 +72,23 @@ class InputBudget:
         """Past the deadline, or Ctrl-C pressed since collection began: no improving any more."""
         return ((self.deadline is not None and time.perf_counter() >= self.deadline)
                 or self.guard.interrupts > self._presses)
+
+    def cached(self, fn):
+        """``fn()`` (a model made from cached models: no z3), bounded by the window of
+        ``cached_total`` seconds past the deadline; None once that window is over, when Ctrl-C was
+        pressed since collection began, or when ``fn`` did not answer in it."""
+        if self.guard.interrupts > self._presses:
+            return None
+        seconds = 0.0       # the guard's 0: no bound
+        if self.deadline is not None and self.cached_total != math.inf:
+            seconds = self.deadline + self.cached_total - time.perf_counter()
+            if seconds <= 0:
+                return None
+        try:
+            with self.guard.step(seconds=seconds, memory_mb=0, stoppable=False):
+                return fn()
+        except (StepAbandoned, Exception):  # noqa: BLE001 - out of its window, or no model made: no input from it
+            return None
 
     def ask(self, fn, last: bool = False, whole: bool = False, seconds: float | None = None):
         """``fn()`` bounded: its value, or :class:`NoModel` / :class:`NoAnswer` raised; never anything else.

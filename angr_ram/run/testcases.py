@@ -11,6 +11,8 @@ manifest (``tests.jsonl``, :mod:`angr_ram.run.test_files`), the input of :mod:`a
 
 from __future__ import annotations
 
+import math
+
 import claripy
 
 from angr_ram.core.errors import AngrRamError
@@ -80,10 +82,11 @@ def _unwritten_leaves(state, extra) -> list:
     return out
 
 
-def _from_model(state, whole, cons) -> bytes | None:
+def _from_model(state, whole, cons, budget: InputBudget) -> bytes | None:
     """``whole``'s bytes in the model taken when the path finished (:mod:`.path_models`) or, for
     a path without one, in a model of its constraints made of the solver's cached
-    models (``SubstitutingFrontend.cached_model``: no z3), if it also satisfies ``cons``; else None."""
+    models (``SubstitutingFrontend.cached_model``: no z3; within ``budget``'s window for them,
+    :meth:`InputBudget.cached`), if it also satisfies ``cons``; else None."""
     values = path_model(state)
     if values is not None:
         for c in cons:
@@ -92,16 +95,21 @@ def _from_model(state, whole, cons) -> bytes | None:
         v = model_value(state, whole)
         return None if v is None else v.to_bytes(whole.length // 8, "big")
     fe = state.solver._solver
-    values = fe.cached_model() if hasattr(fe, "cached_model") else None
-    if values is None:
+    if not hasattr(fe, "cached_model"):
         return None
-    try:
-        if not all(eval_under(fe.subst(c), values) for c in cons):
+
+    def from_cache():
+        values = fe.cached_model()
+        if values is None:
             return None
-        v = eval_under(whole, values)
-    except (KeyError, ZeroDivisionError):
-        return None
-    return v.to_bytes(whole.length // 8, "big")
+        try:
+            if not all(eval_under(fe.subst(c), values) for c in cons):
+                return None
+            v = eval_under(whole, values)
+        except (KeyError, ZeroDivisionError):
+            return None
+        return v.to_bytes(whole.length // 8, "big")
+    return budget.cached(from_cache)
 
 
 def choose_inputs(state, extra=(), budget: InputBudget | None = None, notes: list | None = None):
@@ -146,14 +154,14 @@ def choose_inputs(state, extra=(), budget: InputBudget | None = None, notes: lis
 
         raw = fallback = None
         if budget.hurry() and path_model(state) is None:     # out of time: the solver's cached models first
-            fallback = _from_model(state, whole, cons)
+            fallback = _from_model(state, whole, cons, budget)
         if fallback is None:
             try:    # with the model taken when the path finished, the solver's input is an improvement: bounded
                 raw = budget.ask(model, last=budget.hurry(), whole=path_model(state) is None)
             except NoModel:
                 return None
             except NoAnswer:
-                fallback = _from_model(state, whole, cons)
+                fallback = _from_model(state, whole, cons, budget)
         if raw is None and fallback is not None:
             raw, how = fallback, "plain"
             budget.plain += 1
@@ -261,7 +269,7 @@ def _unfinished_reason(state) -> str:
 def spilled_case(state) -> TestCase | None:
     """The ``unfinished`` test of ``state`` as it is spilled to disk (``Spilling``'s ``describe``),
     made at once, with no z3 call: its input from the models its solver cached (or zero bytes)."""
-    return _case(state, "unfinished", (), InputBudget(deadline=0.0, last_total=0.0),
+    return _case(state, "unfinished", (), InputBudget(deadline=0.0, last_total=0.0, cached_total=math.inf),
                  message="spilled: " + _unfinished_reason(state))
 
 
