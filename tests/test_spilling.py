@@ -144,3 +144,35 @@ def test_states_still_on_disk_when_the_time_is_out_keep_the_tests_made_when_they
         stdin = next(i.expr for i in program_inputs(s) if i.kind == "stdin")
         assert s.solver.satisfiable(extra_constraints=[stdin == t.stdin])
     sp.close()
+
+
+def test_every_model_class_pickles_by_its_name():
+    """A spilled state holds instances of angr-ram's procedure classes (its call stack); those a
+    factory made (``memcpy``, ``__memcpy_chk``, system-call wrappers, maths, ``iswalpha``...) were
+    not module attributes, and pickling expr's states failed at 520 s: "Can't pickle RamMemcpy"."""
+    import pickle
+
+    from angr_ram.posix.library import posix_sets
+    from angr_ram.procedures.installation import core_sets
+
+    classes = {cls for sets in (posix_sets("symbolic"), posix_sets("fixed"), core_sets())
+               for ms in sets for cls in ms.procedures.values()}
+    assert len(classes) > 300
+    bad = [c.__name__ for c in classes if pickle.loads(pickle.dumps(c)) is not c]
+    assert bad == []
+
+
+def test_states_a_script_made_unpicklable_stay_live_and_every_path_is_found(tmp_path):
+    """A script's state may hold what pickle cannot write (a callback in ``state.globals``): such
+    states are not spilled, the run goes on with them in memory (counted in ``kept``), and every
+    path is found, as without spilling. Before, the pickling error ended the run."""
+    from angr_ram.run.runner import prepare
+
+    simgr, _ = prepare(os.fspath(BUILD / "wordsplit_O2"), 5, search="bfs")
+    simgr.active[0].globals["on_found"] = lambda s: None
+    sp = simgr.use_technique(Spilling(max_states=6, directory=os.fspath(tmp_path / "spill")))
+    while simgr.active:
+        simgr.step()
+    assert len(simgr.deadended) == 32 and not simgr.errored
+    assert sp.spilled == 0 and sp.kept > 6 and "not picklable" in sp.kept_why
+    sp.close()

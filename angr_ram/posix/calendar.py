@@ -22,6 +22,7 @@ from __future__ import annotations
 import angr
 import claripy
 
+from angr_ram.core.named_classes import module_class
 from angr_ram.posix.startup import static_string
 
 TM_BYTES = 56                   # struct tm on x86-64 glibc: 9 ints, pad, long tm_gmtoff, char *tm_zone
@@ -126,7 +127,7 @@ class _Reentrant(angr.SimProcedure):
         return _fill(self, timep, result, self.ZONE)
 
 
-CALENDAR_PROCEDURES = {name: type("Ram" + name.title().replace("_", ""), (base,), {"ZONE": zone})
+CALENDAR_PROCEDURES = {name: module_class(globals(), "Ram" + name.title().replace("_", ""), (base,), {"ZONE": zone})
                        for name, base, zone in (("gmtime", _Static, b"GMT"), ("gmtime_r", _Reentrant, b"GMT"),
                                                 ("localtime", _Static, b"UTC"),
                                                 ("localtime_r", _Reentrant, b"UTC"))}

@@ -29,6 +29,7 @@ import os
 import angr
 import claripy
 
+from angr_ram.core.named_classes import module_class
 from angr_ram.procedures.libc import ret_errno, single_value
 from angr_ram.procedures.model_library import ModelLibrary, ModelSet, hook_library
 
@@ -162,7 +163,8 @@ def environment_models(environment: str) -> dict:
     the machine's constants (``sysconf``, ``getpagesize``) in both."""
     if environment not in ENVIRONMENTS:
         raise ValueError(f"environment must be one of {ENVIRONMENTS}, not {environment!r}")
-    models = {"getrandom": type("getrandom", (RamGetrandom,), {"environment": environment}), **MACHINE}
+    models = {"getrandom": module_class(globals(), f"RamGetrandom_{environment}", (RamGetrandom,),
+                                        {"environment": environment}), **MACHINE}
     if environment == "fixed":
         models.update(time=RamFixedTime, gettimeofday=RamFixedGettimeofday, clock_gettime=RamFixedClockGettime)
     else:

@@ -25,6 +25,7 @@ import angr
 import claripy
 
 from angr_ram.core.errors import CallHint, ForkRequest, MemoryFault
+from angr_ram.core.named_classes import module_class
 from angr_ram.memory.strategies.fork import value_forking_enabled
 from angr_ram.procedures.libc import set_errno
 from angr_ram.solver.evaluator import dag_nodes
@@ -274,12 +275,13 @@ def _procedures() -> dict:
     out = {}
     for name, kinds in MIXED.items():
         for bits, suffix in ((64, ""), (32, "f")):
-            out[name + suffix] = type(f"Math_{name}{suffix}", (MixedMathFunction,),
+            out[name + suffix] = module_class(globals(), f"Math_{name}{suffix}", (MixedMathFunction,),
                                       {"NAME": name, "KINDS": kinds, "BITS": bits})
     for names, arity in ((ONE_ARGUMENT, 1), (TWO_ARGUMENTS, 2)):
         for name in names:
             for bits, suffix in ((64, ""), (32, "f")):
-                cls = type(f"Math_{name}{suffix}", (MathFunction,), {"NAME": name, "ARITY": arity, "BITS": bits})
+                cls = module_class(globals(), f"Math_{name}{suffix}", (MathFunction,),
+                                   {"NAME": name, "ARITY": arity, "BITS": bits})
                 out[name + suffix] = cls
     return out
 

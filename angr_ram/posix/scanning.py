@@ -26,6 +26,7 @@ import claripy
 from cle.backends.externs.simdata.io_file import io_file_data_for_arch
 
 from angr_ram.core.errors import ForkRequest, MemoryFault, Target
+from angr_ram.core.named_classes import module_class
 from angr_ram.memory.pointers import pointer_cases, readable_at
 from angr_ram.memory.strategies.fork import value_forking_enabled
 from angr_ram.posix.float_scan import choose, readings
@@ -443,7 +444,7 @@ class RamVscanf(angr.SimProcedure):
 
 
 def _c23(cls):
-    return type(f"{cls.__name__}C23", (cls,), {"C23": True})
+    return module_class(globals(), f"{cls.__name__}C23", (cls,), {"C23": True})
 
 
 _MODELS = {"sscanf": RamSscanf, "scanf": RamScanf, "fscanf": RamFscanf,

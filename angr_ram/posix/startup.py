@@ -30,6 +30,7 @@ import claripy
 from angr.procedures.stubs.format_parser import FormatParser
 from cle.backends.externs.simdata.io_file import io_file_data_for_arch
 
+from angr_ram.core.named_classes import module_class
 from angr_ram.memory.fixed_regions import cover_loaded
 from angr_ram.procedures.libc import single_value
 from angr_ram.procedures.stubs import record
@@ -245,7 +246,7 @@ _SYSCALL_WRAPPERS = {0: _Syscall0, 2: _Syscall2, 3: _Syscall3}
 
 def system_call(name: str, nargs: int) -> type:
     """The libc wrapper of the system call ``name`` with ``nargs`` arguments (angr's model of it)."""
-    return type(f"Syscall_{name}", (_SYSCALL_WRAPPERS[nargs],), {"syscall": name})
+    return module_class(globals(), f"Syscall_{name}", (_SYSCALL_WRAPPERS[nargs],), {"syscall": name})
 
 
 SIGSET_BYTES = 128      # glibc's sigset_t: 1024 bits

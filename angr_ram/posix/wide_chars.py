@@ -16,6 +16,7 @@ from __future__ import annotations
 import angr
 import claripy
 
+from angr_ram.core.named_classes import module_class
 from angr_ram.procedures.libc import set_errno, single_value
 
 EILSEQ = 84
@@ -163,6 +164,7 @@ WIDE_CHAR_PROCEDURES = {
     "mbrtowc": Mbrtowc, "__mbrtowc": Mbrtowc, "mbrlen": Mbrlen, "__mbrlen": Mbrlen, "mbtowc": Mbtowc,
     "mbsinit": Mbsinit, "towlower": Towlower, "towupper": Towupper, "wcwidth": Wcwidth, "btowc": Btowc,
     "wctob": Wctob,
-    **{name: type(name.capitalize(), (_Class,), {"test": staticmethod(test), "__doc__": f"``{name}(wc)``."})
+    **{name: module_class(globals(), name.capitalize(), (_Class,),
+                        {"test": staticmethod(test), "__doc__": f"``{name}(wc)``."})
        for name, test in CLASSES.items()},
 }

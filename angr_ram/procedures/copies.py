@@ -20,6 +20,7 @@ from __future__ import annotations
 import angr
 import claripy
 
+from angr_ram.core.named_classes import module_class
 from angr_ram.memory.relocatable import reading_length
 from angr_ram.procedures.aborts import abort_path
 from angr_ram.procedures.heap import holds_for_sure
@@ -216,7 +217,7 @@ class _MemChk(angr.SimProcedure):
 
 
 def _mem_chk(model: str) -> type:
-    return type(f"{model.capitalize()}Chk", (_MemChk,), {"model": model, "__doc__": f"``__{model}_chk``."})
+    return module_class(globals(), f"{model.capitalize()}Chk", (_MemChk,), {"model": model, "__doc__": f"``__{model}_chk``."})
 
 
 class ExplicitBzeroChk(angr.SimProcedure):
@@ -246,7 +247,8 @@ class _MemCopy(angr.SimProcedure):
 
 
 def _mem_copy(model: str) -> type:
-    return type(f"Ram{model.capitalize()}", (_MemCopy,), {"model": model, "__doc__": f"``{model}`` (:class:`_MemCopy`)."})
+    return module_class(globals(), f"Ram{model.capitalize()}", (_MemCopy,),
+                        {"model": model, "__doc__": f"``{model}`` (:class:`_MemCopy`)."})
 
 
 COPY_PROCEDURES = {**{m: _mem_copy(m) for m in ("memcpy", "memmove", "mempcpy")}, "strcpy": RamStrcpy, "stpcpy": RamStpcpy, "__stpcpy": RamStpcpy, "strcat": RamStrcat,

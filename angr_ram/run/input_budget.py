@@ -28,9 +28,16 @@ class NoAnswer(Exception):  # noqa: N818
 
 WHOLE_SECONDS = 300.0       # a result's query with no deadline: a path's outcomes, not a z3 call that never ends
 # past the deadline, how long tests may still take their inputs from the solvers' cached models
-# (no z3, a few ms each): join at 600 s has thousands of unfinished paths, and making all of them
-# held its tests 15 s past the run's limit; after this window they are zero bytes
+# (no z3, about 1 ms each): join at 600 s has about 5,800 unfinished paths, and making all of them
+# held its tests 15 s past the run's limit; after this window (CACHED_SECONDS, or CACHED_SHARE of
+# the run's own time if that is longer) they are zero bytes
 CACHED_SECONDS = 2.0
+CACHED_SHARE = 0.01
+
+
+def cached_window(run_seconds: float | None) -> float:
+    """The window past the deadline for inputs from cached models, for a run of ``run_seconds``."""
+    return max(CACHED_SECONDS, CACHED_SHARE * (run_seconds or 0.0))
 
 
 class InputBudget:

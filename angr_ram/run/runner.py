@@ -21,7 +21,7 @@ from angr_ram.procedures.stubs import stubs_of
 from angr_ram.run.concrete_steps import own_driver
 from angr_ram.run.config import RunConfig
 from angr_ram.run.coverage import Coverage
-from angr_ram.run.input_budget import InputBudget, NoAnswer, NoModel, errored_reason
+from angr_ram.run.input_budget import InputBudget, NoAnswer, NoModel, cached_window, errored_reason
 from angr_ram.run.inputs import STATE_OPTIONS, arg_lists, make_state  # noqa: F401 - re-exported for scripts and tests
 from angr_ram.run.libraries import own_libraries, unloaded_library_notes
 from angr_ram.run.outcomes import Outcome, ending, listed_outcomes
@@ -234,7 +234,8 @@ def _finish(simgr, tech, guard, res: RunResult, t0: float, tests: bool) -> RunRe
     if res.stopped == "interrupted":
         budget = InputBudget(deadline=now + INTERRUPT_TEST_SECONDS, last_total=INTERRUPT_LAST_SECONDS, guard=guard)
     else:
-        budget = InputBudget(deadline=guard.deadline.window_after(TEST_SECONDS), guard=guard)
+        budget = InputBudget(deadline=guard.deadline.window_after(TEST_SECONDS), guard=guard,
+                             cached_total=cached_window(guard.deadline.seconds))
     return summarize(simgr, tech, res, tests, budget)
 
 
@@ -380,6 +381,8 @@ def collect_paths(simgr, res: RunResult, budget: InputBudget | None = None) -> R
         if isinstance(t, Spilling):
             res.spilled, res.spilled_left = t.spilled, t.on_disk
             res.unfinished += t.on_disk
+            if t.kept:
+                res.warnings.append(f"{t.kept} states could not be spilled and stayed in memory ({t.kept_why})")
     return res
 
 

@@ -18,6 +18,7 @@ models its solver cached, with no z3 call), so a run that ends before it comes b
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -34,7 +35,9 @@ from angr_ram.run.shipping import StatePacker
 class Spilling(ExplorationTechnique):
     """Keep at most ``max_states`` live states (and RSS under ``max_rss_mb``, if given) by moving
     the states its search would choose last to files in ``directory`` (a temporary one by default, removed by
-    :meth:`close`) and back when the run has room. Counts ``spilled`` and ``restored``.
+    :meth:`close`) and back when the run has room. Counts ``spilled`` and ``restored``; a state
+    that cannot be written (not picklable, a full disk) stays live, counted in ``kept`` (the run
+    goes on: ``kept_why`` says why).
     It looks at no state's address, so a step still follows several blocks beside it
     (:func:`~.step_policy.chain_policy`; without this, one block a step: join at 60 s finished 61
     paths against 208)."""
@@ -63,6 +66,9 @@ class Spilling(ExplorationTechnique):
         self.describe = describe         # state -> what to keep in memory of it while it is on disk (its test)
         self._described: dict[str, object] = {}
         self._unloaded_files: list[str] = []
+        self._kept: set[int] = set()     # ids of states that could not be spilled (they stay live)
+        self.kept = 0
+        self.kept_why: str | None = None     # why the first of them could not be
 
     def setup(self, simgr):
         if any(isinstance(t, QuantifiedMerging) for t in simgr._techniques):     # refused now, not at the first spill
@@ -117,28 +123,45 @@ class Spilling(ExplorationTechnique):
         keep = 1 if pool is simgr.active else 0          # a step needs a state to step
         later = self._later_of(simgr)
         keys = [later(s) for s in pool]
-        order = sorted(range(len(pool)), key=lambda i: keys[i], reverse=True)
+        order = sorted((i for i in range(len(pool)) if id(pool[i]) not in self._kept), key=lambda i: keys[i], reverse=True)
         chosen = order[:max(0, min(n, len(pool) - keep))]      # those the search would take last
         if not chosen:
             return
-        out = set(chosen)
+        out = set()
         for i in chosen:
             s = pool[i]
-            data = self.packer.dumps(s)        # its ancestry's histories stay behind
+            try:
+                data = self.packer.dumps(s)        # its ancestry's histories stay behind
+            except Exception as e:  # noqa: BLE001 - a state that cannot be written stays in memory, and the run goes on
+                self._keep(s, f"not picklable: {type(e).__name__}: {str(e)[:120]}")
+                continue
             self._serial += 1
             path = os.path.join(self.directory, f"state{self._serial:08d}.pkl")
+            try:
+                with open(path, "wb") as f:
+                    f.write(data)
+            except OSError as e:        # a full disk: this state and the rest of this round stay in memory
+                self._keep(s, f"not written: {e.strerror or e}")
+                with contextlib.suppress(OSError):
+                    os.remove(path)
+                break
             if self.describe is not None:
                 try:
                     self._described[path] = self.describe(s)
                 except Exception:  # noqa: BLE001 - a description is a convenience: the file is the state
                     self._described[path] = None
-            with open(path, "wb") as f:
-                f.write(data)
             self._files.append((keys[i], path))
             self.bytes_written += len(data)
+            out.add(i)
         pool[:] = [s for i, s in enumerate(pool) if i not in out]
         self.spilled += len(out)
         release_memory()
+
+    def _keep(self, state, why: str) -> None:
+        """``state`` could not be spilled: it stays live (and is not tried again); counted in ``kept``."""
+        self._kept.add(id(state))
+        self.kept += 1
+        self.kept_why = self.kept_why or why
 
     def _restore(self, simgr) -> None:
         if self.packer is None:

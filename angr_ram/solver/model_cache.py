@@ -30,13 +30,31 @@ from claripy.frontend.mixin.model_cache_mixin import ModelCache, ModelCacheMixin
 
 from angr_ram.solver.model_eval import fast_eval_ast
 
+MEMO_ENTRIES = 512      # constraints whose truth a model remembers (:func:`satisfied_by`)
+
 
 def satisfied_by(model, constraints) -> bool:
-    """Whether the cached ``model`` satisfies every constraint (claripy's ``eval_constraints``)."""
-    try:
-        return all(fast_eval_ast(model, c, True) for c in constraints)
-    except errors.ClaripyZeroDivisionError:
-        return False
+    """Whether the cached ``model`` satisfies every constraint (claripy's ``eval_constraints``).
+    A model remembers the answer for up to :data:`MEMO_ENTRIES` constraints (by their structural
+    hash; a model's values never change and its copies in sibling states are the same object):
+    making the tests of 2,480 of join's unfinished paths from their cached models evaluated
+    166,000 constraints, most of them the same ones against the same models."""
+    memo = model.__dict__.get("_ram_truth")
+    if memo is None:
+        memo = model._ram_truth = {}     # not pickled: ModelCache.__getstate__ keeps the model alone
+    for c in constraints:
+        h = c.hash()
+        truth = memo.get(h)
+        if truth is None:
+            try:
+                truth = bool(fast_eval_ast(model, c, True))
+            except errors.ClaripyZeroDivisionError:
+                truth = False
+            if len(memo) < MEMO_ENTRIES:
+                memo[h] = truth
+        if not truth:
+            return False
+    return True
 
 
 def exact_batch_eval(stock, self, asts, n, extra_constraints=(), exact=None):
@@ -116,13 +134,15 @@ def combined_model(composite_solver, constraints, fallback=None) -> dict | None:
     """A model of ``constraints`` (name: value) made of the models ``composite_solver``'s children
     have cached, without z3: for each child, the first of its cached models (at most
     :data:`MAX_MODELS_TRIED`) that satisfies the child's constraints, else ``fallback(child)`` (a
-    dict or None: a model found some other way than z3); the union is kept only if it satisfies
-    every one of ``constraints`` (variables no model names are 0, as in a test's input). None when
-    a constrained child has no model, or evaluation fails."""
+    dict or None: a model found some other way than z3); the union (each model over its child's
+    variables, which no other child has) is kept only if it satisfies every one of ``constraints``
+    (variables no model names are 0, as in a test's input): those a cached model was checked
+    against are not evaluated again. None when a constrained child has no model, or evaluation fails."""
     children = getattr(composite_solver, "_solver_list", None)
     if children is None:
         children = [composite_solver]
     values: dict = {}
+    checked: set = set()        # constraints a child's model was checked against
     try:
         for child in children:
             if not child.variables:
@@ -134,14 +154,18 @@ def combined_model(composite_solver, constraints, fallback=None) -> dict | None:
                 if satisfied_by(m, child.constraints):
                     found = m
                     break
-            if found is not None:
-                values.update(found.model)
+            if found is not None:       # its own variables only: children's variables are disjoint
+                names = child.variables
+                values.update((k, v) for k, v in found.model.items() if k in names)
+                checked.update(c.hash() for c in child.constraints)
                 continue
             other = fallback(child) if fallback is not None else None
             if other is None:
                 return None
-            values.update(other)
+            names = child.variables
+            values.update((k, v) for k, v in other.items() if k in names)
         whole = ModelCache(values)
-        return values if satisfied_by(whole, constraints) else None
+        rest = [c for c in constraints if c.hash() not in checked]
+        return values if satisfied_by(whole, rest) else None
     except Exception:  # noqa: BLE001 - a constraint the linear evaluator cannot walk: no model, z3 decides
         return None
