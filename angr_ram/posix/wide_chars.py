@@ -18,6 +18,7 @@ import claripy
 
 from angr_ram.core.named_classes import module_class
 from angr_ram.procedures.libc import set_errno, single_value
+from angr_ram.procedures.strings import concrete_string
 
 EILSEQ = 84
 WEOF = 0xFFFFFFFF
@@ -160,7 +161,51 @@ class Wctob(angr.SimProcedure):
         return claripy.If(claripy.ULT(v, 0x80), v, claripy.BVV(-1 & 0xFFFFFFFF, 32))
 
 
+CLASS_NAMES = tuple(sorted(name[3:] for name in CLASSES))     # wctype's names: "alnum", "alpha", ...
+MAX_NAME_PLACES = 32        # addresses a name pointer may have for which wctype answers each
+
+
+class Wctype(angr.SimProcedure):
+    """``wctype(name)``: a handle of the class ``name`` ("alpha", "digit", ...: 1 + its place in
+    :data:`CLASS_NAMES`), 0 for a name that is none; a name that varies on the path gets a handle
+    :class:`Iswctype` still answers for (any value)."""
+
+    def run(self, name):  # pylint: disable=arguments-differ
+        # a name picked from a table is a pointer of a few values (an if-then-else): one handle each
+        places = self.state.solver.eval_upto(name, MAX_NAME_PLACES + 1) if name.symbolic else [name.concrete_value]
+        if len(places) > MAX_NAME_PLACES:
+            return claripy.BVS("wctype", self.arch.bits)
+        out = None
+        for p in places:
+            text = concrete_string(self, claripy.BVV(p, self.arch.bits), 16)
+            if text is None:
+                return claripy.BVS("wctype", self.arch.bits)
+            word = text.decode("latin-1")
+            k = claripy.BVV(CLASS_NAMES.index(word) + 1 if word in CLASS_NAMES else 0, self.arch.bits)
+            out = k if out is None else claripy.If(name == p, k, out)
+        return out
+
+
+class Iswctype(angr.SimProcedure):
+    """``iswctype(wc, desc)``: whether ``wc`` is in the class :class:`Wctype` gave ``desc`` for
+    (0 for a handle of no class)."""
+
+    def run(self, wc, desc):  # pylint: disable=arguments-differ
+        c = wc[31:0]
+        out = claripy.BVV(0, 32)
+        for k, name in enumerate(CLASS_NAMES, start=1):
+            member = claripy.If(CLASSES["isw" + name](c), claripy.BVV(1, 32), claripy.BVV(0, 32))
+            if not desc.symbolic:
+                if desc.concrete_value == k:
+                    return member
+                continue
+            out = claripy.If(desc == k, member, out)
+        return out
+
+
 WIDE_CHAR_PROCEDURES = {
+    "wctype": Wctype, "wctype_l": Wctype, "__wctype_l": Wctype, "iswctype": Iswctype, "__iswctype": Iswctype,
+    "iswctype_l": Iswctype, "__iswctype_l": Iswctype,
     "mbrtowc": Mbrtowc, "__mbrtowc": Mbrtowc, "mbrlen": Mbrlen, "__mbrlen": Mbrlen, "mbtowc": Mbtowc,
     "mbsinit": Mbsinit, "towlower": Towlower, "towupper": Towupper, "wcwidth": Wcwidth, "btowc": Btowc,
     "wctob": Wctob,
