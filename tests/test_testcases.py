@@ -358,3 +358,56 @@ def test_cached_model_inputs_stop_when_their_window_past_the_deadline_is_over(mo
     assert [t.solved for t in tests] == [True] * 3 + [False] * (len(live) - 3)
     assert window.unsolved == len(live) - 3 and window.plain == 3
     assert took < 3.0, took         # the slow one was interrupted at the window's end, not after 5 s
+
+
+@pytest.mark.parametrize("target", ["script:wordsplit_O2", "debian:/usr/bin/basename"])
+def test_cached_model_inputs_for_a_scripts_wide_input_and_a_debian_binary(target):
+    """The cached-model inputs of unfinished paths, driven as users drive angr-ram: a script's own
+    entry state with one wide ``claripy.BVS`` stdin and angr's default options, stepped by
+    ``simgr.step()`` (gcc -O2), and Debian's ``basename`` under KLEE's ``--sym-args``. Out of time
+    (inside the window for cached models, no z3 model left), each unfinished path's test is solved
+    without a z3 check and satisfies its state's constraints."""
+    import time
+
+    import angr
+
+    import angr_ram
+    from angr_ram.run.input_budget import InputBudget
+    from angr_ram.run.inputs import SymArgs, program_inputs
+    from angr_ram.run.runner import prepare
+
+    kind, name = target.split(":")
+    if kind == "script":
+        proj = angr.Project(binary(name), auto_load_libs=False)
+        content = claripy.BVS("stdin", 8 * 6)
+        st = proj.factory.entry_state(stdin=angr.SimFileStream(name="stdin", content=content, size=6, has_end=True))
+        simgr = proj.factory.simulation_manager(st)
+        tech = simgr.use_technique(angr_ram.RelocatableMemory())
+    else:
+        simgr, tech = prepare(name, 0, args=[SymArgs(1, 1, 4)], search="bfs")
+    for _ in range(400):
+        live = [*simgr.active, *simgr.stashes.get("waiting", [])]
+        if len(live) >= 10 or not simgr.active:
+            break
+        simgr.step()
+    assert len(live) >= 10
+    checks = tech.stats.z3_checks
+    spent = InputBudget(deadline=time.perf_counter() - 0.01, last_total=0.0)
+    tests = [t for t in angr_ram.collect_tests(simgr, budget=spent) if t.kind == "unfinished"]
+    assert tech.stats.z3_checks == checks
+    assert len(tests) == len(live) and spent.unsolved == 0 and all(t.solved for t in tests)
+    for s, t in zip(live, tests, strict=True):
+        pins = []
+        args = iter(t.args)
+        for i in program_inputs(s):
+            if i.expr is None:
+                continue
+            if i.kind == "stdin":
+                pins.append(i.expr == t.stdin)
+            elif i.kind == "arg":       # a test's argument is its bytes up to the first NUL
+                a, n = next(args), i.expr.length // 8
+                if a:
+                    pins.append(i.expr.get_bytes(0, len(a)) == a)
+                if len(a) < n:
+                    pins.append(i.expr.get_byte(len(a)) == 0)
+        assert pins and s.solver.satisfiable(extra_constraints=pins), (t.stdin, t.args)

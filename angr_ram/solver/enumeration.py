@@ -26,6 +26,7 @@ from __future__ import annotations
 import claripy
 import numpy as np
 from claripy.errors import UnsatError
+from claripy.frontend.mixin.model_cache_mixin import ModelCache
 
 from angr_ram.core.scope import LRU, memo
 from angr_ram.solver.columns import unique_rows
@@ -42,8 +43,10 @@ from angr_ram.solver.evaluator import (
 )
 from angr_ram.solver.frontends import SeededSolver
 from angr_ram.solver.joint_image import joint_image
+from angr_ram.solver.model_eval import fast_eval_ast
 from angr_ram.solver.narrow_cut import MAX_CUT_BITS, NoCut, effective_bits, find_cut
 from angr_ram.solver.semantics import VECTOR
+from angr_ram.solver.variable_windows import window_groups
 
 UNHANDLED = object()
 
@@ -371,17 +374,44 @@ def one_model(child) -> dict | None:
     the component is beyond enumeration (wide inputs, unsupported operations, a variable that is
     not a bit-vector of at most 64 bits) or has no model."""
     leaves: dict = {}
-    for c in child.constraints:
+    cons = list(child.constraints)
+    for c in cons:
         for leaf in c.leaf_asts():
-            if leaf.op == "BVS" and leaf.length <= 64:
+            if leaf.op == "BVS":
                 leaves.setdefault(leaf.args[0], leaf)
     if not leaves or set(leaves) != set(child.variables):
         return None
-    names = sorted(leaves)
-    try:
-        r = answer(list(child.constraints), "batch_eval", ([leaves[n] for n in names], 1), {})
-    except UnsatError:
+    if any(not c.variables and not (c.op == "BoolV" and c.args[0]) for c in cons):
+        return None         # a constraint simplified to false (or not evaluable)
+    groups = window_groups(cons, leaves)
+    if groups is None:
         return None
-    if r is UNHANDLED or not r:
-        return None
-    return dict(zip(names, r[0], strict=True))
+    whole = [(cons, [u for _, units in groups for u in units])]
+    out = _grouped_model(whole, leaves)
+    if out is None and len(groups) > 1:     # a wide input's bytes read apart: evaluated apart
+        out = _grouped_model(groups, leaves)
+    return out
+
+
+def _grouped_model(groups, leaves: dict) -> dict | None:
+    """:func:`one_model` over ``groups`` (:func:`~.variable_windows.window_groups`), each answered
+    by small-domain evaluation; a group with no let-bound symbol (beyond it: plain input
+    constraints, z3's) is taken with its windows 0 if that satisfies it."""
+    out = dict.fromkeys(leaves, 0)
+    for group, units in groups:
+        asked = [leaves[n] if (hi, lo) == (leaves[n].length - 1, 0) else leaves[n][hi:lo] for n, hi, lo in units]
+        try:
+            r = answer(group, "batch_eval", (asked, 1), {})
+        except UnsatError:
+            return None
+        if r is UNHANDLED and not any(is_let(n) for n, _, _ in units):
+            zeros = ModelCache({n: 0 for n, _, _ in units})
+            try:
+                r = [tuple(0 for _ in units)] if all(fast_eval_ast(zeros, c, True) for c in group) else None
+            except Exception:  # noqa: BLE001 - not evaluable: no model from here
+                r = None
+        if r is UNHANDLED or not r:
+            return None
+        for (n, _, lo), value in zip(units, r[0], strict=True):
+            out[n] |= value << lo
+    return out
