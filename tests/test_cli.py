@@ -273,3 +273,21 @@ def test_replay_refuses_what_is_not_a_test_directory_of_its_binary_in_one_line(t
     refused(["replay", os.fspath(d), binary], "missing")
     shutil.rmtree(d)
     refused(["replay", os.fspath(d), binary], "not a directory of tests")
+
+
+def test_the_cli_spills_under_its_memory_cap_by_default(capsys):
+    """``angr-ram run`` spills waiting states above 85% of ``--max-rss-mb`` unless told otherwise
+    (``--spill-rss-mb 0``): under a cap every process is above (128 MB), wordsplit over 5 bytes
+    spills and still finds its 32 paths and 5 outcomes; with spilling off, the same, none spilled;
+    with ``--merge`` (which spilling cannot carry) none is added and the run goes on."""
+    b = os.fspath(BUILD / "wordsplit_O0")
+    runs = {}
+    for name, extra in (("default", []), ("off", ["--spill-rss-mb", "0"]),
+                        ("merge", ["--merge", "pat", "--merge-points", "auto"])):
+        assert main(["run", b, "--stdin-bytes", "5", "--json", "--max-rss-mb", "128", *extra]) == 0
+        runs[name] = json.loads(capsys.readouterr().out)
+    outcomes = {k: {(o["exit"], o["stdout"]) for o in r["outcomes"]} for k, r in runs.items()}
+    assert len(outcomes["off"]) == 5 and outcomes["default"] == outcomes["off"] == outcomes["merge"]
+    assert runs["default"]["stats"]["paths"] == runs["off"]["stats"]["paths"] == 32
+    assert runs["default"]["spilled"] > 0 and runs["default"]["spilled_left"] == 0
+    assert runs["off"]["spilled"] == 0 and runs["merge"]["spilled"] == 0

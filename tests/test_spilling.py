@@ -176,3 +176,24 @@ def test_states_a_script_made_unpicklable_stay_live_and_every_path_is_found(tmp_
     assert len(simgr.deadended) == 32 and not simgr.errored
     assert sp.spilled == 0 and sp.kept > 6 and "not picklable" in sp.kept_why
     sp.close()
+
+
+def test_a_spill_round_longer_than_its_time_goes_on_at_the_next_steps(tmp_path):
+    """Spilling is bounded per step (``round_seconds``): a round of thousands of states held expr
+    13 s past its deadline. With no time at all, each step spills one state and the round goes on
+    at the next steps, until the bound holds again; every path is still found."""
+    from angr_ram.run.runner import prepare
+
+    simgr, _ = prepare(os.fspath(BUILD / "wordsplit_O2"), 5, search="bfs")
+    sp = simgr.use_technique(Spilling(max_states=6, directory=os.fspath(tmp_path / "spill")))
+    sp.round_seconds = 0.0
+    per_step, pending_seen = [], False
+    while simgr.active:
+        before = sp.spilled
+        simgr.step()
+        per_step.append(sp.spilled - before)
+        pending_seen |= sp._pending > 0
+    assert len(simgr.deadended) == 32 and not simgr.errored
+    assert max(per_step) == 1 and sum(per_step) == sp.spilled > 1 and pending_seen
+    assert sp.on_disk == 0
+    sp.close()

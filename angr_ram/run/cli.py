@@ -30,6 +30,9 @@ from angr_ram.run.testcases import prepare_test_dir, write_tests
 from angr_ram.solver.persistent_cache import check_store_dir
 
 DEFAULT_MAX_RSS_MB = 2048        # issue 81's target for a coreutils run (the technique's own default: no cap)
+# the CLI's default --spill-rss-mb, as a share of --max-rss-mb: the frontier grows about 2-3 MB/s on
+# Debian's expr and join (1.6-2.4 GB at 600 s); spilling from here keeps the run under its cap
+SPILL_SHARE = 0.85
 DEFAULT_SEARCH = "covnew-dives"   # measured on coreutils under KLEE's inputs (docs/bench/coreutils-60s-dives-vs-dfs.txt)
 
 
@@ -148,10 +151,14 @@ def cmd_run(args) -> int:
         opts["config"] = RunConfig.of(**ram)
     if args.environment is not None:
         opts["environment"] = args.environment
-    if args.spill_states is not None or args.spill_rss_mb is not None:
+    spill_rss = args.spill_rss_mb or None
+    if (args.spill_rss_mb is None and args.spill_states is None and args.engine == "ram" and args.merge is None
+            and not distributed and args.max_rss_mb):       # under the cap, the frontier waits on disk
+        spill_rss = SPILL_SHARE * args.max_rss_mb
+    if args.spill_states is not None or spill_rss is not None:
         if args.spill_states is not None and args.spill_states < 4:
             raise AngrRamError(f"--spill-states must be at least 4, not {args.spill_states}")
-        opts.update(spill_states=args.spill_states, spill_rss_mb=args.spill_rss_mb)
+        opts.update(spill_states=args.spill_states, spill_rss_mb=spill_rss)
     if args.merge is not None:
         points = ["auto"] if args.merge_points == "auto" else [
             int(p, 0) if p[:1].isdigit() else p for p in args.merge_points.split(",") if p]
@@ -268,8 +275,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--max-states", type=_positive, default=None, help="stop when more states are active")
     r.add_argument("--spill-states", type=_positive, default=None, metavar="N",
                    help="keep at most N states in memory: the others wait in files and come back later")
-    r.add_argument("--spill-rss-mb", type=_positive, default=None, metavar="MB",
-                   help="above this RSS, half the waiting states go to files")
+    r.add_argument("--spill-rss-mb", type=_non_negative, default=None, metavar="MB",
+                   help=f"above this RSS, half the waiting states go to files (default {SPILL_SHARE:.0%} of "
+                        "--max-rss-mb, without --merge; 0: none)")
     r.add_argument("--max-rss-mb", type=_non_negative, default=DEFAULT_MAX_RSS_MB, metavar="MB",
                    help=f"keep the run's memory under MB: a step may grow it only by what is left below "
                         f"(at least 128 MB); default {DEFAULT_MAX_RSS_MB}, 0: no cap")

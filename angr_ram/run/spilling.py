@@ -22,6 +22,7 @@ import contextlib
 import os
 import shutil
 import tempfile
+import time
 
 from angr.exploration_techniques import ExplorationTechnique
 
@@ -30,6 +31,8 @@ from angr_ram.core.guard import release_memory, rss_mb
 from angr_ram.merging import QuantifiedMerging
 from angr_ram.run.search import ARRIVAL_KEY, WAITING_STASH, Search
 from angr_ram.run.shipping import StatePacker
+
+ROUND_SECONDS = 1.0     # spilling work per step; the rest of a round waits for the next steps
 
 
 class Spilling(ExplorationTechnique):
@@ -66,6 +69,9 @@ class Spilling(ExplorationTechnique):
         self.describe = describe         # state -> what to keep in memory of it while it is on disk (its test)
         self._described: dict[str, object] = {}
         self._unloaded_files: list[str] = []
+        self.round_seconds = ROUND_SECONDS
+        self._pending = 0                # states still to spill in a round cut short by its time
+        self._rss_round = False
         self._kept: set[int] = set()     # ids of states that could not be spilled (they stay live)
         self.kept = 0
         self.kept_why: str | None = None     # why the first of them could not be
@@ -88,13 +94,21 @@ class Spilling(ExplorationTechnique):
         if stash != "active":
             return simgr
         live = self._live(simgr)
-        if self.max_states is not None and live > self.max_states:
-            self._spill(simgr, live - self.max_states // 2)
+        if self._pending:       # a round cut short by its time: the rest of it first
+            self._pending = self._spill(simgr, self._pending)
+            if not self._pending and self._rss_round:
+                self._live_at_rss_spill = self._live(simgr)
+                self.spilled_last = max(1, self._live_at_rss_spill)
+        elif self.max_states is not None and live > self.max_states:
+            self._rss_round = False
+            self._pending = self._spill(simgr, live - self.max_states // 2)
         elif self.max_rss_mb is not None and rss_mb() > self.max_rss_mb and live > 1 and (
                 self._live_at_rss_spill is None or live > self._live_at_rss_spill):
-            self._spill(simgr, live // 2)
-            self._live_at_rss_spill = self._live(simgr)
-            self.spilled_last = max(1, self._live_at_rss_spill)
+            self._rss_round = True
+            self._pending = self._spill(simgr, live // 2)
+            if not self._pending:
+                self._live_at_rss_spill = self._live(simgr)
+                self.spilled_last = max(1, self._live_at_rss_spill)
         elif self._files and (live == 0 or (self.max_states is not None and live <= self.max_states // 4)):
             self._restore(simgr)
         return simgr
@@ -115,7 +129,10 @@ class Spilling(ExplorationTechnique):
     def _live(simgr) -> int:
         return len(simgr.active) + len(simgr.stashes.get(WAITING_STASH, ()))
 
-    def _spill(self, simgr, n: int) -> None:
+    def _spill(self, simgr, n: int) -> int:
+        """Spill ``n`` of the states the search would take last, for at most ``round_seconds``;
+        how many are still to be spilled (at the next step: a round of thousands of states must
+        not hold a run past its deadline; expr's took 13 s)."""
         if self.packer is None:
             self.packer = StatePacker(simgr)
         waiting = simgr.stashes.get(WAITING_STASH)
@@ -126,9 +143,12 @@ class Spilling(ExplorationTechnique):
         order = sorted((i for i in range(len(pool)) if id(pool[i]) not in self._kept), key=lambda i: keys[i], reverse=True)
         chosen = order[:max(0, min(n, len(pool) - keep))]      # those the search would take last
         if not chosen:
-            return
+            return 0
         out = set()
+        end = time.perf_counter() + self.round_seconds
         for i in chosen:
+            if out and time.perf_counter() > end:
+                break
             s = pool[i]
             try:
                 data = self.packer.dumps(s)        # its ancestry's histories stay behind
@@ -156,6 +176,7 @@ class Spilling(ExplorationTechnique):
         pool[:] = [s for i, s in enumerate(pool) if i not in out]
         self.spilled += len(out)
         release_memory()
+        return len(chosen) - len(out) if len(out) < len(chosen) and time.perf_counter() > end else 0
 
     def _keep(self, state, why: str) -> None:
         """``state`` could not be spilled: it stays live (and is not tried again); counted in ``kept``."""
