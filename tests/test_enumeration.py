@@ -416,3 +416,44 @@ def test_a_combined_model_evaluates_each_constraint_once_and_satisfies_them_all(
     assert values is not None and set(values) <= {v.args[0] for v in vs}
     assert sorted(calls) == sorted({c.hash() for c in s.constraints})
     assert s.satisfiable(extra_constraints=[v == values.get(v.args[0], 0) for v in vs])
+
+
+def test_the_windows_of_a_wide_input_that_constraints_read_and_their_groups():
+    """``read_windows``: the bit ranges of a wide variable read through ``Extract`` (overlapping ones
+    merged, adjacent bytes kept apart), None when it is read whole; ``window_groups`` puts
+    constraints that read separate windows into separate groups, one reading two windows joins
+    them. ``one_model`` of six per-byte let-bound lookups of a 64-bit input, beyond one joint
+    evaluation (48 free bits), is found group by group and satisfies every constraint."""
+    from claripy.frontend.mixin.model_cache_mixin import ModelCache
+
+    from angr_ram.solver.model_cache import satisfied_by
+    from angr_ram.solver.variable_windows import read_windows, window_groups
+
+    w = claripy.BVS("w", 64)
+    name = w.args[0]
+    a, b, c = w[63:56] == 1, w[55:48] > 3, claripy.ULT(w[51:40], 700)
+    assert read_windows([a, b], name, 64) == [(63, 56), (55, 48)]
+    assert read_windows([a, b, c], name, 64) == [(63, 56), (55, 40)]
+    assert read_windows([a, w > 5], name, 64) is None and read_windows([claripy.BVS("z", 8) == 1], name, 64) == []
+    groups = window_groups([a, b, c], {name: w})
+    assert sorted(sorted(u) for _, u in groups) == [[(name, 55, 40)], [(name, 63, 56)]]
+
+    rng = random.Random(7)
+    cons = []
+    for k in range(6):
+        table = [rng.randrange(256) for _ in range(256)]
+        cons += chain_on(w[63 - 8 * k:56 - 8 * k], table, f"b{k}")
+    s = claripy.Solver()
+    s.add(cons)
+    m = en.one_model(s)
+    assert m is not None and set(m) == set(s.variables)
+    assert satisfied_by(ModelCache(m), cons) and s.satisfiable(extra_constraints=[w == m[name]])
+
+
+def chain_on(byte, table, tag):
+    """A let-bound lookup of ``byte`` in ``table`` (as the memory layer binds one), and a test of it."""
+    let = claripy.BVS(f"ram_let_{tag}", 8)
+    sel = claripy.BVV(table[0], 8)
+    for i in range(1, 256):
+        sel = claripy.If(byte == i, claripy.BVV(table[i], 8), sel)
+    return [let == sel, let != table[0]]

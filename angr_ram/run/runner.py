@@ -45,6 +45,7 @@ from angr_ram.solver.z3_setup import drop_conversion_caches
 TEST_SECONDS = 0.75
 INTERRUPT_TEST_SECONDS = 0.4
 INTERRUPT_LAST_SECONDS = 0.3
+INTERRUPT_CACHED_SECONDS = 1.0      # inputs from cached models after Ctrl-C (input_budget.cached_window otherwise)
 
 # exceptions raised while stepping one path that end that path in the ``errored`` stash (with a
 # reason and an input) instead of ending the whole run; angr-ram's own control-flow signals
@@ -232,7 +233,8 @@ def _finish(simgr, tech, guard, res: RunResult, t0: float, tests: bool) -> RunRe
     res.seconds = time.perf_counter() - t0
     now = time.perf_counter()
     if res.stopped == "interrupted":
-        budget = InputBudget(deadline=now + INTERRUPT_TEST_SECONDS, last_total=INTERRUPT_LAST_SECONDS, guard=guard)
+        budget = InputBudget(deadline=now + INTERRUPT_TEST_SECONDS, last_total=INTERRUPT_LAST_SECONDS, guard=guard,
+                             cached_total=INTERRUPT_CACHED_SECONDS)
     else:
         budget = InputBudget(deadline=guard.deadline.window_after(TEST_SECONDS), guard=guard,
                              cached_total=cached_window(guard.deadline.seconds))

@@ -61,8 +61,7 @@ def window_groups(constraints, leaves: dict) -> list[tuple[list, list[tuple[str,
                 return None
             w = [(v.length - 1, 0)]
         windows[name] = w
-    units = {(n, hi, lo): i for n, ws in windows.items() for i, (hi, lo) in enumerate(ws, start=0)}
-    keys = list(units)
+    keys = [(n, hi, lo) for n, ws in windows.items() for hi, lo in ws]
     index = {k: i for i, k in enumerate(keys)}
     parent = list(range(len(keys)))
 
