@@ -10,32 +10,40 @@ constraints read, so that a model can be asked for those windows alone (the othe
 
 from __future__ import annotations
 
+from angr_ram.solver.evaluator import dag_nodes
+
 MAX_NODES = 200_000      # nodes walked per call; a larger slice is treated as reading everything
+
+
+def _window_of(x, name: str) -> tuple[int, int] | None:
+    """(lo, hi) when ``x`` is an ``Extract`` of the variable ``name``."""
+    if x.op == "Extract" and x.args[2].op == "BVS" and x.args[2].args[0] == name:
+        return x.args[1], x.args[0]
+    return None
 
 
 def read_windows(constraints, name: str, width: int) -> list[tuple[int, int]] | None:
     """Disjoint ``(hi, lo)`` bit ranges (high first) of the variable ``name`` (``width`` bits) that
     ``constraints`` read through ``Extract``; None when one reads it whole (or the walk is too
     large), [] when none mentions it."""
-    seen: set = set()
     ranges: list[tuple[int, int]] = []
-    stack = list(constraints)
-    while stack:
-        x = stack.pop()
-        h = x.hash()
-        if h in seen:
-            continue
-        seen.add(h)
-        if len(seen) > MAX_NODES:
-            return None
-        if name not in x.variables:
-            continue
-        if x.op == "BVS":
-            return None         # used whole (not under an Extract)
-        if x.op == "Extract" and x.args[2].op == "BVS" and x.args[2].args[0] == name:
-            ranges.append((x.args[1], x.args[0]))      # (lo, hi)
-            continue
-        stack.extend(a for a in x.args if hasattr(a, "op"))
+
+    def below(x):       # not under a node that does not mention it, nor under an Extract of it
+        if name not in x.variables or _window_of(x, name) is not None:
+            return ()
+        return [a for a in x.args if hasattr(a, "op")]
+
+    walked = 0
+    for c in constraints:
+        for x in dag_nodes(c, below):
+            walked += 1
+            if walked > MAX_NODES:
+                return None
+            if x.op == "BVS" and x.args[0] == name:
+                return None         # used whole (not under an Extract)
+            w = _window_of(x, name)
+            if w is not None:
+                ranges.append(w)
     merged: list[list[int]] = []
     for lo, hi in sorted(ranges):
         if merged and lo <= merged[-1][1]:       # overlapping (adjacent bytes stay apart)
