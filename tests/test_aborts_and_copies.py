@@ -139,3 +139,18 @@ def test_wctype_and_iswctype_answer_every_class_as_glibcs_c_locale_does(opt):
     assert r.outcomes == _exits(native) and len(r.outcomes) == 25
     assert not r.errors and r.stubs == {}
     assert_tests_replay(b, r)
+
+
+@pytest.mark.parametrize("opt", ["O0", "O2"])
+def test_iconv_converts_as_glibc_does_in_the_c_locale(opt):
+    """iconvnames (1 byte picks: UTF-8 to ASCII strictly (EILSEQ) and with //TRANSLIT ('?', one
+    irreversible conversion), UTF-8 to Latin-1, Latin-1 to UTF-8 into a buffer too small (E2BIG),
+    ASCII to UTF-8, an unknown charset (EINVAL)): the 6 native outcomes over all 256 inputs, no
+    stub, every test replays. Under angr's stubs Debian's ``factor --version`` lost its authors'
+    names (gnulib's proper_name_utf8)."""
+    b = os.fspath(BUILD / f"iconvnames_{opt}")
+    native = _native(b, [bytes([x]) for x in range(256)])
+    r = explore(b, 1, tests=True)
+    assert r.outcomes == _exits(native) and len(r.outcomes) == 6
+    assert not r.errors and r.stubs == {}
+    assert_tests_replay(b, r)

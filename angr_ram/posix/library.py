@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 
 from angr_ram.posix.calendar import CALENDAR_PROCEDURES
+from angr_ram.posix.charset_conversion import CHARSET_PROCEDURES
 from angr_ram.posix.child_processes import CHILD_PROCESS_PROCEDURES
 from angr_ram.posix.descriptors import DESCRIPTOR_PROCEDURES
 from angr_ram.posix.environment import ENVIRONMENTS, environment_models, install_environment_calls
@@ -78,6 +79,7 @@ def posix_sets(environment: str = "symbolic") -> list[ModelSet]:
         ModelSet("varargs", VARARG_PROCEDURES),
         ModelSet("err reports", ERR_PROCEDURES),
         ModelSet("wide characters", WIDE_CHAR_PROCEDURES),
+        ModelSet("charset conversion", CHARSET_PROCEDURES),
         ModelSet("wide streams", WIDE_STREAM_PROCEDURES),
         ModelSet("sorting", SORTING_PROCEDURES),
         ModelSet("calendar", CALENDAR_PROCEDURES),
