@@ -457,3 +457,29 @@ def chain_on(byte, table, tag):
     for i in range(1, 256):
         sel = claripy.If(byte == i, claripy.BVV(table[i], 8), sel)
     return [let == sel, let != table[0]]
+
+
+def test_an_evaluators_own_values_are_bounded_in_bytes_and_answers_stay_the_same(monkeypatch):
+    """An evaluator over rows of its own (a cut's port product, up to 2^22 rows) kept every node's
+    values: 32 MB a node, and Debian's join grew 900 MB in one step. They are dropped oldest first
+    beyond a byte budget; with a budget of a few nodes, a query over a let-bound chain answers as
+    with no bound."""
+    from angr_ram.solver import columns
+
+    own = columns._OwnValues(budget=3 * 800)
+    for k in range(10):
+        own.put(k, np.zeros(100, dtype=np.uint64))
+    assert own.used <= 3 * 800 and own.get(0) is None and own.get(9) is not None and len(own) == 3
+
+    rng = random.Random(3)
+    x, y = claripy.BVS("x", 8), claripy.BVS("y", 8)
+    cons, v = chain(rng, x, y, 3, 256)
+    lets, _ = evl.split_lets(cons)
+    tests = [claripy.ULT(v, k) for k in (16, 64, 200)] + [v == y, (v ^ x) > 9]
+    ev = evl.Evaluator([x, y], lets)
+    before = [int(np.count_nonzero(np.broadcast_to(ev.bool(c), (ev.size,)))) for c in tests]
+    small = evl.Evaluator.over({x.args[0]: ev.vars[x.args[0]], y.args[0]: ev.vars[y.args[0]]}, ev.size, lets,
+                               shared=False)
+    small.values = columns._OwnValues(budget=2 * ev.size * 8)
+    after = [int(np.count_nonzero(np.broadcast_to(small.bool(c), (small.size,)))) for c in tests]
+    assert after == before and small.values.used <= 2 * ev.size * 8
