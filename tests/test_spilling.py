@@ -165,7 +165,9 @@ def test_every_model_class_pickles_by_its_name():
 def test_states_a_script_made_unpicklable_stay_live_and_every_path_is_found(tmp_path):
     """A script's state may hold what pickle cannot write (a callback in ``state.globals``): such
     states are not spilled, the run goes on with them in memory (counted in ``kept``), and every
-    path is found, as without spilling. Before, the pickling error ended the run."""
+    path is found, as without spilling. Before, the pickling error ended the run. Every successor
+    inherits the callback: after 8 failures in a row spilling stops (trying each new state took
+    this test 6 minutes under CI)."""
     from angr_ram.run.runner import prepare
 
     simgr, _ = prepare(os.fspath(BUILD / "wordsplit_O2"), 5, search="bfs")
@@ -174,7 +176,7 @@ def test_states_a_script_made_unpicklable_stay_live_and_every_path_is_found(tmp_
     while simgr.active:
         simgr.step()
     assert len(simgr.deadended) == 32 and not simgr.errored
-    assert sp.spilled == 0 and sp.kept > 6 and "not picklable" in sp.kept_why
+    assert sp.spilled == 0 and sp.kept == 8 and sp.given_up and "not picklable" in sp.kept_why
     sp.close()
 
 

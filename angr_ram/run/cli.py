@@ -276,7 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--spill-states", type=_positive, default=None, metavar="N",
                    help="keep at most N states in memory: the others wait in files and come back later")
     r.add_argument("--spill-rss-mb", type=_non_negative, default=None, metavar="MB",
-                   help=f"above this RSS, half the waiting states go to files (default {SPILL_SHARE:.0%} of "
+                   help=f"above this RSS, half the waiting states go to files (default {SPILL_SHARE * 100:.0f}%% of "
                         "--max-rss-mb, without --merge; 0: none)")
     r.add_argument("--max-rss-mb", type=_non_negative, default=DEFAULT_MAX_RSS_MB, metavar="MB",
                    help=f"keep the run's memory under MB: a step may grow it only by what is left below "

@@ -384,7 +384,8 @@ def collect_paths(simgr, res: RunResult, budget: InputBudget | None = None) -> R
             res.spilled, res.spilled_left = t.spilled, t.on_disk
             res.unfinished += t.on_disk
             if t.kept:
-                res.warnings.append(f"{t.kept} states could not be spilled and stayed in memory ({t.kept_why})")
+                res.warnings.append(f"{t.kept} states could not be spilled and stayed in memory ({t.kept_why})"
+                                    + ("; spilling stopped for the run" if t.given_up else ""))
     return res
 
 

@@ -33,6 +33,7 @@ from angr_ram.run.search import ARRIVAL_KEY, WAITING_STASH, Search
 from angr_ram.run.shipping import StatePacker
 
 ROUND_SECONDS = 1.0     # spilling work per step; the rest of a round waits for the next steps
+MAX_FAILURES = 8        # states in a row that cannot be pickled before spilling gives up for the run
 
 
 class Spilling(ExplorationTechnique):
@@ -40,7 +41,9 @@ class Spilling(ExplorationTechnique):
     the states its search would choose last to files in ``directory`` (a temporary one by default, removed by
     :meth:`close`) and back when the run has room. Counts ``spilled`` and ``restored``; a state
     that cannot be written (not picklable, a full disk) stays live, counted in ``kept`` (the run
-    goes on: ``kept_why`` says why).
+    goes on: ``kept_why`` says why); after :data:`MAX_FAILURES` in a row that pickle cannot write
+    (a script's callback in ``state.globals`` is inherited by every successor), spilling stops
+    for the run (``given_up``): trying each new state cost a script 6 minutes.
     It looks at no state's address, so a step still follows several blocks beside it
     (:func:`~.step_policy.chain_policy`; without this, one block a step: join at 60 s finished 61
     paths against 208)."""
@@ -71,6 +74,8 @@ class Spilling(ExplorationTechnique):
         self._unloaded_files: list[str] = []
         self.round_seconds = ROUND_SECONDS
         self._pending = 0                # states still to spill in a round cut short by its time
+        self._failures = 0               # states in a row pickle could not write
+        self.given_up = False            # after MAX_FAILURES of them: no more spilling this run
         self._rss_round = False
         self._kept: set[int] = set()     # ids of states that could not be spilled (they stay live)
         self.kept = 0
@@ -94,15 +99,15 @@ class Spilling(ExplorationTechnique):
         if stash != "active":
             return simgr
         live = self._live(simgr)
-        if self._pending:       # a round cut short by its time: the rest of it first
+        if self._pending and not self.given_up:       # a round cut short by its time: the rest of it first
             self._pending = self._spill(simgr, self._pending)
             if not self._pending and self._rss_round:
                 self._live_at_rss_spill = self._live(simgr)
                 self.spilled_last = max(1, self._live_at_rss_spill)
-        elif self.max_states is not None and live > self.max_states:
+        elif self.max_states is not None and live > self.max_states and not self.given_up:
             self._rss_round = False
             self._pending = self._spill(simgr, live - self.max_states // 2)
-        elif self.max_rss_mb is not None and rss_mb() > self.max_rss_mb and live > 1 and (
+        elif not self.given_up and self.max_rss_mb is not None and rss_mb() > self.max_rss_mb and live > 1 and (
                 self._live_at_rss_spill is None or live > self._live_at_rss_spill):
             self._rss_round = True
             self._pending = self._spill(simgr, live // 2)
@@ -154,7 +159,12 @@ class Spilling(ExplorationTechnique):
                 data = self.packer.dumps(s)        # its ancestry's histories stay behind
             except Exception as e:  # noqa: BLE001 - a state that cannot be written stays in memory, and the run goes on
                 self._keep(s, f"not picklable: {type(e).__name__}: {str(e)[:120]}")
+                self._failures += 1
+                if self._failures >= MAX_FAILURES:      # its successors inherit what pickle cannot write
+                    self.given_up = True
+                    break
                 continue
+            self._failures = 0
             self._serial += 1
             path = os.path.join(self.directory, f"state{self._serial:08d}.pkl")
             try:
