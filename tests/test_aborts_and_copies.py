@@ -110,6 +110,17 @@ def test_large_file_names_open_read_and_stat_the_runs_file(build, tmp_path):
     assert_tests_replay(b, r)
 
 
+def _native_outcomes_without_stubs(name: str, inputs: list, count: int) -> None:
+    """``name`` explored over inputs as long as ``inputs``' reaches exactly their ``count`` native
+    outcomes, with no error path and no stub, and every test replays."""
+    b = os.fspath(BUILD / name)
+    native = _native(b, inputs)
+    r = explore(b, len(inputs[0]), tests=True)
+    assert r.outcomes == _exits(native) and len(r.outcomes) == count
+    assert not r.errors and r.stubs == {}
+    assert_tests_replay(b, r)
+
+
 CHAR_CLASSES = b"\x00aA1 \t\x7f\x80\xff!\x01"      # NUL, lower, upper, digit, space, tab, DEL, high, punct, control
 
 
@@ -119,12 +130,8 @@ def test_wide_characters_in_the_c_locale(opt):
     """widechar (3 bytes: ``mbrtowc`` restarting after ``EILSEQ``, ``iswprint``/``iswalpha``/
     ``iswspace``, ``wcwidth``, ``towupper``, ``btowc``/``wctob``, ``mbsinit``): the 112 native outcomes
     over one byte of each class per position, no stub, every test replays (angr: all stubs)."""
-    b = os.fspath(BUILD / f"widechar_{opt}")
-    native = _native(b, [bytes(t) for t in itertools.product(CHAR_CLASSES, repeat=3)])
-    r = explore(b, 3, tests=True)
-    assert r.outcomes == _exits(native) and len(r.outcomes) == 112
-    assert not r.errors and r.stubs == {}
-    assert_tests_replay(b, r)
+    _native_outcomes_without_stubs(f"widechar_{opt}", [bytes(t) for t in itertools.product(CHAR_CLASSES, repeat=3)],
+                                   112)
 
 
 @pytest.mark.parametrize("opt", ["O0", "O2"])
@@ -133,12 +140,7 @@ def test_wctype_and_iswctype_answer_every_class_as_glibcs_c_locale_does(opt):
     second is tested with ``iswctype``): the 25 native outcomes over all 3,328 inputs, no stub
     (angr has no model of either: Debian's expr hit the ``wctype`` stub on regex char classes),
     every test replays."""
-    b = os.fspath(BUILD / f"wctypes_{opt}")
-    native = _native(b, [bytes([a, c]) for a in range(13) for c in range(256)])
-    r = explore(b, 2, tests=True)
-    assert r.outcomes == _exits(native) and len(r.outcomes) == 25
-    assert not r.errors and r.stubs == {}
-    assert_tests_replay(b, r)
+    _native_outcomes_without_stubs(f"wctypes_{opt}", [bytes([a, c]) for a in range(13) for c in range(256)], 25)
 
 
 @pytest.mark.parametrize("opt", ["O0", "O2"])
@@ -148,9 +150,4 @@ def test_iconv_converts_as_glibc_does_in_the_c_locale(opt):
     ASCII to UTF-8, an unknown charset (EINVAL)): the 6 native outcomes over all 256 inputs, no
     stub, every test replays. Under angr's stubs Debian's ``factor --version`` lost its authors'
     names (gnulib's proper_name_utf8)."""
-    b = os.fspath(BUILD / f"iconvnames_{opt}")
-    native = _native(b, [bytes([x]) for x in range(256)])
-    r = explore(b, 1, tests=True)
-    assert r.outcomes == _exits(native) and len(r.outcomes) == 6
-    assert not r.errors and r.stubs == {}
-    assert_tests_replay(b, r)
+    _native_outcomes_without_stubs(f"iconvnames_{opt}", [bytes([x]) for x in range(256)], 6)
